@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+// workoutd: a crash-safe workout and ride logger for Raspberry Pi-class Linux boards.
+// Layering (see README): WorkoutCore is pure (no clock reads, no I/O); SensorProtocols holds
+// pure decoders; WorkoutStore owns SQLite; LinuxSupport wraps syscalls; BoardLinux and
+// BoardSim are the two boards behind the same seams; WorkoutDaemon wires them together.
+import PackageDescription
+
+let package = Package(
+  name: "workoutd",
+  products: [
+    .executable(name: "workoutd", targets: ["workoutd"]),
+    .executable(name: "workoutctl", targets: ["workoutctl"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
+    .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+  ],
+  targets: [
+    .target(name: "WorkoutCore"),
+    .target(name: "SensorProtocols", dependencies: ["WorkoutCore"]),
+    .target(
+      name: "WorkoutStore",
+      dependencies: ["WorkoutCore", .product(name: "GRDB", package: "GRDB.swift")]
+    ),
+    .target(name: "LinuxSupport"),
+    .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport"]),
+    .target(name: "BoardSim", dependencies: ["WorkoutCore", "LinuxSupport"]),
+    .target(name: "BoardLinux", dependencies: ["WorkoutCore", "SensorProtocols", "LinuxSupport"]),
+    .target(
+      name: "WorkoutDaemon",
+      dependencies: [
+        "WorkoutCore", "WorkoutStore", "WorkoutControl", "LinuxSupport", "BoardSim", "BoardLinux",
+        .product(name: "TOMLKit", package: "TOMLKit"),
+      ]
+    ),
+    .executableTarget(
+      name: "workoutd",
+      dependencies: ["WorkoutDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+    ),
+    .executableTarget(
+      name: "workoutctl",
+      dependencies: [
+        "WorkoutCore", "WorkoutStore", "WorkoutControl", "LinuxSupport",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    // Test helpers shared by the test targets (a manual-clock engine driver).
+    .target(name: "WorkoutTestSupport", dependencies: ["WorkoutCore"], path: "Tests/Support"),
+    .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),
+    .testTarget(
+      name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "WorkoutCore", "WorkoutTestSupport"]),
+    .testTarget(name: "BoardSimTests", dependencies: ["BoardSim", "WorkoutCore", "WorkoutTestSupport"]),
+    .testTarget(name: "WorkoutDaemonTests", dependencies: ["WorkoutDaemon", "WorkoutCore", "WorkoutStore"]),
+    .testTarget(
+      name: "IntegrationTests",
+      dependencies: ["WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport"]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,205 @@
+/// The latest value of each channel and when (monotonic) it arrived.
+public struct LatestReadings: Sendable, Hashable, Codable {
+  public var fix: GPSFix?
+  public var fixAt: Double?
+  /// Speed over ground, m/s: the receiver's own when it gives one, else derived from positions.
+  public var speed: Double?
+  public var heartRate: Int?
+  public var heartRateAt: Double?
+  public var cadence: Double?
+  public var cadenceAt: Double?
+  public var power: Int?
+  public var powerAt: Double?
+  public var temperature: Double?
+  public var temperatureAt: Double?
+
+  public init() {}
+}
+
+/// How old a reading may be and still describe "now".
+public struct Freshness: Sendable, Hashable, Codable {
+  /// A position older than this is not put in a point (the GPS has stalled or lost its fix).
+  public var position: Double
+  /// Straps notify about once a second; allow a few missed notifications.
+  public var sensor: Double
+
+  public init(position: Double = 2.5, sensor: Double = 5) {
+    self.position = position
+    self.sensor = sensor
+  }
+}
+
+/// Live statistics of one session, updated as samples stream in, in constant memory however
+/// long the ride: running sums and extremes, the current lap, and the latest readings. Finished
+/// laps and points leave as values for the store to keep.
+public struct LiveBuilder: Sendable, Hashable, Codable {
+  public private(set) var totals = IntervalTotals()
+  public private(set) var lapTotals = IntervalTotals()
+  /// The lap being recorded, from 1.
+  public private(set) var lapNumber = 1
+  public private(set) var lapStart: Moment?
+  /// When the session first started running (after the countdown).
+  public private(set) var startMoment: Moment?
+  public private(set) var pointCount = 0
+  public private(set) var latest = LatestReadings()
+  public var freshness: Freshness
+
+  /// Monotonic time up to which elapsed and timer time have been counted.
+  private var countedUntil: Double?
+  /// The position distance is measured from; nil starts a new segment.
+  private var distanceAnchor: GeoPoint?
+  /// The previous fix, to derive speed when the receiver gives none.
+  private var previousFix: GeoPoint?
+  private var previousFixAt: Double?
+
+  public init(freshness: Freshness = Freshness()) {
+    self.freshness = freshness
+  }
+
+  /// Starts the clock when the session first runs.
+  public mutating func begin(at now: Moment) {
+    startMoment = now
+    lapStart = now
+    countedUntil = now.monotonic
+  }
+
+  /// Counts the time since the last call into elapsed time (running or paused) and timer time
+  /// (running only), by the state the session was in during that time.
+  public mutating func advance(to now: Moment, in state: SessionState) {
+    guard let since = countedUntil else { return }
+    let seconds = max(0, now.monotonic - since)
+    countedUntil = max(since, now.monotonic)
+    guard state == .running || state == .paused else { return }
+    totals.elapsed += seconds
+    lapTotals.elapsed += seconds
+    if state == .running {
+      totals.timer += seconds
+      lapTotals.timer += seconds
+    }
+  }
+
+  /// Takes in one sensor reading. Distance grows only while running.
+  public mutating func observe(_ reading: SensorReading, at now: Moment, in state: SessionState) {
+    let t = now.monotonic
+    switch reading {
+    case .gps(let fix):
+      let position = fix.position
+      if let speed = fix.speed, speed.isFinite, speed >= 0 {
+        latest.speed = speed
+      } else if let previous = previousFix, let previousAt = previousFixAt, t > previousAt {
+        latest.speed = previous.distance(to: position) / (t - previousAt)
+      } else {
+        latest.speed = nil
+      }
+      previousFix = position
+      previousFixAt = t
+      latest.fix = fix
+      latest.fixAt = t
+      if state == .running {
+        if let anchor = distanceAnchor {
+          let step = anchor.distance(to: position)
+          totals.distance += step
+          lapTotals.distance += step
+        }
+        distanceAnchor = position
+      }
+    case .gpsNoFix:
+      latest.speed = nil
+    case .heartRate(let bpm):
+      latest.heartRate = bpm
+      latest.heartRateAt = t
+    case .cadence(let rpm):
+      latest.cadence = rpm
+      latest.cadenceAt = t
+    case .power(let watts):
+      latest.power = watts
+      latest.powerAt = t
+    case .temperature(let celsius):
+      latest.temperature = celsius
+      latest.temperatureAt = t
+    }
+  }
+
+  /// Starts a new distance segment: after a rider's own pause, where they went meanwhile is
+  /// not part of the ride. (An auto-pause keeps the segment: the rider stood still, and the
+  /// metres ridden while auto-resume made sure they were moving again are real.)
+  public mutating func startNewSegment() {
+    distanceAnchor = nil
+  }
+
+  /// The current speed if it is fresh.
+  public func currentSpeed(at now: Moment) -> Double? {
+    guard let at = latest.fixAt, now.monotonic - at <= freshness.position else { return nil }
+    return latest.speed
+  }
+
+  /// The current heart rate if it is fresh.
+  public func currentHeartRate(at now: Moment) -> Int? {
+    fresh(latest.heartRate, at: latest.heartRateAt, now: now, within: freshness.sensor)
+  }
+
+  /// Records one second: a point with every fresh reading, counted into the statistics.
+  public mutating func recordPoint(at now: Moment) -> TrackPoint {
+    var point = TrackPoint(
+      sequence: pointCount, moment: now, elapsed: totals.elapsed, timer: totals.timer,
+      distance: totals.distance)
+    if let fix = latest.fix, let at = latest.fixAt, now.monotonic - at <= freshness.position {
+      point.latitude = fix.latitude
+      point.longitude = fix.longitude
+      point.altitude = fix.altitude
+      point.speed = latest.speed
+      point.fixDimension = fix.dimension.rawValue
+      point.horizontalError = fix.horizontalError
+    }
+    point.heartRate = fresh(latest.heartRate, at: latest.heartRateAt, now: now, within: freshness.sensor)
+    point.cadence = fresh(latest.cadence, at: latest.cadenceAt, now: now, within: freshness.sensor)
+    point.power = fresh(latest.power, at: latest.powerAt, now: now, within: freshness.sensor)
+    point.temperature = fresh(
+      latest.temperature, at: latest.temperatureAt, now: now, within: freshness.sensor * 12)
+    if let speed = point.speed { addSample(speed, to: \.speed) }
+    if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
+    if let rpm = point.cadence { addSample(rpm, to: \.cadence) }
+    if let watts = point.power { addSample(Double(watts), to: \.power) }
+    pointCount += 1
+    return point
+  }
+
+  /// Closes the current lap and starts the next one.
+  public mutating func closeLap(at now: Moment, trigger: LapSummary.Trigger) -> LapSummary {
+    let lap = LapSummary(
+      number: lapNumber, start: lapStart ?? now, end: now, totals: lapTotals, trigger: trigger)
+    lapTotals = IntervalTotals()
+    lapNumber += 1
+    lapStart = now
+    return lap
+  }
+
+  /// Picks up after a restart. The time away counts as elapsed time, and as timer time if the
+  /// session was running (as HealthKit's session keeps running while its app is dead); an
+  /// unknown gap counts as nothing. Readings from before are stale and are dropped.
+  public mutating func resume(after gap: RecoveryGap, at now: Moment, in state: SessionState) {
+    let seconds = gap.seconds ?? 0
+    if startMoment != nil, state == .running || state == .paused {
+      totals.elapsed += seconds
+      lapTotals.elapsed += seconds
+      if state == .running {
+        totals.timer += seconds
+        lapTotals.timer += seconds
+      }
+    }
+    if startMoment != nil { countedUntil = now.monotonic }
+    latest = LatestReadings()
+    previousFix = nil
+    previousFixAt = nil
+  }
+
+  private mutating func addSample(_ value: Double, to channel: WritableKeyPath<IntervalTotals, SampleStatistics>) {
+    totals[keyPath: channel].add(value)
+    lapTotals[keyPath: channel].add(value)
+  }
+
+  private func fresh<Value>(_ value: Value?, at: Double?, now: Moment, within: Double) -> Value? {
+    guard let value, let at, now.monotonic - at <= within else { return nil }
+    return value
+  }
+}

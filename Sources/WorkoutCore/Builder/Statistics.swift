@@ -1,0 +1,94 @@
+/// Count, mean and extremes of a stream of samples, in constant memory.
+public struct SampleStatistics: Sendable, Hashable, Codable {
+  public private(set) var count: Int = 0
+  public private(set) var sum: Double = 0
+  public private(set) var maximum: Double?
+  public private(set) var minimum: Double?
+
+  public init() {}
+
+  public mutating func add(_ value: Double) {
+    count += 1
+    sum += value
+    maximum = Swift.max(maximum ?? value, value)
+    minimum = Swift.min(minimum ?? value, value)
+  }
+
+  public var mean: Double? { count > 0 ? sum / Double(count) : nil }
+}
+
+/// Running totals over one stretch of a session: the whole session, or one lap.
+public struct IntervalTotals: Sendable, Hashable, Codable {
+  /// Seconds since the stretch began, pauses included.
+  public var elapsed: Double = 0
+  /// Seconds spent running: the timer, which stops while paused.
+  public var timer: Double = 0
+  /// Metres covered while running.
+  public var distance: Double = 0
+  public var speed = SampleStatistics()
+  public var heartRate = SampleStatistics()
+  public var cadence = SampleStatistics()
+  public var power = SampleStatistics()
+
+  public init() {}
+
+  /// Distance over timer time, m/s (what bike computers call average moving speed).
+  public var averageSpeed: Double? { timer > 0 ? distance / timer : nil }
+
+  public var maxSpeed: Double? { speed.maximum }
+}
+
+/// One recorded second of a session: what the logger knew at that tick.
+public struct TrackPoint: Sendable, Hashable, Codable {
+  /// Sequence number within the session, from 0.
+  public var sequence: Int
+  public var moment: Moment
+  public var elapsed: Double
+  public var timer: Double
+  /// Cumulative distance, metres.
+  public var distance: Double
+  public var latitude: Double?
+  public var longitude: Double?
+  /// GPS altitude, metres MSL (3D fixes only).
+  public var altitude: Double?
+  public var speed: Double?
+  public var heartRate: Int?
+  public var cadence: Double?
+  public var power: Int?
+  public var temperature: Double?
+  /// 2 or 3 when the position came from a fix of that dimension.
+  public var fixDimension: Int?
+  public var horizontalError: Double?
+
+  public init(sequence: Int, moment: Moment, elapsed: Double, timer: Double, distance: Double) {
+    self.sequence = sequence
+    self.moment = moment
+    self.elapsed = elapsed
+    self.timer = timer
+    self.distance = distance
+  }
+}
+
+/// A finished lap, as it is stored and shown.
+public struct LapSummary: Sendable, Hashable, Codable {
+  /// 1 for the first lap.
+  public var number: Int
+  public var start: Moment
+  public var end: Moment
+  public var totals: IntervalTotals
+  /// `lap` for a lap press, `sessionEnd` for the last lap closed by stop.
+  public var trigger: Trigger
+
+  public enum Trigger: String, Sendable, Hashable, Codable {
+    case lapPress
+    case sessionEnd
+  }
+
+  public init(number: Int, start: Moment, end: Moment, totals: IntervalTotals, trigger: Trigger) {
+    self.number = number
+    self.start = start
+    self.end = end
+    self.totals = totals
+    self.trigger = trigger
+  }
+}

@@ -1,0 +1,166 @@
+/// Severity of a log line, as syslog and journald rank them.
+public enum LogLevel: Int, Sendable, Hashable, Codable, Comparable, CaseIterable {
+  case error = 3
+  case warning = 4
+  case notice = 5
+  case info = 6
+  case debug = 7
+
+  public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue > rhs.rawValue }
+
+  public var name: String {
+    switch self {
+    case .error: "error"
+    case .warning: "warning"
+    case .notice: "notice"
+    case .info: "info"
+    case .debug: "debug"
+    }
+  }
+}
+
+/// What the engine is told: every input is one of these, stamped with a `Moment` by the caller.
+public enum EngineInput: Sendable, Hashable {
+  /// The 1 Hz recording clock: a running session records a point.
+  case tick
+  /// A deadline the engine asked for (`scheduleWakeup`) has come.
+  case wakeup
+  case reading(SensorReading)
+  case request(SessionRequest, RequestSource)
+  case device(DeviceStatus)
+  case lowBattery
+  /// The store has committed the summary of this stopped session.
+  case sessionFinalized(sessionID: Int64)
+  case storage(StorageCondition)
+}
+
+/// What the runtime reports about the store.
+public enum StorageCondition: Sendable, Hashable, Codable {
+  /// Writes are failing (disk full, I/O error); data waits in memory and is retried.
+  case failing(String)
+  /// Writes succeed again; `String` says what was caught up.
+  case recovered(String)
+}
+
+/// A recorded happening in a session. Transitions carry from/to/cause; others carry a detail
+/// and, where useful, a number (the lap number, the seconds of a gap).
+public struct SessionEvent: Sendable, Hashable, Codable {
+  public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+    case transition
+    case lap
+    case recovered
+    case deviceAbsent
+    case deviceAvailable
+    case deviceLost
+    case deviceFailing
+    case fixLost
+    case fixRegained
+    case storageFailing
+    case storageRecovered
+  }
+
+  public var kind: Kind
+  public var moment: Moment
+  public var from: SessionState?
+  public var to: SessionState?
+  /// `button`, `system` or `recovery` for transitions and recoveries.
+  public var cause: String?
+  public var detail: String?
+  public var value: Double?
+
+  public init(
+    kind: Kind, moment: Moment, from: SessionState? = nil, to: SessionState? = nil,
+    cause: String? = nil, detail: String? = nil, value: Double? = nil
+  ) {
+    self.kind = kind
+    self.moment = moment
+    self.from = from
+    self.to = to
+    self.cause = cause
+    self.detail = detail
+    self.value = value
+  }
+
+  public init(_ transition: Transition) {
+    self.init(
+      kind: .transition, moment: transition.moment, from: transition.from, to: transition.to,
+      cause: transition.cause.kind, detail: transition.cause.detail)
+  }
+}
+
+/// A session's totals when it stops: what `workoutctl show` and exports report.
+public struct SessionSummary: Sendable, Hashable, Codable {
+  public var totals: IntervalTotals
+  public var laps: Int
+  /// When the session first ran (nil if it was stopped during the countdown).
+  public var start: Moment?
+  public var end: Moment
+
+  public init(totals: IntervalTotals, laps: Int, start: Moment?, end: Moment) {
+    self.totals = totals
+    self.laps = laps
+    self.start = start
+    self.end = end
+  }
+}
+
+/// Everything needed to carry a session on after a restart, saved with every committed second.
+public struct ActiveSession: Sendable, Hashable, Codable {
+  public var id: Int64
+  public var activity: ActivityType
+  public var machine: SessionMachine
+  public var builder: LiveBuilder
+  public var autoPause: AutoPauseDetector?
+  /// When the countdown ends (monotonic), while prepared.
+  public var countdownDeadline: Double?
+  public var openedAt: Moment
+  /// The latest moment the engine saw for this session.
+  public var lastMoment: Moment
+
+  public var state: SessionState { machine.state }
+}
+
+/// An effect the runtime carries out. Store commands from one step go in one transaction.
+public enum EngineCommand: Sendable, Hashable {
+  case openSession(ActiveSession)
+  /// An event of a session, or of the service when `sessionID` is nil (a device gone missing
+  /// while no session runs).
+  case recordEvent(sessionID: Int64?, SessionEvent)
+  case recordPoint(sessionID: Int64, TrackPoint)
+  case recordLap(sessionID: Int64, LapSummary)
+  /// Save the session's state and resume snapshot.
+  case saveSnapshot(ActiveSession)
+  /// Write the summary; once committed, tell the engine `sessionFinalized`.
+  case finalizeSession(sessionID: Int64, SessionSummary)
+  /// Send `wakeup` at this monotonic time.
+  case scheduleWakeup(monotonic: Double)
+  /// A session is being prepared: start GPS, straps and barometer so they are ready.
+  case warmUpSensors
+  case log(LogLevel, String)
+}
+
+/// What one request led to, for the rider (LED, `workoutctl`'s answer).
+public enum RequestOutcome: Sendable, Hashable {
+  case accepted(SessionState)
+  case lapMarked(number: Int)
+  case refused(Refusal, state: SessionState)
+}
+
+/// The result of handling one input.
+public struct EngineStep: Sendable, Hashable {
+  public var commands: [EngineCommand] = []
+  /// Set when the input was a rider's request.
+  public var outcome: RequestOutcome?
+
+  public init() {}
+
+  /// Whether any command must be written to the store.
+  public var touchesStore: Bool {
+    commands.contains { command in
+      switch command {
+      case .scheduleWakeup, .warmUpSensors, .log: false
+      default: true
+      }
+    }
+  }
+}

@@ -1,0 +1,335 @@
+/// What the engine needs to know to run sessions.
+public struct EngineSettings: Sendable, Hashable, Codable {
+  public var activity: ActivityType
+  /// Seconds between `prepare` and `running`.
+  public var countdown: Double
+  /// nil switches auto-pause off.
+  public var autoPause: AutoPauseSettings?
+  public var freshness: Freshness
+
+  public init(
+    activity: ActivityType = .cycling, countdown: Double = 3,
+    autoPause: AutoPauseSettings?? = .none, freshness: Freshness = Freshness()
+  ) {
+    self.activity = activity
+    self.countdown = countdown
+    self.autoPause = autoPause ?? activity.defaultAutoPause
+    self.freshness = freshness
+  }
+}
+
+/// A live view of the engine, for `workoutctl status` and the LED.
+public struct EngineStatus: Sendable, Hashable, Codable {
+  public var state: SessionState
+  public var sessionID: Int64?
+  public var activity: ActivityType?
+  public var pausedBySystem: Bool
+  public var countdownRemaining: Double?
+  public var elapsed: Double
+  public var timer: Double
+  public var distance: Double
+  public var speed: Double?
+  public var averageSpeed: Double?
+  public var maxSpeed: Double?
+  /// Seconds per kilometre, for activities that read pace.
+  public var pace: Double?
+  public var heartRate: Int?
+  public var averageHeartRate: Double?
+  public var maxHeartRate: Double?
+  public var lap: Int?
+  public var points: Int
+  public var lastPoint: TrackPoint?
+}
+
+/// The heart of the logger: the session machine, the live builder and auto-pause, as a pure
+/// function of (state, input, moment) → (state, commands). It never reads a clock and never
+/// touches a file; the runtime executes the commands it returns.
+public struct SessionEngine: Sendable {
+  public private(set) var settings: EngineSettings
+  /// The current session: running, or the last one (ended) until the next start.
+  public private(set) var session: ActiveSession?
+  /// The id the next session will get.
+  public private(set) var nextSessionID: Int64
+  /// The last point recorded, for status.
+  public private(set) var lastPoint: TrackPoint?
+
+  public init(settings: EngineSettings, nextSessionID: Int64 = 1) {
+    self.settings = settings
+    self.nextSessionID = nextSessionID
+  }
+
+  /// Carries on a session that was not ended when the service stopped (a crash, a watchdog
+  /// restart, a power cut). Records a `recovered` event with the gap, restarts a countdown
+  /// that was running, and finishes the finalisation of a stopped session.
+  public static func resuming(
+    _ persisted: ActiveSession, settings: EngineSettings, nextSessionID: Int64,
+    gap: RecoveryGap, at now: Moment
+  ) -> (SessionEngine, [EngineCommand]) {
+    var engine = SessionEngine(settings: settings, nextSessionID: max(nextSessionID, persisted.id + 1))
+    var session = persisted
+    session.builder.resume(after: gap, at: now, in: session.state)
+    session.autoPause?.reset()
+    session.lastMoment = now
+    var commands: [EngineCommand] = []
+    let gapText = gap.seconds.map { "\(formatSeconds($0)) away" } ?? "time away unknown"
+    commands.append(
+      .recordEvent(
+        sessionID: session.id,
+        SessionEvent(
+          kind: .recovered, moment: now, from: session.state, to: session.state,
+          cause: TransitionCause.recovery.kind, detail: gap.basis.rawValue, value: gap.seconds)))
+    commands.append(
+      .log(.notice, "resumed session \(session.id) in state \(session.state.rawValue) (\(gapText), measured by \(gap.basis.rawValue))"))
+    switch session.state {
+    case .prepared:
+      let deadline = now.monotonic + settings.countdown
+      session.countdownDeadline = deadline
+      commands.append(.scheduleWakeup(monotonic: deadline))
+      commands.append(.warmUpSensors)
+    case .running, .paused:
+      commands.append(.warmUpSensors)
+    case .stopped:
+      commands.append(.finalizeSession(sessionID: session.id, summary(of: session, at: now)))
+    case .notStarted, .ended:
+      break
+    }
+    commands.append(.saveSnapshot(session))
+    engine.session = session
+    return (engine, commands)
+  }
+
+  /// The state riders and the LED see.
+  public var state: SessionState { session?.state ?? .notStarted }
+
+  public func status(at now: Moment) -> EngineStatus {
+    guard let session else {
+      return EngineStatus(
+        state: .notStarted, pausedBySystem: false, elapsed: 0, timer: 0, distance: 0, points: 0)
+    }
+    let builder = session.builder
+    let live = session.state == .running || session.state == .paused
+    let speed = live ? builder.currentSpeed(at: now) : nil
+    var pace: Double?
+    if session.activity.showsPace, let speed, speed > 0.3 { pace = 1000 / speed }
+    return EngineStatus(
+      state: session.state, sessionID: session.id, activity: session.activity,
+      pausedBySystem: session.machine.pausedBySystem,
+      countdownRemaining: session.countdownDeadline.map { max(0, $0 - now.monotonic) },
+      elapsed: builder.totals.elapsed, timer: builder.totals.timer,
+      distance: builder.totals.distance, speed: speed, averageSpeed: builder.totals.averageSpeed,
+      maxSpeed: builder.totals.maxSpeed, pace: pace,
+      heartRate: live ? builder.currentHeartRate(at: now) : nil,
+      averageHeartRate: builder.totals.heartRate.mean, maxHeartRate: builder.totals.heartRate.maximum,
+      lap: live ? builder.lapNumber : nil, points: builder.pointCount,
+      lastPoint: lastPoint)
+  }
+
+  /// Handles one input at `now` and returns the effects for the runtime to carry out.
+  public mutating func handle(_ input: EngineInput, at now: Moment) -> EngineStep {
+    var step = EngineStep()
+    if var current = session {
+      current.builder.advance(to: now, in: current.state)
+      current.lastMoment = now
+      session = current
+    }
+    var changed = false
+    switch input {
+    case .tick:
+      changed = fireDueCountdown(at: now, into: &step)
+      if var current = session, current.state == .running {
+        let point = current.builder.recordPoint(at: now)
+        session = current
+        lastPoint = point
+        step.commands.append(.recordPoint(sessionID: current.id, point))
+        changed = true
+      }
+    case .wakeup:
+      changed = fireDueCountdown(at: now, into: &step)
+    case .reading(let reading):
+      changed = observe(reading, at: now, into: &step)
+    case .request(let request, let source):
+      changed = handleRequest(request, from: source, at: now, into: &step)
+    case .device(let status):
+      record(deviceEvent(for: status, at: now), into: &step)
+      let level: LogLevel = status.condition == .available ? .info : .warning
+      step.commands.append(.log(level, "\(status.device.rawValue) \(status.condition.rawValue): \(status.detail)"))
+    case .lowBattery:
+      changed = apply(.lowBattery, at: now, into: &step)
+    case .sessionFinalized(let id):
+      if session?.id == id { changed = apply(.finalized, at: now, into: &step) }
+    case .storage(let condition):
+      switch condition {
+      case .failing(let detail):
+        record(SessionEvent(kind: .storageFailing, moment: now, detail: detail), into: &step)
+      case .recovered(let detail):
+        record(SessionEvent(kind: .storageRecovered, moment: now, detail: detail), into: &step)
+      }
+    }
+    if changed, let session {
+      step.commands.append(.saveSnapshot(session))
+    }
+    return step
+  }
+
+  /// The earliest monotonic time at which the engine wants a `wakeup`, if any.
+  public var nextDeadline: Double? { session?.countdownDeadline }
+
+  // MARK: - Inputs
+
+  private mutating func handleRequest(
+    _ request: SessionRequest, from source: RequestSource, at now: Moment, into step: inout EngineStep
+  ) -> Bool {
+    if session == nil {
+      guard request == .start else {
+        step.outcome = .refused(.noActiveSession, state: .notStarted)
+        step.commands.append(.log(.warning, "refused \(request.rawValue) from \(source.rawValue): \(Refusal.noActiveSession)"))
+        return false
+      }
+      openSession(at: now, into: &step)
+    }
+    let changed = apply(.request(request, source), at: now, into: &step)
+    if step.outcome == nil { step.outcome = .accepted(state) }
+    return changed
+  }
+
+  private mutating func observe(_ reading: SensorReading, at now: Moment, into step: inout EngineStep) -> Bool {
+    guard var current = session else { return false }
+    current.builder.observe(reading, at: now, in: current.state)
+    var signal: SessionSignal?
+    if case .gps = reading, let speed = current.builder.currentSpeed(at: now) {
+      let (state, pausedBySystem) = (current.state, current.machine.pausedBySystem)
+      signal = current.autoPause?.observe(
+        speed: speed, at: now.monotonic, state: state, pausedBySystem: pausedBySystem)
+    }
+    session = current
+    guard let signal else { return false }
+    return apply(signal, at: now, into: &step)
+  }
+
+  private mutating func fireDueCountdown(at now: Moment, into step: inout EngineStep) -> Bool {
+    guard let deadline = session?.countdownDeadline, now.monotonic >= deadline else { return false }
+    return apply(.countdownFinished, at: now, into: &step)
+  }
+
+  // MARK: - The machine and its effects
+
+  private mutating func openSession(at now: Moment, into step: inout EngineStep) {
+    let opened = ActiveSession(
+      id: nextSessionID, activity: settings.activity, machine: SessionMachine(),
+      builder: LiveBuilder(freshness: settings.freshness),
+      autoPause: settings.autoPause.map(AutoPauseDetector.init(settings:)),
+      countdownDeadline: nil, openedAt: now, lastMoment: now)
+    nextSessionID += 1
+    session = opened
+    lastPoint = nil
+    step.commands.append(.openSession(opened))
+    step.commands.append(.log(.info, "opened session \(opened.id) (\(opened.activity.rawValue))"))
+  }
+
+  /// Runs a signal through the machine and carries out what its outcome means. Returns whether
+  /// the session changed in a way worth saving.
+  private mutating func apply(_ signal: SessionSignal, at now: Moment, into step: inout EngineStep) -> Bool {
+    guard var current = session else { return false }
+    let outcome = current.machine.handle(signal, at: now)
+    switch outcome {
+    case .transitioned(let transition):
+      step.commands.append(.recordEvent(sessionID: current.id, SessionEvent(transition)))
+      step.commands.append(
+        .log(.info, "session \(current.id): \(transition.from.rawValue) → \(transition.to.rawValue) (\(transition.cause.kind)\(transition.cause.detail.map { ": \($0)" } ?? ""))"))
+      effects(of: transition, on: &current, at: now, into: &step)
+      session = current
+      return true
+    case .lapMarked:
+      let lap = current.builder.closeLap(at: now, trigger: .lapPress)
+      step.commands.append(.recordLap(sessionID: current.id, lap))
+      step.commands.append(
+        .recordEvent(
+          sessionID: current.id,
+          SessionEvent(kind: .lap, moment: now, cause: TransitionCause.button(source(of: signal)).kind, value: Double(lap.number))))
+      step.commands.append(.log(.info, "session \(current.id): lap \(lap.number) closed"))
+      step.outcome = .lapMarked(number: lap.number)
+      session = current
+      return true
+    case .startNewSession:
+      openSession(at: now, into: &step)
+      return apply(signal, at: now, into: &step)
+    case .refused(let refusal):
+      step.outcome = .refused(refusal, state: current.state)
+      if case .request(let request, let source) = signal {
+        step.commands.append(
+          .log(.warning, "refused \(request.rawValue) from \(source.rawValue) in state \(current.state.rawValue): \(refusal)"))
+      }
+      return false
+    case .ignored:
+      return false
+    }
+  }
+
+  private func effects(
+    of transition: Transition, on session: inout ActiveSession, at now: Moment, into step: inout EngineStep
+  ) {
+    switch (transition.from, transition.to) {
+    case (_, .prepared):
+      let deadline = now.monotonic + settings.countdown
+      session.countdownDeadline = deadline
+      step.commands.append(.warmUpSensors)
+      step.commands.append(.scheduleWakeup(monotonic: deadline))
+    case (.prepared, .running):
+      session.countdownDeadline = nil
+      session.builder.begin(at: now)
+    case (.paused, .running):
+      if case .button = transition.cause { session.builder.startNewSegment() }
+    case (_, .stopped):
+      session.countdownDeadline = nil
+      if session.builder.startMoment != nil {
+        let lap = session.builder.closeLap(at: now, trigger: .sessionEnd)
+        step.commands.append(.recordLap(sessionID: session.id, lap))
+      }
+      step.commands.append(.finalizeSession(sessionID: session.id, Self.summary(of: session, at: now)))
+    default:
+      break
+    }
+  }
+
+  private static func summary(of session: ActiveSession, at now: Moment) -> SessionSummary {
+    SessionSummary(
+      totals: session.builder.totals, laps: session.builder.lapNumber - 1,
+      start: session.builder.startMoment, end: now)
+  }
+
+  /// Records an event against the unfinished session, or as a service event when there is none.
+  private mutating func record(_ event: SessionEvent, into step: inout EngineStep) {
+    let owner = session.flatMap { $0.state.isUnfinished ? $0.id : nil }
+    step.commands.append(.recordEvent(sessionID: owner, event))
+  }
+
+  private func deviceEvent(for status: DeviceStatus, at now: Moment) -> SessionEvent {
+    let kind: SessionEvent.Kind =
+      switch status.condition {
+      case .absent: .deviceAbsent
+      case .available: .deviceAvailable
+      case .lost: .deviceLost
+      case .failing: .deviceFailing
+      }
+    return SessionEvent(kind: kind, moment: now, detail: "\(status.device.rawValue): \(status.detail)")
+  }
+
+  private func source(of signal: SessionSignal) -> RequestSource {
+    if case .request(_, let source) = signal { return source }
+    return .control
+  }
+}
+
+/// "1 h 02 min 05 s" style, for log lines.
+public func formatSeconds(_ seconds: Double) -> String {
+  let total = Int(seconds.rounded())
+  let h = total / 3600
+  let m = (total % 3600) / 60
+  let s = total % 60
+  if h > 0 { return "\(h) h \(m < 10 ? "0" : "")\(m) min" }
+  if m > 0 { return "\(m) min \(s < 10 ? "0" : "")\(s) s" }
+  if seconds < 10 && seconds != seconds.rounded() {
+    return "\((seconds * 10).rounded() / 10) s"
+  }
+  return "\(s) s"
+}

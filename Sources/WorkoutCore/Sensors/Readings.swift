@@ -1,0 +1,92 @@
+/// A position fix, as a GPS source reports it after decoding (gpsd's TPV, or the replay).
+///
+/// Unknown values are nil, never NaN: decoders turn gpsd's NaN "unknown" into nil.
+public struct GPSFix: Sendable, Hashable, Codable {
+  public enum Dimension: Int, Sendable, Hashable, Codable {
+    /// gpsd `MODE_2D`: latitude and longitude only; any altitude is not to be used.
+    case twoD = 2
+    /// gpsd `MODE_3D`: altitude too.
+    case threeD = 3
+  }
+
+  public var dimension: Dimension
+  /// UTC seconds since 1970 from the receiver, when it gave a time with the fix.
+  public var time: Double?
+  /// Degrees, WGS84.
+  public var latitude: Double
+  public var longitude: Double
+  /// Metres above mean sea level; nil for 2D fixes.
+  public var altitude: Double?
+  /// Speed over ground, m/s (Doppler on most receivers).
+  public var speed: Double?
+  /// Course over ground, degrees from true north.
+  public var track: Double?
+  /// Estimated horizontal and vertical position error, metres (gpsd `eph`/`epv`, ~95 %).
+  public var horizontalError: Double?
+  public var verticalError: Double?
+
+  public init(
+    dimension: Dimension, time: Double? = nil, latitude: Double, longitude: Double,
+    altitude: Double? = nil, speed: Double? = nil, track: Double? = nil,
+    horizontalError: Double? = nil, verticalError: Double? = nil
+  ) {
+    self.dimension = dimension
+    self.time = time
+    self.latitude = latitude
+    self.longitude = longitude
+    self.altitude = dimension == .threeD ? altitude : nil
+    self.speed = speed
+    self.track = track
+    self.horizontalError = horizontalError
+    self.verticalError = verticalError
+  }
+
+  public var position: GeoPoint { GeoPoint(latitude: latitude, longitude: longitude) }
+}
+
+/// One reading from a sensor, stamped by the engine when it arrives.
+public enum SensorReading: Sendable, Hashable {
+  case gps(GPSFix)
+  /// The receiver reports that it has no fix (gpsd mode 1 or 0).
+  case gpsNoFix
+  case heartRate(bpm: Int)
+  /// Crank cadence, revolutions per minute.
+  case cadence(rpm: Double)
+  case power(watts: Int)
+  case temperature(celsius: Double)
+}
+
+/// The devices the service knows about, for status and events.
+public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
+  case gps
+  case buttons
+  case indicator
+  case barometer
+  case heartRateStrap
+  case storage
+  case simulation
+}
+
+/// A change in a device's condition, reported by its source.
+public struct DeviceStatus: Sendable, Hashable, Codable {
+  public enum Condition: String, Sendable, Hashable, Codable {
+    /// Configured, but not there (no GPIO chip, no I2C bus, gpsd not reachable).
+    case absent
+    /// Present and working.
+    case available
+    /// Was working and went away (strap out of range, gpsd died).
+    case lost
+    /// An error that the device's source is retrying.
+    case failing
+  }
+
+  public var device: DeviceKind
+  public var condition: Condition
+  public var detail: String
+
+  public init(device: DeviceKind, condition: Condition, detail: String) {
+    self.device = device
+    self.condition = condition
+    self.detail = detail
+  }
+}

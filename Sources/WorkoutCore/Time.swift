@@ -1,0 +1,69 @@
+/// One reading of the board's clocks, taken by the caller: the core never reads a clock.
+///
+/// `monotonic` orders events and measures durations; it never jumps but restarts at each boot
+/// (or each simulated world), which `epoch` names. `wall` is seconds since 1970 as best known:
+/// a Pi has no RTC, so until GPS or NTP sets it, it can be 1970 or stale (`wallTrusted` false).
+public struct Moment: Sendable, Hashable, Codable {
+  public var monotonic: Double
+  public var wall: Double
+
+  public init(monotonic: Double, wall: Double) {
+    self.monotonic = monotonic
+    self.wall = wall
+  }
+
+  /// The moment `seconds` later on both clocks.
+  public func advanced(by seconds: Double) -> Moment {
+    Moment(monotonic: monotonic + seconds, wall: wall + seconds)
+  }
+}
+
+/// A clock reading that can be compared across process restarts.
+public struct ClockStamp: Sendable, Hashable, Codable {
+  /// Names the monotonic timeline: the kernel's boot id, or a simulated world's id.
+  public var epoch: String
+  public var moment: Moment
+  /// Whether the wall clock was known to be right (synchronised, or set from GPS) at the time.
+  public var wallTrusted: Bool
+
+  public init(epoch: String, moment: Moment, wallTrusted: Bool) {
+    self.epoch = epoch
+    self.moment = moment
+    self.wallTrusted = wallTrusted
+  }
+}
+
+/// How long the service was away between the last state it committed and now.
+public struct RecoveryGap: Sendable, Hashable, Codable {
+  /// Seconds between the last committed second and now; nil when it cannot be known
+  /// (a reboot with an untrusted wall clock).
+  public var seconds: Double?
+  /// How the gap was measured.
+  public var basis: Basis
+
+  public enum Basis: String, Sendable, Codable {
+    /// Same boot (or simulated world): the monotonic clock is continuous.
+    case monotonic
+    /// Different boot, but the wall clock was trusted both before and now.
+    case wallClock
+    /// Different boot and no trustworthy wall clock on one side.
+    case unknown
+  }
+
+  public init(seconds: Double?, basis: Basis) {
+    self.seconds = seconds
+    self.basis = basis
+  }
+
+  /// Measures the gap between the last committed stamp and now, trusting the monotonic
+  /// clock within one epoch and the wall clock across epochs only when both ends trust it.
+  public static func between(_ last: ClockStamp, and now: ClockStamp) -> RecoveryGap {
+    if last.epoch == now.epoch {
+      return RecoveryGap(seconds: max(0, now.moment.monotonic - last.moment.monotonic), basis: .monotonic)
+    }
+    if last.wallTrusted && now.wallTrusted && now.moment.wall >= last.moment.wall {
+      return RecoveryGap(seconds: now.moment.wall - last.moment.wall, basis: .wallClock)
+    }
+    return RecoveryGap(seconds: nil, basis: .unknown)
+  }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import GRDB
+import WorkoutCore
+
+// One record type per table, GRDB-style. Column names are the schema's (see Schema.swift).
+
+/// A row of `session`: one workout. `snapshot` carries everything needed to resume it.
+public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
+  public static let databaseTableName = "session"
+
+  public var id: Int64
+  public var activity: String
+  public var state: String
+  public var openedWall: Double
+  public var startWall: Double?
+  public var endWall: Double?
+  public var elapsed: Double
+  public var timer: Double
+  public var distance: Double
+  public var points: Int
+  /// JSON of `ActiveSession`, written with every committed second.
+  public var snapshot: String
+  /// JSON of `SessionSummary`, once finalised.
+  public var summary: String?
+  /// The clock reading of the last commit, to measure the gap after a restart.
+  public var clockEpoch: String
+  public var clockMonotonic: Double
+  public var clockWall: Double
+  public var clockWallTrusted: Bool
+
+  enum CodingKeys: String, CodingKey {
+    case id, activity, state, elapsed, timer, distance, points, snapshot, summary
+    case openedWall = "opened_wall"
+    case startWall = "start_wall"
+    case endWall = "end_wall"
+    case clockEpoch = "clock_epoch"
+    case clockMonotonic = "clock_monotonic"
+    case clockWall = "clock_wall"
+    case clockWallTrusted = "clock_wall_trusted"
+  }
+
+  public var lastCommit: ClockStamp {
+    ClockStamp(
+      epoch: clockEpoch, moment: Moment(monotonic: clockMonotonic, wall: clockWall),
+      wallTrusted: clockWallTrusted)
+  }
+}
+
+/// A row of `event`: a transition, a lap, a recovery, a device or storage happening.
+public struct EventRecord: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord {
+  public static let databaseTableName = "event"
+
+  public var id: Int64?
+  /// nil for events of the service itself (no session was live).
+  public var sessionID: Int64?
+  public var wall: Double
+  public var monotonic: Double
+  public var clockEpoch: String
+  public var kind: String
+  public var fromState: String?
+  public var toState: String?
+  public var cause: String?
+  public var detail: String?
+  public var value: Double?
+
+  enum CodingKeys: String, CodingKey {
+    case id, wall, monotonic, kind, cause, detail, value
+    case sessionID = "session_id"
+    case clockEpoch = "clock_epoch"
+    case fromState = "from_state"
+    case toState = "to_state"
+  }
+
+  public mutating func didInsert(_ inserted: InsertionSuccess) {
+    id = inserted.rowID
+  }
+}
+
+/// A row of `point`: one recorded second.
+public struct PointRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
+  public static let databaseTableName = "point"
+
+  public var sessionID: Int64
+  public var seq: Int
+  public var wall: Double
+  public var monotonic: Double
+  public var elapsed: Double
+  public var timer: Double
+  public var distance: Double
+  public var lat: Double?
+  public var lon: Double?
+  public var altGPS: Double?
+  public var altBaro: Double?
+  public var speed: Double?
+  public var hr: Int?
+  public var cadence: Double?
+  public var power: Int?
+  public var temperature: Double?
+  public var fixDim: Int?
+  public var hError: Double?
+
+  enum CodingKeys: String, CodingKey {
+    case seq, wall, monotonic, elapsed, timer, distance, lat, lon, speed, hr, cadence, power, temperature
+    case sessionID = "session_id"
+    case altGPS = "alt_gps"
+    case altBaro = "alt_baro"
+    case fixDim = "fix_dim"
+    case hError = "h_error"
+  }
+}
+
+/// A row of `lap`.
+public struct LapRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
+  public static let databaseTableName = "lap"
+
+  public var sessionID: Int64
+  public var number: Int
+  public var startWall: Double
+  public var endWall: Double
+  public var trigger: String
+  public var elapsed: Double
+  public var timer: Double
+  public var distance: Double
+  public var avgSpeed: Double?
+  public var maxSpeed: Double?
+  public var avgHR: Double?
+  public var maxHR: Double?
+  public var avgCadence: Double?
+  public var maxCadence: Double?
+  public var avgPower: Double?
+  public var maxPower: Double?
+
+  enum CodingKeys: String, CodingKey {
+    case number, trigger, elapsed, timer, distance
+    case sessionID = "session_id"
+    case startWall = "start_wall"
+    case endWall = "end_wall"
+    case avgSpeed = "avg_speed"
+    case maxSpeed = "max_speed"
+    case avgHR = "avg_hr"
+    case maxHR = "max_hr"
+    case avgCadence = "avg_cadence"
+    case maxCadence = "max_cadence"
+    case avgPower = "avg_power"
+    case maxPower = "max_power"
+  }
+}
+
+extension EventRecord {
+  init(sessionID: Int64?, event: SessionEvent, epoch: String) {
+    self.init(
+      id: nil, sessionID: sessionID, wall: event.moment.wall, monotonic: event.moment.monotonic,
+      clockEpoch: epoch, kind: event.kind.rawValue, fromState: event.from?.rawValue,
+      toState: event.to?.rawValue, cause: event.cause, detail: event.detail, value: event.value)
+  }
+}
+
+extension PointRecord {
+  init(sessionID: Int64, point: TrackPoint) {
+    self.init(
+      sessionID: sessionID, seq: point.sequence, wall: point.moment.wall,
+      monotonic: point.moment.monotonic, elapsed: point.elapsed, timer: point.timer,
+      distance: point.distance, lat: point.latitude, lon: point.longitude, altGPS: point.altitude,
+      altBaro: nil, speed: point.speed, hr: point.heartRate, cadence: point.cadence,
+      power: point.power, temperature: point.temperature, fixDim: point.fixDimension,
+      hError: point.horizontalError)
+  }
+}
+
+extension LapRecord {
+  init(sessionID: Int64, lap: LapSummary) {
+    let totals = lap.totals
+    self.init(
+      sessionID: sessionID, number: lap.number, startWall: lap.start.wall, endWall: lap.end.wall,
+      trigger: lap.trigger.rawValue, elapsed: totals.elapsed, timer: totals.timer,
+      distance: totals.distance, avgSpeed: totals.averageSpeed, maxSpeed: totals.maxSpeed,
+      avgHR: totals.heartRate.mean, maxHR: totals.heartRate.maximum, avgCadence: totals.cadence.mean,
+      maxCadence: totals.cadence.maximum, avgPower: totals.power.mean, maxPower: totals.power.maximum)
+  }
+}

@@ -1,0 +1,91 @@
+import GRDB
+
+/// The schema, as migrations. A migration that has shipped is never edited: change the schema
+/// with a new one appended below.
+enum Schema {
+  static var migrator: DatabaseMigrator {
+    var migrator = DatabaseMigrator()
+    migrator.registerMigration("v1: sessions, events, points, laps") { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE session (
+            id INTEGER PRIMARY KEY,
+            activity TEXT NOT NULL,
+            state TEXT NOT NULL,
+            opened_wall REAL NOT NULL,
+            start_wall REAL,
+            end_wall REAL,
+            elapsed REAL NOT NULL DEFAULT 0,
+            timer REAL NOT NULL DEFAULT 0,
+            distance REAL NOT NULL DEFAULT 0,
+            points INTEGER NOT NULL DEFAULT 0,
+            snapshot TEXT NOT NULL,
+            summary TEXT,
+            clock_epoch TEXT NOT NULL,
+            clock_monotonic REAL NOT NULL,
+            clock_wall REAL NOT NULL,
+            clock_wall_trusted INTEGER NOT NULL
+          );
+          CREATE INDEX session_state ON session(state);
+
+          CREATE TABLE event (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id INTEGER REFERENCES session(id) ON DELETE CASCADE,
+            wall REAL NOT NULL,
+            monotonic REAL NOT NULL,
+            clock_epoch TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            from_state TEXT,
+            to_state TEXT,
+            cause TEXT,
+            detail TEXT,
+            value REAL
+          );
+          CREATE INDEX event_session ON event(session_id, id);
+
+          CREATE TABLE point (
+            session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            wall REAL NOT NULL,
+            monotonic REAL NOT NULL,
+            elapsed REAL NOT NULL,
+            timer REAL NOT NULL,
+            distance REAL NOT NULL,
+            lat REAL,
+            lon REAL,
+            alt_gps REAL,
+            alt_baro REAL,
+            speed REAL,
+            hr INTEGER,
+            cadence REAL,
+            power INTEGER,
+            temperature REAL,
+            fix_dim INTEGER,
+            h_error REAL,
+            PRIMARY KEY (session_id, seq)
+          ) WITHOUT ROWID;
+
+          CREATE TABLE lap (
+            session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+            number INTEGER NOT NULL,
+            start_wall REAL NOT NULL,
+            end_wall REAL NOT NULL,
+            trigger TEXT NOT NULL,
+            elapsed REAL NOT NULL,
+            timer REAL NOT NULL,
+            distance REAL NOT NULL,
+            avg_speed REAL,
+            max_speed REAL,
+            avg_hr REAL,
+            max_hr REAL,
+            avg_cadence REAL,
+            max_cadence REAL,
+            avg_power REAL,
+            max_power REAL,
+            PRIMARY KEY (session_id, number)
+          );
+          """)
+    }
+    return migrator
+  }
+}

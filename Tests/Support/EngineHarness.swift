@@ -1,0 +1,94 @@
+import Foundation
+import WorkoutCore
+
+/// Drives a `SessionEngine` with a manual clock, playing the runtime's part: it keeps every
+/// command, and answers `finalizeSession` with `sessionFinalized` as a store would.
+public struct EngineHarness {
+  public var engine: SessionEngine
+  public var now: Moment
+  public var commands: [EngineCommand] = []
+  public var outcomes: [RequestOutcome] = []
+
+  public init(
+    settings: EngineSettings = EngineSettings(), nextSessionID: Int64 = 1,
+    start: Moment = Moment(monotonic: 1000, wall: 1_700_000_000)
+  ) {
+    engine = SessionEngine(settings: settings, nextSessionID: nextSessionID)
+    now = start
+  }
+
+  @discardableResult
+  public mutating func send(_ input: EngineInput) -> EngineStep {
+    let step = engine.handle(input, at: now)
+    commands += step.commands
+    if let outcome = step.outcome { outcomes.append(outcome) }
+    for case .finalizeSession(let id, _) in step.commands {
+      send(.sessionFinalized(sessionID: id))
+    }
+    return step
+  }
+
+  public mutating func press(_ request: SessionRequest) -> RequestOutcome? {
+    send(.request(request, .gpio)).outcome
+  }
+
+  public mutating func advance(by seconds: Double) {
+    now = now.advanced(by: seconds)
+  }
+
+  /// Advances second by second, sending a fix (moving east at `speed` m/s from `position`) and
+  /// then a tick each second, as a 1 Hz receiver and the recording clock would.
+  public mutating func ride(
+    seconds: Int, speed: Double, heartRate: Int? = nil, from position: inout GeoPoint
+  ) {
+    for _ in 0..<seconds {
+      advance(by: 1)
+      position = position.moved(eastBy: speed)
+      send(.reading(.gps(GPSFix(dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: 100, speed: speed, horizontalError: 3))))
+      if let heartRate { send(.reading(.heartRate(bpm: heartRate))) }
+      send(.tick)
+    }
+  }
+
+  /// Runs the countdown out.
+  public mutating func finishCountdown() {
+    advance(by: engine.settings.countdown)
+    send(.wakeup)
+  }
+
+  public var transitions: [SessionEvent] {
+    commands.compactMap {
+      if case .recordEvent(_, let event) = $0, event.kind == .transition { return event }
+      return nil
+    }
+  }
+
+  public var points: [TrackPoint] {
+    commands.compactMap {
+      if case .recordPoint(_, let point) = $0 { return point }
+      return nil
+    }
+  }
+
+  public var laps: [LapSummary] {
+    commands.compactMap {
+      if case .recordLap(_, let lap) = $0 { return lap }
+      return nil
+    }
+  }
+
+  public var summaries: [SessionSummary] {
+    commands.compactMap {
+      if case .finalizeSession(_, let summary) = $0 { return summary }
+      return nil
+    }
+  }
+}
+
+extension GeoPoint {
+  /// The point `metres` due east (small distances).
+  public func moved(eastBy metres: Double) -> GeoPoint {
+    let metresPerDegree = GeoPoint.earthRadius * .pi / 180 * cos(latitude * .pi / 180)
+    return GeoPoint(latitude: latitude, longitude: longitude + metres / metresPerDegree)
+  }
+}

@@ -1,0 +1,102 @@
+import Testing
+
+@testable import WorkoutCore
+import WorkoutTestSupport
+
+struct RecoveryTests {
+  func stamp(_ epoch: String, mono: Double, wall: Double, trusted: Bool) -> ClockStamp {
+    ClockStamp(epoch: epoch, moment: Moment(monotonic: mono, wall: wall), wallTrusted: trusted)
+  }
+
+  @Test func sameEpochTrustsTheMonotonicClock() {
+    let gap = RecoveryGap.between(
+      stamp("boot-a", mono: 100, wall: 5, trusted: false), and: stamp("boot-a", mono: 112.5, wall: 3, trusted: false))
+    #expect(gap == RecoveryGap(seconds: 12.5, basis: .monotonic))
+  }
+
+  @Test func aRebootNeedsATrustedWallClockOnBothSides() {
+    let before = stamp("boot-a", mono: 100, wall: 1_700_000_000, trusted: true)
+    #expect(
+      RecoveryGap.between(before, and: stamp("boot-b", mono: 8, wall: 1_700_000_030, trusted: true))
+        == RecoveryGap(seconds: 30, basis: .wallClock))
+    #expect(
+      RecoveryGap.between(before, and: stamp("boot-b", mono: 8, wall: 1_700_000_030, trusted: false))
+        == RecoveryGap(seconds: nil, basis: .unknown))
+    #expect(
+      RecoveryGap.between(before, and: stamp("boot-b", mono: 8, wall: 1_600_000_000, trusted: true))
+        == RecoveryGap(seconds: nil, basis: .unknown), "a clock that went backwards is not trusted")
+  }
+
+  /// Runs a session to `state`, then resumes its snapshot as a restarted service would.
+  func resumed(
+    in state: SessionState, gap: RecoveryGap
+  ) -> (before: ActiveSession, engine: SessionEngine, commands: [EngineCommand]) {
+    var h = EngineHarness()
+    var position = GeoPoint(latitude: 50, longitude: 8)
+    _ = h.press(.start)
+    if state != .prepared {
+      h.finishCountdown()
+      h.ride(seconds: 30, speed: 5, heartRate: 150, from: &position)
+    }
+    if state == .paused { _ = h.press(.pause) }
+    var before = h.engine.session!
+    if state == .stopped {
+      // A crash between the stop and the store's finalisation.
+      _ = before.machine.handle(.request(.stop, .gpio), at: h.now)
+    }
+    let restartedAt = Moment(monotonic: 7, wall: h.now.wall + (gap.seconds ?? 0))
+    let (engine, commands) = SessionEngine.resuming(
+      before, settings: EngineSettings(), nextSessionID: 1, gap: gap, at: restartedAt)
+    return (before, engine, commands)
+  }
+
+  @Test(arguments: [SessionState.prepared, .running, .paused, .stopped])
+  func resumesInTheStateTheLogSays(_ state: SessionState) throws {
+    let (before, engine, commands) = resumed(in: state, gap: RecoveryGap(seconds: 10, basis: .monotonic))
+    #expect(engine.state == state)
+    #expect(engine.nextSessionID == before.id + 1)
+    let recovered = try #require(
+      commands.compactMap { if case .recordEvent(_, let e) = $0, e.kind == .recovered { e } else { nil } }.first)
+    #expect(recovered.from == state)
+    #expect(recovered.to == state)
+    #expect(recovered.cause == "recovery")
+    #expect(recovered.value == 10)
+    #expect(recovered.detail == "monotonic")
+    #expect(commands.contains(.saveSnapshot(engine.session!)))
+    switch state {
+    case .prepared:
+      #expect(commands.contains(.scheduleWakeup(monotonic: 10)), "the countdown starts again")
+    case .stopped:
+      #expect(commands.contains { if case .finalizeSession = $0 { true } else { false } })
+    default:
+      #expect(!commands.contains { if case .finalizeSession = $0 { true } else { false } })
+    }
+  }
+
+  @Test func theGapCountsAsTimerTimeOnlyWhenRunning() {
+    let running = resumed(in: .running, gap: RecoveryGap(seconds: 10, basis: .monotonic))
+    #expect(running.engine.session!.builder.totals.timer == running.before.builder.totals.timer + 10)
+    #expect(running.engine.session!.builder.totals.elapsed == running.before.builder.totals.elapsed + 10)
+    let paused = resumed(in: .paused, gap: RecoveryGap(seconds: 10, basis: .monotonic))
+    #expect(paused.engine.session!.builder.totals.timer == paused.before.builder.totals.timer)
+    #expect(paused.engine.session!.builder.totals.elapsed == paused.before.builder.totals.elapsed + 10)
+    let unknown = resumed(in: .running, gap: RecoveryGap(seconds: nil, basis: .unknown))
+    #expect(unknown.engine.session!.builder.totals.timer == unknown.before.builder.totals.timer)
+  }
+
+  @Test func afterAResumeTheRideGoesOnAndBridgesTheGap() {
+    var (_, engine, _) = resumed(in: .running, gap: RecoveryGap(seconds: 10, basis: .monotonic))
+    let distanceBefore = engine.session!.builder.totals.distance
+    let pointsBefore = engine.session!.builder.pointCount
+    var now = Moment(monotonic: 7, wall: 0)
+    // The rider went on at 5 m/s: 10 s away plus 1 s = 55 m further east.
+    var position = GeoPoint(latitude: 50, longitude: 8)
+    for _ in 0..<30 { position = position.moved(eastBy: 5) }
+    position = position.moved(eastBy: 55)
+    now = now.advanced(by: 1)
+    _ = engine.handle(.reading(.gps(GPSFix(dimension: .threeD, latitude: position.latitude, longitude: position.longitude, speed: 5))), at: now)
+    let step = engine.handle(.tick, at: now)
+    #expect(step.commands.contains { if case .recordPoint(_, let p) = $0 { p.sequence == pointsBefore } else { false } })
+    #expect(abs(engine.session!.builder.totals.distance - distanceBefore - 55) < 0.5)
+  }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import Testing
+import WorkoutCore
+import WorkoutStore
+import WorkoutTestSupport
+
+/// A fresh directory per test, removed afterwards.
+final class TemporaryDirectory {
+  let path: String
+
+  init() {
+    path = NSTemporaryDirectory() + "workoutd-store-" + UUID().uuidString
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+
+  var database: String { path + "/workoutd.db" }
+}
+
+let testClock = ClockStamp(epoch: "test-boot", moment: Moment(monotonic: 0, wall: 1_700_000_000), wallTrusted: true)
+
+/// Records a short ride into `store`, one transaction per engine step, as the service does.
+@discardableResult
+func recordRide(into store: WorkoutStore, seconds: Int, pauseAtEnd: Bool = false, stop: Bool = false) throws -> EngineHarness {
+  var h = EngineHarness()
+  var written = 0
+  func flush() throws {
+    let fresh = Array(h.commands[written...])
+    written = h.commands.count
+    try store.write(fresh, clock: testClock)
+  }
+  _ = h.press(.start)
+  try flush()
+  h.finishCountdown()
+  try flush()
+  var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+  for _ in 0..<seconds {
+    h.ride(seconds: 1, speed: 6, heartRate: 150, from: &position)
+    try flush()
+  }
+  if pauseAtEnd {
+    _ = h.press(.pause)
+    try flush()
+  }
+  if stop {
+    _ = h.press(.stop)
+    try flush()
+  }
+  return h
+}
+
+struct WorkoutStoreTests {
+  @Test func durabilityIsWALWithSynchronousFull() throws {
+    let dir = TemporaryDirectory()
+    let (store, notices) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    #expect(notices == [.created(path: dir.database)])
+    let durability = try store.durability()
+    #expect(durability.journalMode == "wal")
+    #expect(durability.synchronous == 2, "PRAGMA synchronous must be FULL (2): a power cut loses at most the uncommitted second")
+    // And again on reopening an existing file.
+    let (reopened, again) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    #expect(again.isEmpty)
+    #expect(try reopened.durability().synchronous == 2)
+  }
+
+  @Test func aRideIsStoredAndResumesInTheStateItWasIn() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let h = try recordRide(into: store, seconds: 30, pauseAtEnd: true)
+
+    let (reopened, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    #expect(try reopened.maxSessionID() == 1)
+    let unfinished = try reopened.unfinishedSessions()
+    #expect(unfinished.count == 1)
+    let resumed = try #require(unfinished.first)
+    #expect(resumed.session.state == .paused)
+    #expect(resumed.session == h.engine.session!, "the snapshot is exactly the engine's session")
+    #expect(resumed.lastCommit.epoch == "test-boot")
+    #expect(try reopened.pointCount(sessionID: 1) == 30)
+    let points = try reopened.points(sessionID: 1)
+    #expect(points.map(\.seq) == Array(0..<30))
+    #expect(points.allSatisfy { $0.hr == 150 && $0.lat != nil })
+    let events = try reopened.events(sessionID: 1)
+    #expect(events.filter { $0.kind == "transition" }.map { $0.toState } == ["prepared", "running", "paused"])
+    let session = try #require(try reopened.session(id: 1))
+    #expect(session.state == "paused")
+    #expect(session.points == 30)
+    #expect(abs(session.distance - h.engine.session!.builder.totals.distance) < 1e-9)
+  }
+
+  @Test func aStoppedSessionIsFinalisedWithLapsAndSummary() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    try recordRide(into: store, seconds: 20, stop: true)
+    #expect(try store.unfinishedSessions().isEmpty)
+    let record = try #require(try store.session(id: 1))
+    #expect(record.state == "ended")
+    let summary = try #require(try store.summary(of: record))
+    #expect(summary.laps == 1)
+    #expect(abs(summary.totals.timer - 20) < 1e-9)
+    #expect(try store.laps(sessionID: 1).map(\.trigger) == ["sessionEnd"])
+    #expect(record.endWall != nil)
+  }
+
+  @Test func theEventLogDecidesTheResumedState() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    var h = try recordRide(into: store, seconds: 5)
+    // A pause whose transition event was committed but whose snapshot write was not.
+    _ = h.press(.pause)
+    let eventsOnly = h.commands.filter { if case .recordEvent = $0 { true } else { false } }.suffix(1)
+    try store.write(Array(eventsOnly), clock: testClock)
+    let resumed = try #require(try store.unfinishedSessions().first)
+    #expect(resumed.session.state == .paused)
+  }
+
+  @Test func aFileThatIsNotADatabaseIsMovedAsideAndAFreshOneStarted() throws {
+    let dir = TemporaryDirectory()
+    let garbage = Data("this is not an SQLite database, but somebody's precious bytes\n".utf8)
+    try garbage.write(to: URL(fileURLWithPath: dir.database))
+    // 2026-11-22T05:00:00Z
+    let (store, notices) = try WorkoutStore.open(at: dir.database, wallNow: 1_795_323_600)
+    guard case .movedAside(let path, let movedTo, let reason)? = notices.first else {
+      Issue.record("expected the file to be moved aside, got \(notices)")
+      return
+    }
+    #expect(path == dir.database)
+    #expect(movedTo == [dir.database + ".corrupt-20261122T050000Z"])
+    #expect(!reason.isEmpty)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: movedTo[0])) == garbage, "never deleted")
+    #expect(notices.last == .created(path: dir.database))
+    try recordRide(into: store, seconds: 3)
+    #expect(try store.integrityCheck() == ["ok"])
+  }
+
+  @Test func aDatabaseWithDamagedPagesIsMovedAsideWithItsWAL() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try recordRide(into: store, seconds: 600)
+    }
+    // Closing the last connection checkpoints the pages into the main file; now scribble over
+    // the b-tree pages after the header page (page 1 would make it "not a database").
+    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: dir.database))
+    let size = try handle.seekToEnd()
+    #expect(size > 4096 * 8)
+    try handle.seek(toOffset: 4096 * 2)
+    try handle.write(contentsOf: Data(repeating: 0xA5, count: 4096 * 6))
+    try handle.close()
+
+    let (fresh, notices) = try WorkoutStore.open(at: dir.database, wallNow: 1_795_323_600)
+    guard case .movedAside(_, let movedTo, _)? = notices.first else {
+      Issue.record("expected the damaged file to be moved aside, got \(notices)")
+      return
+    }
+    #expect(movedTo.first == dir.database + ".corrupt-20261122T050000Z")
+    #expect(FileManager.default.fileExists(atPath: movedTo[0]))
+    #expect(try fresh.maxSessionID() == 0)
+    #expect(try fresh.integrityCheck() == ["ok"])
+  }
+
+  @Test func aNameAlreadyTakenGetsASuffix() throws {
+    let dir = TemporaryDirectory()
+    for _ in 0..<2 {
+      try Data("garbage".utf8).write(to: URL(fileURLWithPath: dir.database))
+      _ = try WorkoutStore.open(at: dir.database, wallNow: 1_795_323_600)
+    }
+    let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("corrupt") }.sorted()
+    #expect(names == ["workoutd.db.corrupt-20261122T050000Z", "workoutd.db.corrupt-20261122T050000Z-2"])
+  }
+
+  @Test func readingANonexistentDatabaseIsAClearError() {
+    #expect(throws: StoreError.self) { try WorkoutStore.openForReading(at: "/nonexistent/workoutd.db") }
+  }
+
+  /// A real full disk: a small tmpfs. SQLite must report it as such, leave the database intact,
+  /// and take the same write once space returns.
+  @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+  func aFullDiskIsATransientErrorAndLosesNothing() throws {
+    let dir = TemporaryDirectory()
+    let mountPoint = dir.path + "/small"
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+    #expect(run("/bin/mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint) == 0)
+    defer { _ = run("/bin/umount", "-l", mountPoint) }
+    let path = mountPoint + "/workoutd.db"
+    let (store, _) = try WorkoutStore.open(at: path, wallNow: 0)
+    try recordRide(into: store, seconds: 10)
+    // Fill the rest of the file system.
+    let ballast = mountPoint + "/ballast"
+    FileManager.default.createFile(atPath: ballast, contents: nil)
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: ballast))
+    while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
+    try handle.close()
+
+    var h = EngineHarness(nextSessionID: 2)
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+    var failure: StoreError?
+    var failedBatch: [EngineCommand] = []
+    for _ in 0..<2000 {
+      h.ride(seconds: 1, speed: 6, heartRate: 150, from: &position)
+      do {
+        try store.write(h.commands, clock: testClock)
+        h.commands.removeAll()
+      } catch {
+        failure = error
+        failedBatch = h.commands
+        break
+      }
+    }
+    let error = try #require(failure, "writing to a full disk must fail")
+    #expect(error.isTransient, "\(error)")
+    #expect(try store.integrityCheck() == ["ok"], "a failed write leaves the database sound")
+    let committed = try store.pointCount(sessionID: 2)
+    try FileManager.default.removeItem(atPath: ballast)
+    try store.write(failedBatch, clock: testClock)
+    #expect(try store.integrityCheck() == ["ok"])
+    #expect(try store.pointCount(sessionID: 1) == 10)
+    #expect(try store.pointCount(sessionID: 2) == committed + 1, "the retried second is stored")
+  }
+}
+
+@discardableResult
+func run(_ arguments: String...) -> Int32 {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: arguments[0])
+  process.arguments = Array(arguments.dropFirst())
+  do { try process.run() } catch { return -1 }
+  process.waitUntilExit()
+  return process.terminationStatus
+}
