@@ -23,10 +23,13 @@ let package = Package(
       name: "WorkoutStore",
       dependencies: ["WorkoutCore", .product(name: "GRDB", package: "GRDB.swift")]
     ),
-    .target(name: "LinuxSupport"),
+    .target(name: "CLinuxShims"),
+    // libgps from Debian's libgps-dev (gpsd 3.22, API major 11).
+    .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+    .target(name: "LinuxSupport", dependencies: ["CLinuxShims"]),
     .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport"]),
     .target(name: "BoardSim", dependencies: ["WorkoutCore", "LinuxSupport"]),
-    .target(name: "BoardLinux", dependencies: ["WorkoutCore", "SensorProtocols", "LinuxSupport"]),
+    .target(name: "BoardLinux", dependencies: ["WorkoutCore", "SensorProtocols", "LinuxSupport", "CGPS"]),
     .target(
       name: "WorkoutDaemon",
       dependencies: [

@@ -303,7 +303,8 @@ public final class WorkoutStore: Sendable {
   public func events(sessionID: Int64?) throws(StoreError) -> [EventRecord] {
     try read { db in
       if let sessionID {
-        try EventRecord.fetchAll(db, sql: "SELECT * FROM event WHERE session_id = ? ORDER BY id", arguments: [sessionID])
+        try EventRecord.fetchAll(
+          db, sql: "SELECT * FROM event WHERE session_id = ? ORDER BY id", arguments: [sessionID])
       } else {
         try EventRecord.fetchAll(db, sql: "SELECT * FROM event WHERE session_id IS NULL ORDER BY id")
       }
@@ -316,7 +317,8 @@ public final class WorkoutStore: Sendable {
     }
   }
 
-  public func points(sessionID: Int64, from sequence: Int = 0, limit: Int = Int.max) throws(StoreError) -> [PointRecord] {
+  public func points(sessionID: Int64, from sequence: Int = 0, limit: Int = Int.max) throws(StoreError) -> [PointRecord]
+  {
     try read { db in
       try PointRecord.fetchAll(
         db, sql: "SELECT * FROM point WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?",

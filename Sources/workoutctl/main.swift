@@ -1,1 +1,354 @@
-print("todo")
+import ArgumentParser
+import Foundation
+import WorkoutControl
+import WorkoutCore
+import WorkoutStore
+
+/// Where the service keeps its database and control socket; the same defaults as workoutd.
+struct Locations: ParsableArguments {
+  @Option(help: "The service's state directory (its database); default $STATE_DIRECTORY or /var/lib/workoutd.")
+  var stateDir: String?
+
+  @Option(help: "The service's runtime directory (its control socket); default /run/workoutd.")
+  var runtimeDir: String?
+
+  var database: String {
+    (stateDir ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"] ?? "/var/lib/workoutd") + "/workoutd.db"
+  }
+
+  var socket: String {
+    (runtimeDir ?? ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"] ?? "/run/workoutd") + "/control.sock"
+  }
+}
+
+struct Workoutctl: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "workoutctl",
+    abstract: "Controls workoutd and reads its recorded sessions.",
+    discussion:
+      "start, pause, resume, lap and stop act exactly as the buttons do. Exit status 1 when a request is refused or fails.",
+    subcommands: [
+      Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self,
+    ])
+}
+
+/// Prints an error and exits with 1.
+func fail(_ message: String) -> ExitCode {
+  FileHandle.standardError.write(Data("workoutctl: \(message)\n".utf8))
+  return ExitCode(1)
+}
+
+func send(_ command: ControlCommand, to locations: Locations) throws -> ControlReply {
+  do {
+    return try sendControl(ControlRequest(command: command), socketPath: locations.socket)
+  } catch {
+    throw fail("\(error)")
+  }
+}
+
+/// A control command that acts like a button.
+protocol ButtonCommand: ParsableCommand {
+  static var command: ControlCommand { get }
+  var locations: Locations { get }
+  var json: Bool { get }
+}
+
+extension ButtonCommand {
+  func run() throws {
+    let reply = try send(Self.command, to: locations)
+    if json {
+      print(try ControlJSON.encode(reply))
+    } else if reply.ok {
+      if let lap = reply.lap {
+        print("lap \(lap) marked")
+      } else {
+        print("\(Self.command.rawValue): session \(reply.state?.rawValue ?? "?")")
+      }
+    } else {
+      FileHandle.standardError.write(
+        Data(
+          "workoutctl: \(Self.command.rawValue) refused: \(reply.message ?? reply.refusal ?? "unknown") (state \(reply.state?.rawValue ?? "?"))\n"
+            .utf8))
+    }
+    if !reply.ok { throw ExitCode(1) }
+  }
+}
+
+struct Start: ButtonCommand {
+  static let configuration = CommandConfiguration(abstract: "Start a session (prepare, count down, run).")
+  static let command = ControlCommand.start
+  @OptionGroup var locations: Locations
+  @Flag(help: "Print the reply as JSON.") var json = false
+}
+
+struct Pause: ButtonCommand {
+  static let configuration = CommandConfiguration(abstract: "Pause the running session.")
+  static let command = ControlCommand.pause
+  @OptionGroup var locations: Locations
+  @Flag(help: "Print the reply as JSON.") var json = false
+}
+
+struct Resume: ButtonCommand {
+  static let configuration = CommandConfiguration(abstract: "Resume the paused session.")
+  static let command = ControlCommand.resume
+  @OptionGroup var locations: Locations
+  @Flag(help: "Print the reply as JSON.") var json = false
+}
+
+struct Lap: ButtonCommand {
+  static let configuration = CommandConfiguration(abstract: "Mark a lap.")
+  static let command = ControlCommand.lap
+  @OptionGroup var locations: Locations
+  @Flag(help: "Print the reply as JSON.") var json = false
+}
+
+struct Stop: ButtonCommand {
+  static let configuration = CommandConfiguration(abstract: "Stop and save the session.")
+  static let command = ControlCommand.stop
+  @OptionGroup var locations: Locations
+  @Flag(help: "Print the reply as JSON.") var json = false
+}
+
+struct Status: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Show the live session: state, timer, distance, heart rate.")
+  @OptionGroup var locations: Locations
+  @Flag(help: "Print JSON.") var json = false
+  @Flag(help: "Print one line (for progress displays).") var brief = false
+
+  func run() throws {
+    let reply = try send(.status, to: locations)
+    guard let status = reply.status else { throw fail("the service sent no status: \(reply.message ?? "")") }
+    if json {
+      print(try ControlJSON.encode(status))
+      return
+    }
+    if brief {
+      var fields = [status.sessionId.map { "session \($0)" } ?? "no session", status.state.rawValue]
+      if status.sessionId != nil {
+        fields += [Format.duration(status.timer), Format.distance(status.distance)]
+        if let speed = status.speed { fields.append(Format.speed(speed)) }
+        if let hr = status.heartRate { fields.append("\(hr) bpm") }
+        fields.append("\(status.points) points")
+      }
+      if status.storage.failing { fields.append("STORAGE FAILING") }
+      print(fields.joined(separator: "  "))
+      return
+    }
+    var lines: [String] = []
+    if let id = status.sessionId {
+      var head = "session \(id) \(status.state.rawValue)"
+      if status.pausedBySystem { head += " (auto-paused)" }
+      if let activity = status.activity { head += ", \(activity.rawValue)" }
+      if let lap = status.lap { head += ", lap \(lap)" }
+      if let remaining = status.countdownRemaining { head += ", starting in \(Int(remaining.rounded(.up))) s" }
+      lines.append(head)
+      lines.append("timer \(Format.duration(status.timer)), elapsed \(Format.duration(status.elapsed))")
+      var movement = "distance \(Format.distance(status.distance))"
+      if let pace = status.pace {
+        movement += ", pace \(Format.pace(pace))"
+      } else if let speed = status.speed {
+        movement += ", speed \(Format.speed(speed))"
+      }
+      if let average = status.averageSpeed {
+        movement += " (avg \(Format.speed(average))" + (status.maxSpeed.map { ", max \(Format.speed($0)))" } ?? ")")
+      }
+      lines.append(movement)
+      if status.heartRate != nil || status.averageHeartRate != nil {
+        lines.append(
+          "heart rate \(status.heartRate.map { "\($0) bpm" } ?? "--")"
+            + (status.averageHeartRate.map {
+              " (avg \(Int($0.rounded())), max \(Int((status.maxHeartRate ?? $0).rounded())))"
+            } ?? ""))
+      }
+      lines.append("points \(status.points)" + (status.lastPointTime.map { ", last at \(Format.date($0))" } ?? ""))
+    } else {
+      lines.append("no session yet (\(status.state.rawValue))")
+    }
+    lines.append(
+      "board \(status.board)"
+        + (status.devices.isEmpty
+          ? ""
+          : "; " + status.devices.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "; ")))
+    lines.append(
+      "storage \(status.storage.failing ? "FAILING (\(status.storage.lastError ?? "?"), \(status.storage.pendingWrites) writes held in memory)" : "ok"): \(status.storage.database)"
+    )
+    print(lines.joined(separator: "\n"))
+  }
+}
+
+/// What `sessions` and `show` print for a session.
+struct SessionSummaryJSON: Codable {
+  var id: Int64
+  var activity: String
+  var state: String
+  var start: Double?
+  var end: Double?
+  var elapsed: Double
+  var timer: Double
+  var distance: Double
+  var points: Int
+  var averageSpeed: Double?
+  var maxSpeed: Double?
+  var averageHeartRate: Double?
+  var maxHeartRate: Double?
+  var laps: Int?
+
+  init(record: SessionRecord, store: WorkoutStore) throws {
+    id = record.id
+    activity = record.activity
+    state = record.state
+    start = record.startWall
+    end = record.endWall
+    points = record.points
+    let totals: IntervalTotals
+    if let summary = try store.summary(of: record) {
+      totals = summary.totals
+      laps = summary.laps
+    } else {
+      let live = try store.snapshot(of: record)
+      totals = live.builder.totals
+      laps = live.builder.lapNumber - 1
+    }
+    elapsed = totals.elapsed
+    timer = totals.timer
+    distance = totals.distance
+    averageSpeed = totals.averageSpeed
+    maxSpeed = totals.maxSpeed
+    averageHeartRate = totals.heartRate.mean
+    maxHeartRate = totals.heartRate.maximum
+  }
+}
+
+func openStore(_ locations: Locations) throws -> WorkoutStore {
+  do {
+    return try WorkoutStore.openForReading(at: locations.database)
+  } catch {
+    throw fail("\(error)")
+  }
+}
+
+struct Sessions: ParsableCommand {
+  static let configuration = CommandConfiguration(abstract: "List recorded sessions, newest first.")
+  @OptionGroup var locations: Locations
+  @Flag(help: "Print JSON.") var json = false
+  @Option(help: "How many sessions to list.") var limit = 50
+
+  func run() throws {
+    let store = try openStore(locations)
+    let summaries = try store.sessions(limit: limit).map { try SessionSummaryJSON(record: $0, store: store) }
+    if json {
+      print(try ControlJSON.encode(summaries))
+      return
+    }
+    if summaries.isEmpty {
+      print("no sessions recorded in \(locations.database)")
+      return
+    }
+    print("   id  state       activity       start (UTC)           timer      distance   points")
+    for s in summaries {
+      print(
+        [
+          Format.pad(String(s.id), 5, right: true), Format.pad(s.state, 11), Format.pad(s.activity, 14),
+          Format.pad(s.start.map(Format.date) ?? "-", 21), Format.pad(Format.duration(s.timer), 10),
+          Format.pad(Format.distance(s.distance), 10), String(s.points),
+        ].joined(separator: " "))
+    }
+  }
+}
+
+struct Show: ParsableCommand {
+  static let configuration = CommandConfiguration(abstract: "Show one session: summary, laps and events.")
+  @OptionGroup var locations: Locations
+  @Flag(help: "Print JSON.") var json = false
+  @Argument(help: "The session id (see `workoutctl sessions`).") var id: Int64
+
+  struct Detail: Codable {
+    var session: SessionSummaryJSON
+    var laps: [LapRecord]
+    var events: [EventRecord]
+    var database: String
+  }
+
+  func run() throws {
+    let store = try openStore(locations)
+    guard let record = try store.session(id: id) else { throw fail("no session \(id) in \(locations.database)") }
+    let detail = Detail(
+      session: try SessionSummaryJSON(record: record, store: store), laps: try store.laps(sessionID: id),
+      events: try store.events(sessionID: id), database: locations.database)
+    if json {
+      print(try ControlJSON.encode(detail, pretty: true))
+      return
+    }
+    let s = detail.session
+    print("session \(s.id): \(s.activity), \(s.state)")
+    print("start \(s.start.map(Format.date) ?? "-"), end \(s.end.map(Format.date) ?? "-")")
+    print(
+      "timer \(Format.duration(s.timer)), elapsed \(Format.duration(s.elapsed)), distance \(Format.distance(s.distance))"
+    )
+    if let average = s.averageSpeed {
+      print("speed avg \(Format.speed(average))" + (s.maxSpeed.map { ", max \(Format.speed($0))" } ?? ""))
+    }
+    if let hr = s.averageHeartRate {
+      print("heart rate avg \(Int(hr.rounded())), max \(Int((s.maxHeartRate ?? hr).rounded()))")
+    }
+    print("points \(s.points)")
+    if !detail.laps.isEmpty {
+      print("\nlap  timer      distance   avg speed    avg HR  max HR")
+      for lap in detail.laps {
+        print(
+          [
+            Format.pad(String(lap.number), 4), Format.pad(Format.duration(lap.timer), 10),
+            Format.pad(Format.distance(lap.distance), 10), Format.pad(lap.avgSpeed.map(Format.speed) ?? "-", 12),
+            Format.pad(lap.avgHR.map { String(Int($0.rounded())) } ?? "-", 7),
+            lap.maxHR.map { String(Int($0.rounded())) } ?? "-",
+          ].joined(separator: " "))
+      }
+    }
+    print("\nevents:")
+    for event in detail.events {
+      var text = "  \(Format.date(event.wall))  \(event.kind)"
+      if let from = event.fromState, let to = event.toState { text += " \(from) → \(to)" }
+      if let cause = event.cause {
+        text += " (\(cause)\(event.detail.map { ": \($0)" } ?? ""))"
+      } else if let detail = event.detail {
+        text += " \(detail)"
+      }
+      if event.kind == "lap", let value = event.value { text += " \(Int(value))" }
+      if event.kind == "recovered" {
+        text += event.value.map { ", \(Format.duration($0)) away" } ?? ", time away unknown"
+      }
+      print(text)
+    }
+  }
+}
+
+enum Format {
+  static func duration(_ seconds: Double) -> String {
+    let total = Int(seconds.rounded())
+    return String(format: "%d:%02d:%02d", total / 3600, (total % 3600) / 60, total % 60)
+  }
+
+  static func distance(_ metres: Double) -> String { String(format: "%.2f km", metres / 1000) }
+  static func speed(_ metresPerSecond: Double) -> String { String(format: "%.1f km/h", metresPerSecond * 3.6) }
+
+  static func pace(_ secondsPerKm: Double) -> String {
+    let total = Int(secondsPerKm.rounded())
+    return String(format: "%d:%02d /km", total / 60, total % 60)
+  }
+
+  static func date(_ wall: Double) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    formatter.dateFormat = "yyyy-MM-dd HH:mm:ss'Z'"
+    return formatter.string(from: Date(timeIntervalSince1970: wall))
+  }
+
+  static func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+    let padding = String(repeating: " ", count: max(0, width - text.count))
+    return right ? padding + text : text + padding
+  }
+}
+
+Workoutctl.main()

@@ -1,1 +1,101 @@
-print("todo")
+import ArgumentParser
+import Foundation
+import LinuxSupport
+import WorkoutCore
+import WorkoutDaemon
+
+// Termination signals are taken by a waiting thread: block them before any thread exists.
+TerminationSignals.block()
+
+struct Workoutd: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "workoutd",
+    abstract: "Records workouts and rides from GPS, straps and buttons, crash-safe, into SQLite.",
+    discussion: """
+      Configuration is read from --config (default /etc/workoutd/workoutd.toml, which may be \
+      absent: every key has a default); flags override it. Exit codes: 0 stopped cleanly, \
+      1 runtime failure, 2 bad configuration.
+      """)
+
+  @Option(help: "The TOML configuration file.")
+  var config: String?
+
+  @Option(help: "The board: sim (replays a recorded ride) or linux (the real devices).")
+  var board: String?
+
+  @Option(help: "Simulated board speed: 1 is real time, 60 replays a minute per second, max as fast as it can store.")
+  var speed: String?
+
+  @Option(help: "Simulated board: the ride file to replay.")
+  var ride: String?
+
+  @Flag(help: "Simulated board: exit once the ride has been replayed and its session ended.")
+  var exitAtEnd = false
+
+  @Option(help: "Where the database lives (default $STATE_DIRECTORY or /var/lib/workoutd).")
+  var stateDir: String?
+
+  @Option(help: "Where the control socket lives (default $RUNTIME_DIRECTORY or /run/workoutd).")
+  var runtimeDir: String?
+
+  @Option(help: "error, warning, notice, info or debug.")
+  var logLevel: String?
+
+  @Flag(help: "Check the configuration, print it and exit.")
+  var checkConfig = false
+
+  mutating func run() throws {
+    let path = config ?? "/etc/workoutd/workoutd.toml"
+    var configuration: DaemonConfiguration
+    do {
+      configuration = try DaemonConfiguration.load(path: path, required: config != nil)
+      try applyFlags(to: &configuration)
+    } catch {
+      FileHandle.standardError.write(Data("workoutd: bad configuration:\n\(error)\n".utf8))
+      throw ExitCode(ServiceExit.badConfiguration)
+    }
+    if checkConfig {
+      print(
+        "configuration \(path) is valid: board \(configuration.board.rawValue), activity \(configuration.activity.rawValue), database \(configuration.databasePath), control socket \(configuration.controlSocketPath)"
+      )
+      return
+    }
+    let log = Log(minimum: configuration.logLevel)
+    let code = WorkoutService.run(configuration: configuration, log: log)
+    if code != 0 { throw ExitCode(code) }
+  }
+
+  private func applyFlags(to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+    var problems: [String] = []
+    if let board {
+      if let kind = DaemonConfiguration.BoardKind(rawValue: board) {
+        configuration.board = kind
+      } else {
+        problems.append("--board must be sim or linux (got \"\(board)\")")
+      }
+    }
+    if let speed {
+      if speed == "max" {
+        configuration.simSpeed = nil
+      } else if let value = Double(speed), value > 0, value <= 1000 {
+        configuration.simSpeed = value
+      } else {
+        problems.append("--speed must be a number above 0 and at most 1000, or max (got \"\(speed)\")")
+      }
+    }
+    if let ride { configuration.simRide = ride }
+    if exitAtEnd { configuration.simExitAtEnd = true }
+    if let stateDir { configuration.stateDirectory = stateDir }
+    if let runtimeDir { configuration.runtimeDirectory = runtimeDir }
+    if let logLevel {
+      if let level = LogLevel.allCases.first(where: { $0.name == logLevel }) {
+        configuration.logLevel = level
+      } else {
+        problems.append("--log-level must be one of \(LogLevel.allCases.map(\.name).joined(separator: ", "))")
+      }
+    }
+    if !problems.isEmpty { throw ConfigurationError(problems: problems) }
+  }
+}
+
+Workoutd.main()

@@ -44,7 +44,12 @@ public struct EngineHarness {
     for _ in 0..<seconds {
       advance(by: 1)
       position = position.moved(eastBy: speed)
-      send(.reading(.gps(GPSFix(dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: 100, speed: speed, horizontalError: 3))))
+      send(
+        .reading(
+          .gps(
+            GPSFix(
+              dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: 100,
+              speed: speed, horizontalError: 3))))
       if let heartRate { send(.reading(.heartRate(bpm: heartRate))) }
       send(.tick)
     }

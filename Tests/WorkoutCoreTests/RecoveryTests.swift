@@ -1,7 +1,7 @@
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutCore
-import WorkoutTestSupport
 
 struct RecoveryTests {
   func stamp(_ epoch: String, mono: Double, wall: Double, trusted: Bool) -> ClockStamp {
@@ -94,9 +94,12 @@ struct RecoveryTests {
     for _ in 0..<30 { position = position.moved(eastBy: 5) }
     position = position.moved(eastBy: 55)
     now = now.advanced(by: 1)
-    _ = engine.handle(.reading(.gps(GPSFix(dimension: .threeD, latitude: position.latitude, longitude: position.longitude, speed: 5))), at: now)
+    _ = engine.handle(
+      .reading(.gps(GPSFix(dimension: .threeD, latitude: position.latitude, longitude: position.longitude, speed: 5))),
+      at: now)
     let step = engine.handle(.tick, at: now)
-    #expect(step.commands.contains { if case .recordPoint(_, let p) = $0 { p.sequence == pointsBefore } else { false } })
+    #expect(
+      step.commands.contains { if case .recordPoint(_, let p) = $0 { p.sequence == pointsBefore } else { false } })
     #expect(abs(engine.session!.builder.totals.distance - distanceBefore - 55) < 0.5)
   }
 }

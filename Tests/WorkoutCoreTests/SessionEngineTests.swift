@@ -1,8 +1,8 @@
 import Foundation
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutCore
-import WorkoutTestSupport
 
 /// Whole scripted rides through the engine with a manual clock: every state change asserted,
 /// nothing left running.
@@ -30,9 +30,10 @@ struct SessionEngineTests {
     h.advance(by: 1)
     h.send(.wakeup)
     #expect(h.engine.state == .running)
-    #expect(h.transitions.map { "\($0.from!)→\($0.to!) \($0.cause!)" } == [
-      "notStarted→prepared button", "prepared→running system",
-    ])
+    #expect(
+      h.transitions.map { "\($0.from!)→\($0.to!) \($0.cause!)" } == [
+        "notStarted→prepared button", "prepared→running system",
+      ])
     #expect(h.transitions.last?.detail == "countdownFinished")
   }
 

@@ -22,7 +22,9 @@ let testClock = ClockStamp(epoch: "test-boot", moment: Moment(monotonic: 0, wall
 
 /// Records a short ride into `store`, one transaction per engine step, as the service does.
 @discardableResult
-func recordRide(into store: WorkoutStore, seconds: Int, pauseAtEnd: Bool = false, stop: Bool = false) throws -> EngineHarness {
+func recordRide(
+  into store: WorkoutStore, seconds: Int, pauseAtEnd: Bool = false, stop: Bool = false
+) throws -> EngineHarness {
   var h = EngineHarness()
   var written = 0
   func flush() throws {
@@ -57,7 +59,9 @@ struct WorkoutStoreTests {
     #expect(notices == [.created(path: dir.database)])
     let durability = try store.durability()
     #expect(durability.journalMode == "wal")
-    #expect(durability.synchronous == 2, "PRAGMA synchronous must be FULL (2): a power cut loses at most the uncommitted second")
+    #expect(
+      durability.synchronous == 2,
+      "PRAGMA synchronous must be FULL (2): a power cut loses at most the uncommitted second")
     // And again on reopening an existing file.
     let (reopened, again) = try WorkoutStore.open(at: dir.database, wallNow: 0)
     #expect(again.isEmpty)

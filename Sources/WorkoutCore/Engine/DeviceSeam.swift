@@ -16,3 +16,16 @@ public protocol DeviceSource: AnyObject, Sendable {
   /// Stops the thread and releases the device; returns when it has stopped.
   func stop()
 }
+
+/// The board's clock: the time base every input is stamped with. The real board's is the
+/// kernel's; the simulated board's runs at a chosen speed through a recorded world.
+public protocol BoardClock: Sendable {
+  /// Names the monotonic timeline (the boot id, or the simulated world's id).
+  var epoch: String { get }
+  func now() -> Moment
+  /// Whether the wall clock can be believed (synchronised, or the simulated ride's own time).
+  var wallTrusted: Bool { get }
+  /// The host's CLOCK_MONOTONIC time at which the board's monotonic clock reaches `monotonic`,
+  /// for waiting (a simulated board at 60× speed reaches a board second in 1/60 s).
+  func hostDeadline(forBoardTime monotonic: Double) -> Double
+}

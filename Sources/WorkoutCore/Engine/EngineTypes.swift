@@ -1,12 +1,13 @@
 /// Severity of a log line, as syslog and journald rank them.
-public enum LogLevel: Int, Sendable, Hashable, Codable, Comparable, CaseIterable {
+public enum LogLevel: Int, Sendable, Hashable, Codable, CaseIterable {
   case error = 3
   case warning = 4
   case notice = 5
   case info = 6
   case debug = 7
 
-  public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue > rhs.rawValue }
+  /// Whether a line of this level is shown when `minimum` is the least severe level wanted.
+  public func isShown(atMinimum minimum: LogLevel) -> Bool { rawValue <= minimum.rawValue }
 
   public var name: String {
     switch self {

@@ -79,7 +79,10 @@ public struct SessionEngine: Sendable {
           kind: .recovered, moment: now, from: session.state, to: session.state,
           cause: TransitionCause.recovery.kind, detail: gap.basis.rawValue, value: gap.seconds)))
     commands.append(
-      .log(.notice, "resumed session \(session.id) in state \(session.state.rawValue) (\(gapText), measured by \(gap.basis.rawValue))"))
+      .log(
+        .notice,
+        "resumed session \(session.id) in state \(session.state.rawValue) (\(gapText), measured by \(gap.basis.rawValue))"
+      ))
     switch session.state {
     case .prepared:
       let deadline = now.monotonic + settings.countdown
@@ -182,7 +185,8 @@ public struct SessionEngine: Sendable {
     if session == nil {
       guard request == .start else {
         step.outcome = .refused(.noActiveSession, state: .notStarted)
-        step.commands.append(.log(.warning, "refused \(request.rawValue) from \(source.rawValue): \(Refusal.noActiveSession)"))
+        step.commands.append(
+          .log(.warning, "refused \(request.rawValue) from \(source.rawValue): \(Refusal.noActiveSession)"))
         return false
       }
       openSession(at: now, into: &step)
@@ -235,7 +239,10 @@ public struct SessionEngine: Sendable {
     case .transitioned(let transition):
       step.commands.append(.recordEvent(sessionID: current.id, SessionEvent(transition)))
       step.commands.append(
-        .log(.info, "session \(current.id): \(transition.from.rawValue) → \(transition.to.rawValue) (\(transition.cause.kind)\(transition.cause.detail.map { ": \($0)" } ?? ""))"))
+        .log(
+          .info,
+          "session \(current.id): \(transition.from.rawValue) → \(transition.to.rawValue) (\(transition.cause.kind)\(transition.cause.detail.map { ": \($0)" } ?? ""))"
+        ))
       effects(of: transition, on: &current, at: now, into: &step)
       session = current
       return true
@@ -245,7 +252,9 @@ public struct SessionEngine: Sendable {
       step.commands.append(
         .recordEvent(
           sessionID: current.id,
-          SessionEvent(kind: .lap, moment: now, cause: TransitionCause.button(source(of: signal)).kind, value: Double(lap.number))))
+          SessionEvent(
+            kind: .lap, moment: now, cause: TransitionCause.button(source(of: signal)).kind, value: Double(lap.number)))
+      )
       step.commands.append(.log(.info, "session \(current.id): lap \(lap.number) closed"))
       step.outcome = .lapMarked(number: lap.number)
       session = current
@@ -257,7 +266,9 @@ public struct SessionEngine: Sendable {
       step.outcome = .refused(refusal, state: current.state)
       if case .request(let request, let source) = signal {
         step.commands.append(
-          .log(.warning, "refused \(request.rawValue) from \(source.rawValue) in state \(current.state.rawValue): \(refusal)"))
+          .log(
+            .warning,
+            "refused \(request.rawValue) from \(source.rawValue) in state \(current.state.rawValue): \(refusal)"))
       }
       return false
     case .ignored:

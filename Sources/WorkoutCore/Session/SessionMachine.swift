@@ -107,7 +107,9 @@ public struct SessionMachine: Sendable, Hashable, Codable {
     }
   }
 
-  private mutating func move(to next: SessionState, at moment: Moment, cause: TransitionCause)
+  private mutating func move(
+    to next: SessionState, at moment: Moment, cause: TransitionCause
+  )
     -> MachineOutcome
   {
     let transition = Transition(from: state, to: next, moment: moment, cause: cause)

@@ -1,0 +1,109 @@
+# workoutd: `make run` replays the bundled ride on the simulated board; `make test` runs every
+# test. Both install what they need from Debian's packages first (root, or sudo).
+
+SWIFT        ?= swift
+PREFIX       ?= /usr
+DESTDIR      ?=
+SYSCONFDIR   ?= /etc
+BINDIR       ?= $(PREFIX)/bin
+DATADIR      ?= $(PREFIX)/share
+DOCDIR       ?= $(DATADIR)/doc/workoutd
+# Where systemd and udev want their files, as their pkg-config files say (Debian: /lib/...).
+PKG_VAR       = $(shell pkg-config --variable=$(2) $(1) 2>/dev/null)
+UNITDIR      ?= $(or $(call PKG_VAR,systemd,systemdsystemunitdir),/lib/systemd/system)
+SYSUSERSDIR  ?= $(or $(call PKG_VAR,systemd,sysusersdir),/usr/lib/sysusers.d)
+TMPFILESDIR  ?= $(or $(call PKG_VAR,systemd,tmpfilesdir),/usr/lib/tmpfiles.d)
+UDEVRULESDIR ?= $(or $(call PKG_VAR,udev,udevdir),/lib/udev)/rules.d
+
+# Debian bookworm packages: C libraries we link (-dev), and the real programs tests run.
+APT_PACKAGES = pkg-config libsqlite3-dev libgps-dev gpsd gpsd-clients python3 sqlite3 \
+               systemd udev
+DEPS_STAMP   = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
+SUDO         = $(if $(filter 0,$(shell id -u)),,sudo)
+
+RELEASE_FLAGS = -c release --static-swift-stdlib
+RUN_SPEED    ?= 100
+RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
+
+.PHONY: all deps build release run test lint format bench install uninstall test-board clean
+
+all: build
+
+# Installs missing packages (apt-get update first, as a fresh machine has no lists).
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:" $$missing; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@command -v $(SWIFT) >/dev/null || { echo "Swift 6 is needed (https://www.swift.org/install/linux/)"; exit 1; }
+	@mkdir -p .build && touch $@
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+
+# Records the bundled ride (board/sim/rides, a real Garmin Edge 500 ride) on the simulated
+# board at $(RUN_SPEED)x, shows progress, then the session summary and where the data is.
+run: build
+	@bin=$$($(SWIFT) build --show-bin-path); dir=$(RUN_DIR); mkdir -p $$dir; \
+	echo "recording the bundled ride at $(RUN_SPEED)x into $$dir (log: $$dir/workoutd.log)"; \
+	$$bin/workoutd --board sim --speed $(RUN_SPEED) --exit-at-end --state-dir $$dir --runtime-dir $$dir/run \
+	  2> $$dir/workoutd.log & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null' INT TERM; \
+	while kill -0 $$pid 2>/dev/null; do \
+	  sleep 2; $$bin/workoutctl status --brief --state-dir $$dir --runtime-dir $$dir/run 2>/dev/null; \
+	done; \
+	wait $$pid; rc=$$?; \
+	if [ $$rc -ne 0 ]; then tail -20 $$dir/workoutd.log; exit $$rc; fi; \
+	echo; $$bin/workoutctl show 1 --state-dir $$dir --runtime-dir $$dir/run; \
+	echo; echo "data: $$dir/workoutd.db (SQLite; tables session, event, point, lap)"; \
+	echo "      $$bin/workoutctl sessions --state-dir $$dir"
+
+test: deps lint
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+# One formatter for all: swift-format from the toolchain, with the checked-in .swift-format.
+lint:
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
+
+format:
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
+
+bench: release
+	python3 Benchmarks/recording.py --bin $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+
+install: release
+	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
+	install -D -m 0755 $$bin/workoutd $(DESTDIR)$(BINDIR)/workoutd; \
+	install -D -m 0755 $$bin/workoutctl $(DESTDIR)$(BINDIR)/workoutctl
+	install -D -m 0644 systemd/workoutd.service $(DESTDIR)$(UNITDIR)/workoutd.service
+	install -D -m 0644 systemd/workoutd.sysusers $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf
+	install -D -m 0644 systemd/workoutd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/workoutd.conf
+	install -D -m 0644 udev/60-workoutd.rules $(DESTDIR)$(UDEVRULESDIR)/60-workoutd.rules
+	@# The configuration is the administrator's: never overwrite an existing one.
+	@if [ ! -e $(DESTDIR)$(SYSCONFDIR)/workoutd/workoutd.toml ]; then \
+	  install -D -m 0644 board/workoutd.toml $(DESTDIR)$(SYSCONFDIR)/workoutd/workoutd.toml; fi
+	install -D -m 0644 board/sim/rides/garmin-edge-500-2011-09-25.csv \
+	  $(DESTDIR)$(DATADIR)/workoutd/rides/garmin-edge-500-2011-09-25.csv
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/workoutd $(DESTDIR)$(BINDIR)/workoutctl \
+	  $(DESTDIR)$(UNITDIR)/workoutd.service $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf \
+	  $(DESTDIR)$(TMPFILESDIR)/workoutd.conf $(DESTDIR)$(UDEVRULESDIR)/60-workoutd.rules \
+	  $(DESTDIR)$(DOCDIR)/README.md
+	rm -rf $(DESTDIR)$(DATADIR)/workoutd
+	@echo "kept $(SYSCONFDIR)/workoutd/workoutd.toml and /var/lib/workoutd (your rides)"
+
+# The board-VM suite: the installed service under systemd on a simulated board (QEMU).
+test-board:
+	Tests/BoardVM/run-suite.sh
+
+clean:
+	rm -rf .build .run

@@ -1,0 +1,267 @@
+import Foundation
+import WorkoutCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A recorded ride for the simulated board (see board/sim/make-replay.py for how one is made):
+///
+///     # comment lines, among them "# start: 2011-09-25T13:00:21Z"
+///     t,kind,lat,lon,alt,speed,hr,cadence,temperature
+///     0,press,start
+///     1,rec,43.713393,-79.3660663,75.2,5.888,161,71,21
+///
+/// `rec` rows are instants of the world, one per second of the original recording; `press`
+/// rows are the rider's buttons (start, lap, stop).
+/// What a ride file's header says.
+public struct ReplayRideHeader: Sendable, Hashable {
+  /// UTC seconds since 1970 of t = 0.
+  public var startWall: Double
+  /// The header's "device totals" line, as `key=value` pairs (for comparisons in tests).
+  public var deviceTotals: [String: String]
+  /// Where it was read from.
+  public var source: String
+}
+
+/// One row of a ride: an instant of the world, or a rider's press.
+public enum ReplayRow: Sendable, Hashable {
+  case record(ReplayRide.Record)
+  case press(ReplayRide.Press)
+
+  public var time: Double {
+    switch self {
+    case .record(let record): record.time
+    case .press(let press): press.time
+    }
+  }
+}
+
+/// Something that hands out a ride's rows in order.
+public protocol ReplayRowSource {
+  mutating func nextRow() -> ReplayRow?
+}
+
+/// A ride file read row by row, in constant memory however long the ride.
+public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
+  public let header: ReplayRideHeader
+  private let file: UnsafeMutablePointer<FILE>
+  private var lineNumber = 0
+  private var lastTime = -Double.infinity
+  /// The first malformed row met by `nextRow()` (which then ends the ride).
+  public private(set) var error: ReplayRide.FormatError?
+
+  /// Opens `path` and reads its header (comment lines and the column header).
+  public init(path: String) throws(ReplayRide.FormatError) {
+    guard let file = fopen(path, "r") else {
+      throw ReplayRide.FormatError(source: path, line: 0, problem: "cannot open: \(String(cString: strerror(errno)))")
+    }
+    self.file = file
+    var startWall: Double?
+    var totals: [String: String] = [:]
+    var sawColumns = false
+    while !sawColumns {
+      guard let line = Self.readLine(file) else { break }
+      lineNumber += 1
+      if line.isEmpty { continue }
+      if line.hasPrefix("#") {
+        if line.hasPrefix("# start: ") {
+          let text = String(line.dropFirst("# start: ".count))
+          guard let wall = Self.parseUTC(text) else {
+            fclose(file)
+            throw ReplayRide.FormatError(
+              source: path, line: lineNumber, problem: "start time \"\(text)\" is not yyyy-MM-ddTHH:mm:ssZ")
+          }
+          startWall = wall
+        } else if line.hasPrefix("# device totals: ") {
+          for pair in line.dropFirst("# device totals: ".count).split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 { totals[parts[0].trimmingCharacters(in: .whitespaces)] = String(parts[1]) }
+          }
+        }
+        continue
+      }
+      guard line == "t,kind,lat,lon,alt,speed,hr,cadence,temperature" else {
+        fclose(file)
+        throw ReplayRide.FormatError(
+          source: path, line: lineNumber, problem: "expected the column header, found \"\(line.prefix(60))\"")
+      }
+      sawColumns = true
+    }
+    guard sawColumns else {
+      fclose(file)
+      throw ReplayRide.FormatError(source: path, line: lineNumber, problem: "no column header")
+    }
+    guard let startWall else {
+      fclose(file)
+      throw ReplayRide.FormatError(source: path, line: lineNumber, problem: "no \"# start:\" line")
+    }
+    header = ReplayRideHeader(startWall: startWall, deviceTotals: totals, source: path)
+  }
+
+  deinit { fclose(file) }
+
+  /// The next row; nil at the end (or, after a malformed row, with `error` set).
+  public func nextRow() -> ReplayRow? {
+    guard error == nil else { return nil }
+    do {
+      return try readRow()
+    } catch {
+      self.error = error
+      return nil
+    }
+  }
+
+  /// The next row, or the error of a malformed one.
+  public func readRow() throws(ReplayRide.FormatError) -> ReplayRow? {
+    while let line = Self.readLine(file) {
+      lineNumber += 1
+      if line.isEmpty || line.hasPrefix("#") { continue }
+      let row = try ReplayRide.parseRow(line, source: header.source, line: lineNumber)
+      if row.time < lastTime {
+        throw ReplayRide.FormatError(
+          source: header.source, line: lineNumber, problem: "time \(row.time) goes backwards")
+      }
+      lastTime = row.time
+      return row
+    }
+    return nil
+  }
+
+  /// Reads the whole file once, to report a malformed row before the ride starts.
+  public static func validate(path: String) throws(ReplayRide.FormatError) -> (header: ReplayRideHeader, records: Int) {
+    let reader = try ReplayRideReader(path: path)
+    var records = 0
+    while let row = try reader.readRow() {
+      if case .record = row { records += 1 }
+    }
+    guard records > 0 else {
+      throw ReplayRide.FormatError(source: path, line: reader.lineNumber, problem: "no records")
+    }
+    return (reader.header, records)
+  }
+
+  private static func readLine(_ file: UnsafeMutablePointer<FILE>) -> String? {
+    var buffer: UnsafeMutablePointer<CChar>?
+    var capacity = 0
+    defer { free(buffer) }
+    let count = getline(&buffer, &capacity, file)
+    guard count >= 0, let buffer else { return nil }
+    var line = String(cString: buffer)
+    while line.hasSuffix("\n") || line.hasSuffix("\r") { line.removeLast() }
+    return line
+  }
+
+  static func parseUTC(_ text: String) -> Double? {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.date(from: text)?.timeIntervalSince1970
+  }
+}
+
+/// A whole ride in memory (for tests and tools; the simulated board streams with
+/// `ReplayRideReader`).
+public struct ReplayRide: Sendable {
+  public struct Record: Sendable, Hashable {
+    public var time: Double
+    public var latitude: Double?
+    public var longitude: Double?
+    public var altitude: Double?
+    public var speed: Double?
+    public var heartRate: Int?
+    public var cadence: Double?
+    public var temperature: Double?
+  }
+
+  public struct Press: Sendable, Hashable {
+    public var time: Double
+    public var request: SessionRequest
+  }
+
+  public var header: ReplayRideHeader
+  public var records: [Record]
+  public var presses: [Press]
+
+  public var startWall: Double { header.startWall }
+  public var deviceTotals: [String: String] { header.deviceTotals }
+  public var source: String { header.source }
+
+  /// A malformed ride file, with where and what.
+  public struct FormatError: Error, Sendable, CustomStringConvertible {
+    public var source: String
+    public var line: Int
+    public var problem: String
+    public var description: String { "\(source):\(line): \(problem)" }
+  }
+
+  public static func load(path: String) throws(FormatError) -> ReplayRide {
+    let reader = try ReplayRideReader(path: path)
+    var records: [Record] = []
+    var presses: [Press] = []
+    while let row = try reader.readRow() {
+      switch row {
+      case .record(let record): records.append(record)
+      case .press(let press): presses.append(press)
+      }
+    }
+    guard !records.isEmpty else { throw FormatError(source: path, line: 0, problem: "no records") }
+    return ReplayRide(header: reader.header, records: records, presses: presses)
+  }
+
+  /// The rows in time order (presses before records at the same time, as in the files).
+  public var rows: Rows { Rows(records: records, presses: presses) }
+
+  public struct Rows: ReplayRowSource, Sendable {
+    let records: [Record]
+    let presses: [Press]
+    var recordIndex = 0
+    var pressIndex = 0
+
+    public mutating func nextRow() -> ReplayRow? {
+      let record = recordIndex < records.count ? records[recordIndex] : nil
+      let press = pressIndex < presses.count ? presses[pressIndex] : nil
+      if let press, record == nil || press.time <= record!.time {
+        pressIndex += 1
+        return .press(press)
+      }
+      guard let record else { return nil }
+      recordIndex += 1
+      return .record(record)
+    }
+  }
+
+  /// Parses one data row (`t,kind,...`).
+  static func parseRow(_ line: String, source: String, line lineNumber: Int) throws(FormatError) -> ReplayRow {
+    func problem(_ text: String) -> FormatError { FormatError(source: source, line: lineNumber, problem: text) }
+    let fields = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+    guard fields.count >= 2, let time = Double(fields[0]), time.isFinite else {
+      throw problem("a row must start with a time in seconds")
+    }
+    switch fields[1] {
+    case "press":
+      guard fields.count >= 3, let request = SessionRequest(rawValue: fields[2]) else {
+        throw problem("a press names start, pause, resume, lap or stop")
+      }
+      return .press(Press(time: time, request: request))
+    case "rec":
+      guard fields.count == 9 else { throw problem("a rec row has 9 fields, this one has \(fields.count)") }
+      func number(_ index: Int, _ name: String, _ range: ClosedRange<Double>) throws(FormatError) -> Double? {
+        let text = fields[index]
+        if text.isEmpty { return nil }
+        guard let value = Double(text), range.contains(value) else {
+          throw problem("\(name) \"\(text)\" is not a number in \(range)")
+        }
+        return value
+      }
+      let record = Record(
+        time: time, latitude: try number(2, "lat", -90...90), longitude: try number(3, "lon", -180...180),
+        altitude: try number(4, "alt", -500...9000), speed: try number(5, "speed", 0...200),
+        heartRate: try number(6, "hr", 0...255).map { Int($0) }, cadence: try number(7, "cadence", 0...300),
+        temperature: try number(8, "temperature", -60...80))
+      if (record.latitude == nil) != (record.longitude == nil) { throw problem("lat and lon come together") }
+      return .record(record)
+    default:
+      throw problem("unknown row kind \"\(fields[1])\"")
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import LinuxSupport
+import WorkoutCore
+
+/// The simulated board's devices: GPS, heart-rate strap and the rider's buttons, replaying a
+/// recorded ride through the same seam as the real devices, on its own thread.
+public final class SimulatedRide: DeviceSource, @unchecked Sendable {
+  public let name: String
+  private let clock: SimulatedClock
+  private let ridePath: String
+  private let countdown: Double
+  private let skipsMissedSteps: Bool
+  private let stopRequests = InputQueue<Bool>()
+  private let lock = NSLock()
+  private var thread: Thread?
+  private var finishedFlag = false
+  private var stoppedFlag = false
+
+  /// `resumingWorld`: the world existed before this start, so what happened while the service
+  /// was away is skipped; a new world is replayed from its first step.
+  public init(ridePath: String, clock: SimulatedClock, countdown: Double, resumingWorld: Bool) {
+    self.ridePath = ridePath
+    self.clock = clock
+    self.countdown = countdown
+    skipsMissedSteps = resumingWorld
+    name = "simulated ride \((ridePath as NSString).lastPathComponent) at \(clock.world.speed)×"
+  }
+
+  /// Whether the whole ride has been replayed.
+  public var finished: Bool { lock.withLock { finishedFlag } }
+
+  public func start(sink: any InputSink) {
+    let thread = Thread { [self] in run(sink: sink) }
+    thread.name = "sim-ride"
+    lock.withLock { self.thread = thread }
+    thread.start()
+  }
+
+  public func stop() {
+    stopRequests.post(true)
+    // Wait (briefly) for the thread to notice.
+    for _ in 0..<200 {
+      if lock.withLock({ stoppedFlag || thread == nil }) { return }
+      usleep(5000)
+    }
+  }
+
+  private func run(sink: any InputSink) {
+    defer { lock.withLock { stoppedFlag = true } }
+    sink.post(.device(DeviceStatus(device: .simulation, condition: .available, detail: name)))
+    let reader: ReplayRideReader
+    do {
+      reader = try ReplayRideReader(path: ridePath)
+    } catch {
+      sink.post(.device(DeviceStatus(device: .simulation, condition: .failing, detail: "\(error)")))
+      return
+    }
+    var schedule = ReplaySchedule(header: reader.header, rows: reader, countdown: countdown)
+    let startedAt = clock.now().monotonic
+    var skipped = 0
+    while let step = schedule.next() {
+      // The world went on while the service was away: what happened then is not replayed.
+      if skipsMissedSteps && step.time < startedAt - 0.5 {
+        skipped += 1
+        continue
+      }
+      if skipped > 0 {
+        sink.post(
+          .device(
+            DeviceStatus(
+              device: .simulation, condition: .available,
+              detail: "world resumed at t=\(Int(step.time)) s after \(skipped) s the service missed")))
+        skipped = 0
+      }
+      if stopRequests.next(until: clock.hostDeadline(forBoardTime: step.time)) != nil { return }
+      for input in step.inputs { sink.post(input) }
+    }
+    if let error = reader.error {
+      sink.post(.device(DeviceStatus(device: .simulation, condition: .failing, detail: "replay stopped: \(error)")))
+    }
+    lock.withLock { finishedFlag = true }
+  }
+}

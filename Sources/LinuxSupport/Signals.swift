@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Delivery of termination signals to one waiting thread (`sigwait(3)`), instead of
+/// asynchronous handlers: the service reacts to SIGTERM in ordinary code.
+public enum TerminationSignals {
+  public static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+
+  /// Blocks the signals in the calling thread and every thread it starts afterwards. Call
+  /// first thing in `main`, before any thread exists.
+  public static func block() {
+    var set = signalSet()
+    pthread_sigmask(SIG_BLOCK, &set, nil)
+    // A write to a control client that went away must be an error, not a death.
+    signal(SIGPIPE, SIG_IGN)
+  }
+
+  /// Waits for the next blocked termination signal and returns its number.
+  public static func wait() -> Int32 {
+    var set = signalSet()
+    var received: Int32 = 0
+    while sigwait(&set, &received) != 0 {}
+    return received
+  }
+
+  public static func name(_ signal: Int32) -> String {
+    switch signal {
+    case SIGTERM: "SIGTERM"
+    case SIGINT: "SIGINT"
+    case SIGHUP: "SIGHUP"
+    default: "signal \(signal)"
+    }
+  }
+
+  private static func signalSet() -> sigset_t {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for signal in handled { sigaddset(&set, signal) }
+    return set
+  }
+}

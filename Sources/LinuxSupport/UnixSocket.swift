@@ -1,0 +1,167 @@
+import CLinuxShims
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// An AF_UNIX socket (`socket(7)`, `unix(7)`): the control socket's server and clients, and the
+/// datagram socket of the systemd notify protocol. Closed when released.
+public final class UnixSocket: @unchecked Sendable {
+  public let descriptor: Int32
+  private var isClosed = false
+
+  private init(descriptor: Int32) {
+    self.descriptor = descriptor
+  }
+
+  deinit { close() }
+
+  public func close() {
+    guard !isClosed else { return }
+    isClosed = true
+    _ = Glibc.close(descriptor)
+  }
+
+  /// Makes a socket of `type` (SOCK_STREAM, SOCK_DGRAM), close-on-exec.
+  public static func make(type: Int32) throws(SystemError) -> UnixSocket {
+    let fd = try retryingInterrupts("socket") { socket(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0) }
+    return UnixSocket(descriptor: fd)
+  }
+
+  /// A listening stream socket at `path` with file mode `mode` and, if given, group `group`
+  /// (so members of the service's group, and only they, may connect). A stale socket file
+  /// left by a killed process is replaced.
+  public static func listen(path: String, mode: mode_t, group: gid_t? = nil) throws(SystemError) -> UnixSocket {
+    let server = try make(type: Int32(SOCK_STREAM.rawValue))
+    unlink(path)
+    var address = try socketAddress(path)
+    try retryingInterrupts("bind", path) {
+      withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          bind(server.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+      }
+    }
+    try retryingInterrupts("chmod", path) { chmod(path, mode) }
+    if let group {
+      try retryingInterrupts("chown", path) { chown(path, uid_t.max, group) }
+    }
+    try retryingInterrupts("listen", path) { Glibc.listen(server.descriptor, 16) }
+    return server
+  }
+
+  /// Connects a stream socket to `path`.
+  public static func connect(path: String) throws(SystemError) -> UnixSocket {
+    let client = try make(type: Int32(SOCK_STREAM.rawValue))
+    var address = try socketAddress(path)
+    try retryingInterrupts("connect", path) {
+      withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          Glibc.connect(client.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+      }
+    }
+    return client
+  }
+
+  /// Waits up to `timeout` seconds for a connection and accepts it; nil on timeout.
+  public func accept(timeout: Double) throws(SystemError) -> UnixSocket? {
+    guard try waitReadable(timeout: timeout) else { return nil }
+    let fd = try retryingInterrupts("accept") { shim_accept_cloexec(descriptor) }
+    return UnixSocket(descriptor: fd)
+  }
+
+  /// Waits up to `timeout` seconds until the socket has something to read.
+  public func waitReadable(timeout: Double) throws(SystemError) -> Bool {
+    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    let ready = try retryingInterrupts("poll") { poll(&poller, 1, Int32(timeout * 1000)) }
+    return ready > 0
+  }
+
+  /// Sets how long a read or write may block before failing with EAGAIN.
+  public func setTimeouts(seconds: Double) throws(SystemError) {
+    var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1e6))
+    for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+      try retryingInterrupts("setsockopt") {
+        setsockopt(descriptor, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+      }
+    }
+  }
+
+  /// Reads up to and without the first newline, or to the end of the stream. nil if the peer
+  /// closed without sending anything. Fails beyond `limit` bytes.
+  public func readLine(limit: Int = 65536) throws(SystemError) -> String? {
+    var bytes: [UInt8] = []
+    var byte: UInt8 = 0
+    while true {
+      let count = try retryingInterrupts("read") { read(descriptor, &byte, 1) }
+      if count == 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+      if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+      bytes.append(byte)
+      if bytes.count > limit { throw SystemError("read", errno: EMSGSIZE, context: "line longer than \(limit) bytes") }
+    }
+  }
+
+  /// Reads until the peer closes the stream.
+  public func readToEnd(limit: Int = 16 << 20) throws(SystemError) -> String {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = try retryingInterrupts("read") { read(descriptor, &chunk, chunk.count) }
+      if count == 0 { return String(decoding: bytes, as: UTF8.self) }
+      bytes += chunk[0..<count]
+      if bytes.count > limit { throw SystemError("read", errno: EMSGSIZE, context: "reply longer than \(limit) bytes") }
+    }
+  }
+
+  public func writeAll(_ text: String) throws(SystemError) {
+    var bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+      let written = try retryingInterrupts("write") {
+        bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+      }
+      offset += written
+    }
+  }
+
+  /// Sends one datagram to the socket at `path` (a leading "@" names the abstract namespace).
+  public func send(_ text: String, to path: String) throws(SystemError) {
+    var address = try Self.socketAddress(path)
+    var length = socklen_t(MemoryLayout<sa_family_t>.size + path.utf8.count)
+    if !path.hasPrefix("@") { length += 1 }
+    let bytes = Array(text.utf8)
+    try retryingInterrupts("sendto", path) {
+      withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL), $0, length)
+        }
+      }
+    }
+  }
+
+  /// The credentials of the process at the other end of a connected socket (SO_PEERCRED).
+  public func peerCredentials() throws(SystemError) -> (pid: pid_t, uid: uid_t, gid: gid_t) {
+    var pid: pid_t = 0
+    var uid: uid_t = 0
+    var gid: gid_t = 0
+    try retryingInterrupts("getsockopt", "SO_PEERCRED") { shim_peer_credentials(descriptor, &pid, &uid, &gid) }
+    return (pid, uid, gid)
+  }
+
+  private static func socketAddress(_ path: String) throws(SystemError) -> sockaddr_un {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    let capacity = MemoryLayout.size(ofValue: address.sun_path)
+    guard bytes.count < capacity else {
+      throw SystemError("socket", errno: ENAMETOOLONG, context: "\(path) is longer than \(capacity - 1) bytes")
+    }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      for (index, byte) in bytes.enumerated() { raw[index] = byte }
+      // "@name" is Linux's abstract namespace: a leading NUL byte.
+      if bytes.first == UInt8(ascii: "@") { raw[0] = 0 }
+    }
+    return address
+  }
+}

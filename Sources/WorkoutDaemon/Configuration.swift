@@ -1,0 +1,271 @@
+import Foundation
+import TOMLKit
+import WorkoutCore
+
+/// Everything `workoutd` can be told, with a default for every key. Read from TOML
+/// (`/etc/workoutd/workoutd.toml`), then command-line flags override it.
+public struct DaemonConfiguration: Sendable, Equatable {
+  public enum BoardKind: String, Sendable, CaseIterable {
+    /// The simulated board: replays a recorded ride through the device seams.
+    case sim
+    /// The real board: gpsd, GPIO, I2C, BLE as configured.
+    case linux
+  }
+
+  // [service]
+  public var board: BoardKind = .sim
+  public var stateDirectory: String
+  public var runtimeDirectory: String
+  /// The group that may use the control socket; nil means the service's own group.
+  public var controlSocketGroup: String?
+  public var logLevel: LogLevel = .info
+
+  // [session]
+  public var activity: ActivityType = .cycling
+  public var countdown: Double = 3
+
+  // [auto_pause]
+  public var autoPauseEnabled = true
+  public var autoPauseOverrides = AutoPauseOverrides()
+
+  // [sim]
+  /// The ride to replay; nil finds the bundled one.
+  public var simRide: String?
+  /// Times real time; nil is full speed (virtual time: as fast as the engine and store go).
+  public var simSpeed: Double? = 1
+  /// Exit once the ride has been replayed and its session has ended (for `make run`).
+  public var simExitAtEnd = false
+
+  public struct AutoPauseOverrides: Sendable, Equatable {
+    public var stopSpeed: Double?
+    public var resumeSpeed: Double?
+    public var stopAfter: Double?
+    public var resumeAfter: Double?
+  }
+
+  public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    // systemd's StateDirectory= and RuntimeDirectory= tell us where ours are.
+    stateDirectory = environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init) ?? "/var/lib/workoutd"
+    runtimeDirectory =
+      environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first.map(String.init) ?? "/run/workoutd"
+  }
+
+  public var databasePath: String { stateDirectory + "/workoutd.db" }
+  public var controlSocketPath: String { runtimeDirectory + "/control.sock" }
+  public var simWorldPath: String { stateDirectory + "/sim-world.json" }
+
+  /// The engine settings these keys make.
+  public var engineSettings: EngineSettings {
+    var autoPause: AutoPauseSettings?
+    if autoPauseEnabled, var settings = activity.defaultAutoPause {
+      settings.stopSpeed = autoPauseOverrides.stopSpeed ?? settings.stopSpeed
+      settings.resumeSpeed = autoPauseOverrides.resumeSpeed ?? settings.resumeSpeed
+      settings.stopAfter = autoPauseOverrides.stopAfter ?? settings.stopAfter
+      settings.resumeAfter = autoPauseOverrides.resumeAfter ?? settings.resumeAfter
+      autoPause = settings
+    }
+    return EngineSettings(activity: activity, countdown: countdown, autoPause: .some(autoPause))
+  }
+}
+
+/// A configuration that cannot be used: every problem found, each naming the file and key.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+  public var problems: [String]
+  public var description: String { problems.joined(separator: "\n") }
+
+  public init(problems: [String]) {
+    self.problems = problems
+  }
+}
+
+extension DaemonConfiguration {
+  /// Reads `text` (the contents of `file`) over the defaults. Unknown sections or keys, wrong
+  /// types and values out of range are all errors: a typo must not silently mean a default.
+  public static func parse(
+    _ text: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(ConfigurationError) -> DaemonConfiguration {
+    var configuration = DaemonConfiguration(environment: environment)
+    let root: TOMLTable
+    do {
+      root = try TOMLTable(string: text)
+    } catch let error as TOMLParseError {
+      throw ConfigurationError(
+        problems: ["\(file):\(error.source.begin.line):\(error.source.begin.column): \(error.description)"])
+    } catch {
+      throw ConfigurationError(problems: ["\(file): \(error)"])
+    }
+    var problems: [String] = []
+    let known = ["service", "session", "auto_pause", "sim"]
+    for key in root.keys where !known.contains(key) {
+      let what = root[key]?.table != nil ? "section [\(key)]" : "key \"\(key)\" outside any section"
+      problems.append("\(file): unknown \(what) (known: \(known.map { "[\($0)]" }.joined(separator: ", ")))")
+    }
+
+    let service = Section("service", in: root, file: file)
+    if let board = service.choice("board", BoardKind.self) { configuration.board = board }
+    if let path = service.path("state_directory") { configuration.stateDirectory = path }
+    if let path = service.path("runtime_directory") { configuration.runtimeDirectory = path }
+    if let group = service.string("control_socket_group") {
+      configuration.controlSocketGroup = group.isEmpty ? nil : group
+    }
+    if let level = service.string("log_level") {
+      if let parsed = LogLevel.allCases.first(where: { $0.name == level }) {
+        configuration.logLevel = parsed
+      } else {
+        service.problem("log_level", "must be one of \(LogLevel.allCases.map(\.name).joined(separator: ", "))")
+      }
+    }
+
+    let session = Section("session", in: root, file: file)
+    if let activity = session.choice("activity", ActivityType.self) { configuration.activity = activity }
+    if let countdown = session.number("countdown_seconds", 0...60) { configuration.countdown = countdown }
+
+    let autoPause = Section("auto_pause", in: root, file: file)
+    if let enabled = autoPause.bool("enabled") { configuration.autoPauseEnabled = enabled }
+    configuration.autoPauseOverrides.stopSpeed = autoPause.number("stop_speed", 0...10)
+    configuration.autoPauseOverrides.resumeSpeed = autoPause.number("resume_speed", 0...10)
+    configuration.autoPauseOverrides.stopAfter = autoPause.number("stop_after_seconds", 0...600)
+    configuration.autoPauseOverrides.resumeAfter = autoPause.number("resume_after_seconds", 0...600)
+    if let stop = configuration.autoPauseOverrides.stopSpeed, let resume = configuration.autoPauseOverrides.resumeSpeed,
+      resume < stop
+    {
+      autoPause.problem("resume_speed", "must not be below stop_speed (\(stop)), or noise would flap the state")
+    }
+
+    let sim = Section("sim", in: root, file: file)
+    if let ride = sim.path("ride") { configuration.simRide = ride }
+    if let text = sim.peekString("speed") {
+      if text == "max" { configuration.simSpeed = nil } else { sim.problem("speed", "must be a number or \"max\"") }
+    } else if let speed = sim.number("speed", 0.01...1000) {
+      configuration.simSpeed = speed
+    }
+    if let exitAtEnd = sim.bool("exit_at_end") { configuration.simExitAtEnd = exitAtEnd }
+
+    for section in [service, session, autoPause, sim] {
+      problems += section.finish()
+    }
+    guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
+    return configuration
+  }
+
+  /// Reads the configuration file at `path`. A missing file is an error only if `required`
+  /// (an explicit `--config`); the default path may be absent, meaning all defaults.
+  public static func load(
+    path: String, required: Bool, environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(ConfigurationError) -> DaemonConfiguration {
+    guard FileManager.default.fileExists(atPath: path) else {
+      if required { throw ConfigurationError(problems: ["\(path): no such file"]) }
+      return DaemonConfiguration(environment: environment)
+    }
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw ConfigurationError(problems: ["\(path): cannot be read (permissions?)"])
+    }
+    guard let text = String(data: data, encoding: .utf8) else {
+      throw ConfigurationError(problems: ["\(path): is not UTF-8 text"])
+    }
+    return try parse(text, file: path, environment: environment)
+  }
+}
+
+/// One `[section]` of the file: typed reads that remember which keys were used, so that any
+/// key left over is reported as unknown.
+private final class Section {
+  let name: String
+  let table: TOMLTable?
+  let file: String
+  private var used: Set<String> = []
+  private var problems: [String] = []
+
+  init(_ name: String, in root: TOMLTable, file: String) {
+    self.name = name
+    self.file = file
+    if let value = root[name] {
+      table = value.table
+      if table == nil { problems.append("\(file): \(name) must be a [\(name)] table") }
+    } else {
+      table = nil
+    }
+  }
+
+  func problem(_ key: String, _ text: String) {
+    problems.append("\(file): [\(name)] \(key) \(text)")
+  }
+
+  private func value(_ key: String) -> TOMLValueConvertible? {
+    used.insert(key)
+    return table?[key]
+  }
+
+  func string(_ key: String) -> String? {
+    guard let value = value(key) else { return nil }
+    guard let string = value.string else {
+      problem(key, "must be a string")
+      return nil
+    }
+    return string
+  }
+
+  func path(_ key: String) -> String? {
+    guard let path = string(key) else { return nil }
+    guard path.hasPrefix("/") || path.hasPrefix(".") else {
+      problem(key, "must be an absolute path or start with ./ (got \"\(path)\")")
+      return nil
+    }
+    return path
+  }
+
+  /// The key's string value if it is a string (without complaining if it is not).
+  func peekString(_ key: String) -> String? {
+    guard let value = table?[key], value.type == .string else { return nil }
+    used.insert(key)
+    return value.string
+  }
+
+  func bool(_ key: String) -> Bool? {
+    guard let value = value(key) else { return nil }
+    guard value.type == .bool, let bool = value.bool else {
+      problem(key, "must be true or false")
+      return nil
+    }
+    return bool
+  }
+
+  func number(_ key: String, _ range: ClosedRange<Double>) -> Double? {
+    guard let value = value(key) else { return nil }
+    let number: Double? =
+      switch value.type {
+      case .int: value.int.map(Double.init)
+      case .double: value.double
+      default: nil
+      }
+    guard let number, number.isFinite else {
+      problem(key, "must be a number")
+      return nil
+    }
+    guard range.contains(number) else {
+      problem(key, "must be between \(range.lowerBound) and \(range.upperBound) (got \(number))")
+      return nil
+    }
+    return number
+  }
+
+  func choice<T: RawRepresentable & CaseIterable>(_ key: String, _ type: T.Type) -> T? where T.RawValue == String {
+    guard let string = string(key) else { return nil }
+    guard let value = T(rawValue: string) else {
+      problem(
+        key, "must be one of \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")) (got \"\(string)\")")
+      return nil
+    }
+    return value
+  }
+
+  /// The problems found, with every key that no read asked for.
+  func finish() -> [String] {
+    if let table {
+      for key in table.keys.sorted() where !used.contains(key) {
+        problems.append("\(file): [\(name)] unknown key \"\(key)\"")
+      }
+    }
+    return problems
+  }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import LinuxSupport
+import WorkoutControl
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The local control socket: a Unix stream socket in the runtime directory, mode 0660 and owned
+/// by the service's group, so `workoutctl` (and ssh users in that group) can act as the buttons
+/// do. One client at a time, each with a short deadline, on its own thread; requests go to the
+/// engine thread through the same queue as every other input.
+final class ControlServer: @unchecked Sendable {
+  let path: String
+  private let socket: UnixSocket
+  private let queue: InputQueue<RuntimeMessage>
+  private let log: Log
+  private let lock = NSLock()
+  private var stopping = false
+  private var finished = false
+
+  init(path: String, group: gid_t?, queue: InputQueue<RuntimeMessage>, log: Log) throws(SystemError) {
+    self.path = path
+    self.queue = queue
+    self.log = log
+    let directory = (path as NSString).deletingLastPathComponent
+    if !FileManager.default.fileExists(atPath: directory) {
+      try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+    socket = try UnixSocket.listen(path: path, mode: 0o660, group: group)
+  }
+
+  func start() {
+    let thread = Thread { [self] in serve() }
+    thread.name = "control"
+    thread.start()
+  }
+
+  func stop() {
+    lock.withLock { stopping = true }
+    for _ in 0..<100 where !lock.withLock({ finished }) { usleep(10_000) }
+    socket.close()
+    unlink(path)
+  }
+
+  private func serve() {
+    defer { lock.withLock { finished = true } }
+    while !lock.withLock({ stopping }) {
+      let client: UnixSocket?
+      do {
+        client = try socket.accept(timeout: 0.25)
+      } catch {
+        log(.warning, "control socket: \(error)")
+        usleep(100_000)
+        continue
+      }
+      guard let client else { continue }
+      handle(client)
+    }
+  }
+
+  private func handle(_ client: UnixSocket) {
+    defer { client.close() }
+    do {
+      try client.setTimeouts(seconds: 2)
+      guard let line = try client.readLine(limit: 4096) else { return }
+      let reply: ControlReply
+      if let request = try? ControlJSON.decode(ControlRequest.self, from: line) {
+        let box = ReplyBox()
+        queue.post(.control(request, box))
+        reply = box.wait(seconds: 10) ?? ControlReply(ok: false, message: "the engine did not answer in time")
+      } else {
+        reply = ControlReply(
+          ok: false,
+          message:
+            "not a request: expected {\"command\": one of \(ControlCommand.allCases.map(\.rawValue).joined(separator: ", "))}"
+        )
+      }
+      try client.writeAll(try ControlJSON.encode(reply) + "\n")
+    } catch {
+      log(.warning, "control client: \(error)")
+    }
+  }
+}

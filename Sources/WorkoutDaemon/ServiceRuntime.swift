@@ -1,0 +1,350 @@
+import BoardSim
+import Foundation
+import LinuxSupport
+import WorkoutControl
+import WorkoutCore
+import WorkoutStore
+
+/// What reaches the engine thread.
+enum RuntimeMessage: Sendable {
+  case input(EngineInput, Moment)
+  case control(ControlRequest, ReplyBox)
+  case terminate(signal: Int32)
+}
+
+/// A control client's reply, handed from the engine thread to the server thread.
+final class ReplyBox: @unchecked Sendable {
+  private let ready = DispatchSemaphore(value: 0)
+  private var reply: ControlReply?
+
+  func fulfil(_ reply: ControlReply) {
+    self.reply = reply
+    ready.signal()
+  }
+
+  func wait(seconds: Double) -> ControlReply? {
+    ready.wait(timeout: .now() + seconds) == .success ? reply : nil
+  }
+}
+
+/// Stamps device inputs with the board clock as they arrive and queues them for the engine.
+struct QueueSink: InputSink {
+  let queue: InputQueue<RuntimeMessage>
+  let clock: any BoardClock
+
+  func post(_ input: EngineInput) {
+    queue.post(.input(input, clock.now()))
+  }
+}
+
+/// The engine loop: one thread that owns the engine and the store, takes every input in
+/// order, ticks the 1 Hz recording clock, and carries out the engine's commands. A write the
+/// disk refuses stays in memory, in order, and is retried every second until it succeeds.
+final class ServiceRuntime {
+  private let log: Log
+  private let clock: any BoardClock
+  private let store: WorkoutStore
+  private let queue: InputQueue<RuntimeMessage>
+  private let notifier: SystemdNotifier
+  private let boardName: String
+  private var engine: SessionEngine
+  private var deviceConditions: [String: String] = [:]
+
+  /// Exit (code 0) once the replayed ride is over and its session has ended (`make run`).
+  var exitWhenReplayEnds = false
+  /// Whether a threaded replay (the simulated board in real or scaled time) is over.
+  var replayFinished: () -> Bool = { false }
+  /// The simulated board at full speed: the loop pulls each next second of the world itself.
+  var pulledReplay: (schedule: ReplaySchedule, clock: VirtualClock)?
+  private var pulledReplayFinished = false
+
+  private struct PendingWrite {
+    var commands: [EngineCommand]
+    var stamp: ClockStamp
+    var attempts = 0
+  }
+  private var pending: [PendingWrite] = []
+  private var pendingHead = 0
+  /// About a day of seconds: beyond this the oldest held write is given up, loudly.
+  private let pendingLimit = 86_400
+  private var storageFailing = false
+  private var lastStorageError: String?
+  private var retryAtHost = 0.0
+
+  private var wakeups: [Double] = []
+  private var nextTick: Double
+  private var lastWatchdogPing = -Double.infinity
+  private var lastStatusLine = ""
+
+  private var lastBehindWarning = -Double.infinity
+
+  init(
+    engine: SessionEngine, store: WorkoutStore, clock: any BoardClock, queue: InputQueue<RuntimeMessage>,
+    notifier: SystemdNotifier, log: Log, boardName: String
+  ) {
+    self.engine = engine
+    self.store = store
+    self.clock = clock
+    self.queue = queue
+    self.notifier = notifier
+    self.log = log
+    self.boardName = boardName
+    nextTick = clock.now().monotonic.rounded(.up)
+  }
+
+  /// Carries out commands the engine produced before the loop started (a resumed session's).
+  func execute(startup commands: [EngineCommand]) {
+    var step = EngineStep()
+    step.commands = commands
+    execute(step, at: clock.now())
+  }
+
+  /// Runs until a termination signal (returns 0) or, when asked to, until the replay is done.
+  func run() -> Int32 {
+    while true {
+      let now = clock.now()
+      if now.monotonic >= nextTick {
+        handle(.tick, at: now)
+        nextTick += 1
+        // Behind by more than a second (the process was stopped, the host was busy): skip the
+        // missed seconds rather than record a burst of points about one instant.
+        if nextTick <= now.monotonic {
+          warnBehind(by: now.monotonic - nextTick)
+          nextTick = now.monotonic.rounded(.down) + 1
+        }
+        pingWatchdog()
+        if isDone { return 0 }
+        continue
+      }
+      if let due = wakeups.min(), due <= now.monotonic {
+        wakeups.removeAll { $0 <= now.monotonic }
+        handle(.wakeup, at: now)
+        continue
+      }
+      if storageFailing && SystemClocks.monotonic() >= retryAtHost { flush() }
+
+      if var replay = pulledReplay {
+        if let message = queue.poll() {
+          if process(message) { return 0 }
+          continue
+        }
+        if let step = replay.schedule.next() {
+          pulledReplay = replay
+          replay.clock.advance(to: step.time)
+          for input in step.inputs { handle(input, at: replay.clock.now()) }
+          continue
+        }
+        pulledReplay = nil
+        pulledReplayFinished = true
+        if isDone { return 0 }
+      }
+
+      var boardDeadline = nextTick
+      if let due = wakeups.min() { boardDeadline = min(boardDeadline, due) }
+      var hostDeadline = clock.hostDeadline(forBoardTime: boardDeadline)
+      if storageFailing { hostDeadline = min(hostDeadline, retryAtHost) }
+      guard let message = queue.next(until: hostDeadline) else { continue }
+      if process(message) { return 0 }
+    }
+  }
+
+  /// Handles one message from the queue; true when the service must stop.
+  private func process(_ message: RuntimeMessage) -> Bool {
+    switch message {
+    case .input(let input, let moment):
+      handle(input, at: moment)
+    case .control(let request, let reply):
+      reply.fulfil(answer(request, at: clock.now()))
+    case .terminate(let signal):
+      shutDown(signal: signal)
+      return true
+    }
+    return false
+  }
+
+  private var isDone: Bool {
+    guard exitWhenReplayEnds, pulledReplayFinished || replayFinished() else { return false }
+    return (engine.state == .ended || engine.state == .notStarted) && pendingCount == 0
+  }
+
+  private func warnBehind(by seconds: Double) {
+    let host = SystemClocks.monotonic()
+    guard seconds > 2, host - lastBehindWarning > 60 else { return }
+    lastBehindWarning = host
+    log(
+      .warning,
+      "the engine fell \(Int(seconds)) s behind the board clock and skipped those seconds (host too busy, or the simulated board too fast for it)"
+    )
+  }
+
+  // MARK: - Engine steps
+
+  private func handle(_ input: EngineInput, at moment: Moment) {
+    if case .device(let status) = input {
+      deviceConditions[status.device.rawValue] = "\(status.condition.rawValue): \(status.detail)"
+    }
+    let step = engine.handle(input, at: moment)
+    execute(step, at: moment)
+  }
+
+  private func execute(_ step: EngineStep, at moment: Moment) {
+    var storeCommands: [EngineCommand] = []
+    for command in step.commands {
+      switch command {
+      case .log(let level, let text):
+        log(level, text)
+      case .scheduleWakeup(let monotonic):
+        wakeups.append(monotonic)
+      case .warmUpSensors:
+        log(.debug, "warming up sensors")
+      default:
+        storeCommands.append(command)
+      }
+    }
+    if !storeCommands.isEmpty {
+      let stamp = ClockStamp(epoch: clock.epoch, moment: moment, wallTrusted: clock.wallTrusted)
+      enqueue(PendingWrite(commands: storeCommands, stamp: stamp))
+      flush()
+    }
+    updateStatusLine()
+  }
+
+  private var pendingCount: Int { pending.count - pendingHead }
+
+  private func enqueue(_ write: PendingWrite) {
+    pending.append(write)
+    if pendingCount > pendingLimit {
+      log(
+        .error,
+        "storage has refused writes for too long: giving up the oldest held second (\(describe(pending[pendingHead].commands)))"
+      )
+      pendingHead += 1
+    }
+  }
+
+  /// Writes held writes in order until one fails.
+  private func flush() {
+    while pendingHead < pending.count {
+      let write = pending[pendingHead]
+      do {
+        try store.write(write.commands, clock: write.stamp)
+      } catch {
+        lastStorageError = error.description
+        retryAtHost = SystemClocks.monotonic() + 1
+        if error.isTransient {
+          if !storageFailing {
+            storageFailing = true
+            log(.error, "cannot write to \(store.path): \(error); holding the ride in memory and retrying every second")
+            notifier.notify("STATUS=storage failing: \(error)")
+            handle(.storage(.failing(error.description)), at: clock.now())
+          }
+          return
+        }
+        pending[pendingHead].attempts += 1
+        if pending[pendingHead].attempts < 3 { return }
+        log(.error, "giving up a write that failed 3 times (\(error)): \(describe(write.commands))")
+        pendingHead += 1
+        continue
+      }
+      pendingHead += 1
+      for case .finalizeSession(let id, _) in write.commands {
+        handle(.sessionFinalized(sessionID: id), at: clock.now())
+      }
+    }
+    pending.removeAll(keepingCapacity: pending.count < 4096)
+    pendingHead = 0
+    if storageFailing {
+      storageFailing = false
+      log(.notice, "storage works again: everything held in memory is written")
+      lastStorageError = nil
+      handle(.storage(.recovered("held writes caught up")), at: clock.now())
+    }
+  }
+
+  private func describe(_ commands: [EngineCommand]) -> String {
+    commands.map { command in
+      switch command {
+      case .openSession(let s): "open session \(s.id)"
+      case .recordEvent(_, let e): "event \(e.kind.rawValue)"
+      case .recordPoint(let id, let p): "point \(p.sequence) of session \(id)"
+      case .recordLap(let id, let lap): "lap \(lap.number) of session \(id)"
+      case .saveSnapshot(let s): "snapshot of session \(s.id)"
+      case .finalizeSession(let id, _): "summary of session \(id)"
+      default: "\(command)"
+      }
+    }.joined(separator: ", ")
+  }
+
+  // MARK: - systemd
+
+  /// WATCHDOG=1 only from here, after the engine handled a tick: a hung loop stops the pings
+  /// and systemd restarts the service.
+  private func pingWatchdog() {
+    guard let interval = notifier.watchdogInterval else { return }
+    let host = SystemClocks.monotonic()
+    guard host - lastWatchdogPing >= interval else { return }
+    lastWatchdogPing = host
+    notifier.notify("WATCHDOG=1")
+  }
+
+  private func updateStatusLine() {
+    let status = engine.status(at: clock.now())
+    var line =
+      status.sessionID.map { "session \($0) \(status.state.rawValue)" } ?? "idle: no session"
+    if storageFailing { line += ", storage failing" }
+    if line != lastStatusLine {
+      lastStatusLine = line
+      notifier.notify("STATUS=\(line)")
+    }
+  }
+
+  // MARK: - Control
+
+  private func answer(_ request: ControlRequest, at now: Moment) -> ControlReply {
+    guard let sessionRequest = request.command.request else {
+      return ControlReply(ok: true, state: engine.state, status: statusReport(at: now))
+    }
+    let step = engine.handle(.request(sessionRequest, .control), at: now)
+    execute(step, at: now)
+    switch step.outcome {
+    case .accepted(let state)?:
+      return ControlReply(ok: true, state: engine.state == .ended ? .ended : state)
+    case .lapMarked(let number)?:
+      return ControlReply(ok: true, state: engine.state, lap: number)
+    case .refused(let refusal, let state)?:
+      return ControlReply(ok: false, state: state, refusal: refusal.rawValue, message: refusal.description)
+    case nil:
+      return ControlReply(ok: false, state: engine.state, message: "no outcome")
+    }
+  }
+
+  func statusReport(at now: Moment) -> StatusReport {
+    StatusReport(
+      engine: engine.status(at: now), board: boardName, boardTime: now.monotonic, devices: deviceConditions,
+      storage: StatusReport.StorageReport(
+        database: store.path, pendingWrites: pendingCount, failing: storageFailing, lastError: lastStorageError))
+  }
+
+  // MARK: - Shutdown
+
+  private func shutDown(signal: Int32) {
+    let state = engine.state
+    notifier.notify("STOPPING=1")
+    if let session = engine.session, session.state.isUnfinished {
+      log(
+        .notice,
+        "\(TerminationSignals.name(signal)): stopping; session \(session.id) stays \(state.rawValue) and resumes at the next start"
+      )
+      enqueue(
+        PendingWrite(
+          commands: [.saveSnapshot(session)],
+          stamp: ClockStamp(epoch: clock.epoch, moment: clock.now(), wallTrusted: clock.wallTrusted)))
+    } else {
+      log(.notice, "\(TerminationSignals.name(signal)): stopping")
+    }
+    flush()
+    if pendingCount > 0 {
+      log(.error, "stopping with \(pendingCount) writes the disk refused; they are lost: \(lastStorageError ?? "")")
+    }
+  }
+}

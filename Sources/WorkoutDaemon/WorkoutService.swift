@@ -1,0 +1,212 @@
+import BoardLinux
+import BoardSim
+import Foundation
+import LinuxSupport
+import WorkoutCore
+import WorkoutStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Exit codes, as the service's unit and scripts see them.
+public enum ServiceExit {
+  public static let success: Int32 = 0
+  /// A runtime failure (cannot open the database, cannot bind the control socket).
+  public static let failure: Int32 = 1
+  /// A bad configuration: fix the file, restarting will not help.
+  public static let badConfiguration: Int32 = 2
+}
+
+/// Wires the service together: store, board, engine, control socket, systemd; then runs the
+/// engine loop on the calling thread until SIGTERM.
+public enum WorkoutService {
+  public static func run(configuration: DaemonConfiguration, log: Log) -> Int32 {
+    let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+    let queue = InputQueue<RuntimeMessage>()
+    Thread.detachNewThread {
+      let signal = TerminationSignals.wait()
+      queue.post(.terminate(signal: signal))
+    }
+
+    // The store first: nothing is recorded without it.
+    let store: WorkoutStore
+    do {
+      let (opened, notices) = try WorkoutStore.open(at: configuration.databasePath, wallNow: SystemClocks.wall())
+      store = opened
+      for notice in notices {
+        switch notice {
+        case .created(let path):
+          log(.notice, "created database \(path)")
+        case .movedAside(let path, let movedTo, let reason):
+          log(
+            .error,
+            "database \(path) failed its integrity check (\(reason)); moved it aside to \(movedTo.joined(separator: ", ")) and started a fresh one"
+          )
+        }
+      }
+    } catch {
+      log(.error, "cannot open database \(configuration.databasePath): \(error)")
+      return ServiceExit.failure
+    }
+
+    // The board: its clock and devices.
+    let clock: any BoardClock
+    var devices: [any DeviceSource] = []
+    var simRide: SimulatedRide?
+    var pulledReplay: (schedule: ReplaySchedule, clock: VirtualClock)?
+    let boardName: String
+    switch configuration.board {
+    case .sim:
+      let ridePath = configuration.simRide ?? BundledRide.find()
+      guard let ridePath else {
+        log(
+          .error,
+          "no ride to replay: set [sim] ride, or install the bundled one (looked in \(BundledRide.candidates().joined(separator: ", ")))"
+        )
+        return ServiceExit.badConfiguration
+      }
+      // Read the whole file once now, so a malformed row is a start-up error with its line.
+      let ride: ReplayRideHeader
+      let schedule: ReplaySchedule
+      do {
+        ride = try ReplayRideReader.validate(path: ridePath).header
+        schedule = ReplaySchedule(
+          header: ride, rows: try ReplayRideReader(path: ridePath), countdown: configuration.countdown)
+      } catch {
+        log(.error, "cannot replay \(ridePath): \(error)")
+        return ServiceExit.badConfiguration
+      }
+      boardName = "sim"
+      guard let speed = configuration.simSpeed else {
+        // Full speed: virtual time, pulled by the engine loop. Such a world is never resumed.
+        let virtual = VirtualClock(
+          epoch: "sim-virtual-" + UUID().uuidString.lowercased(), startTime: schedule.startTime,
+          startWall: ride.startWall)
+        clock = virtual
+        pulledReplay = (schedule, virtual)
+        log(.notice, "simulated board: replaying \(ridePath) at full speed (virtual time)")
+        break
+      }
+      let (world, resumed) = SimulatedWorld.resume(
+        path: configuration.simWorldPath, ride: ride, speed: speed,
+        startTime: schedule.startTime, hostNow: SystemClocks.boottime(), bootID: SystemClocks.bootID())
+      do {
+        try world.save(to: configuration.simWorldPath)
+      } catch {
+        log(.error, "cannot save the simulated world to \(configuration.simWorldPath): \(error)")
+        return ServiceExit.failure
+      }
+      let simClock = SimulatedClock(world: world)
+      clock = simClock
+      let replay = SimulatedRide(
+        ridePath: ridePath, clock: simClock, countdown: configuration.countdown, resumingWorld: resumed)
+      simRide = replay
+      devices.append(replay)
+      log(
+        .notice,
+        "simulated board: \(resumed ? "resuming" : "starting") \(ridePath) at \(speed)× (world \(world.id), t=\(Int(simClock.now().monotonic)) s)"
+      )
+    case .linux:
+      clock = LinuxBoardClock()
+      boardName = "linux"
+      log(.warning, "linux board: no devices are configured; recording with what there is (control socket only)")
+    }
+
+    // The engine, resuming whatever was left unfinished.
+    let settings = configuration.engineSettings
+    var engine: SessionEngine
+    var startupCommands: [EngineCommand] = []
+    do {
+      let nextID = try store.maxSessionID() + 1
+      let unfinished = try store.unfinishedSessions()
+      if let latest = unfinished.last {
+        let now = ClockStamp(epoch: clock.epoch, moment: clock.now(), wallTrusted: clock.wallTrusted)
+        let gap = RecoveryGap.between(latest.lastCommit, and: now)
+        (engine, startupCommands) = SessionEngine.resuming(
+          latest.session, settings: settings, nextSessionID: nextID, gap: gap, at: now.moment)
+        for older in unfinished.dropLast() {
+          log(
+            .warning,
+            "session \(older.session.id) was also left \(older.session.state.rawValue); only the latest is resumed")
+        }
+      } else {
+        engine = SessionEngine(settings: settings, nextSessionID: nextID)
+      }
+    } catch {
+      log(.error, "cannot read unfinished sessions from \(store.path): \(error)")
+      return ServiceExit.failure
+    }
+
+    let runtime = ServiceRuntime(
+      engine: engine, store: store, clock: clock, queue: queue, notifier: notifier, log: log, boardName: boardName)
+    runtime.exitWhenReplayEnds = configuration.simExitAtEnd
+    if let simRide { runtime.replayFinished = { simRide.finished } }
+    runtime.pulledReplay = pulledReplay
+    runtime.execute(startup: startupCommands)
+
+    let server: ControlServer
+    do {
+      server = try ControlServer(
+        path: configuration.controlSocketPath, group: try groupID(configuration.controlSocketGroup), queue: queue,
+        log: log)
+    } catch {
+      log(.error, "cannot open the control socket \(configuration.controlSocketPath): \(error)")
+      return ServiceExit.failure
+    }
+    server.start()
+
+    let sink = QueueSink(queue: queue, clock: clock)
+    for device in devices {
+      log(.info, "starting \(device.name)")
+      device.start(sink: sink)
+    }
+
+    notifier.notify("READY=1\nSTATUS=recording ready")
+    log(
+      .notice,
+      "ready: database \(store.path), control socket \(server.path), \(boardName) board, \(settings.activity.rawValue)")
+
+    let code = runtime.run()
+    for device in devices { device.stop() }
+    server.stop()
+    if code == ServiceExit.success, simRide?.finished == true {
+      // The ride is over: a next start replays a new world.
+      try? FileManager.default.removeItem(atPath: configuration.simWorldPath)
+      log(.notice, "the simulated ride is over")
+    }
+    return code
+  }
+
+  private static func groupID(_ name: String?) throws(SystemError) -> gid_t? {
+    guard let name else { return nil }
+    guard let entry = getgrnam(name) else {
+      throw SystemError("getgrnam", errno: ENOENT, context: "group \"\(name)\"")
+    }
+    return entry.pointee.gr_gid
+  }
+}
+
+/// Where the bundled ride (board/sim/rides) is found: next to an installed binary, in the
+/// system's data directories, or in the source tree for `make run`.
+enum BundledRide {
+  static let fileName = "garmin-edge-500-2011-09-25.csv"
+
+  static func candidates() -> [String] {
+    let executable =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    let binDirectory = (executable as NSString).deletingLastPathComponent
+    let sourceTree = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().path
+    return [
+      "\(binDirectory)/../share/workoutd/rides/\(fileName)",
+      "/usr/share/workoutd/rides/\(fileName)",
+      "/usr/local/share/workoutd/rides/\(fileName)",
+      "\(sourceTree)/board/sim/rides/\(fileName)",
+    ].map { ($0 as NSString).standardizingPath }
+  }
+
+  static func find() -> String? {
+    candidates().first { FileManager.default.fileExists(atPath: $0) }
+  }
+}

@@ -1,0 +1,64 @@
+import BoardSim
+import Foundation
+import Testing
+import WorkoutCore
+import WorkoutTestSupport
+
+/// The repository's root, found from this file (tests must not depend on the working directory).
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+  .deletingLastPathComponent().path
+
+let bundledRidePath = repositoryRoot + "/board/sim/rides/garmin-edge-500-2011-09-25.csv"
+
+/// Replays a whole ride through the engine with a manual clock: the same inputs the simulated
+/// board posts, stamped with board time.
+func replay(_ ride: ReplayRide, settings: EngineSettings = EngineSettings()) -> EngineHarness {
+  var h = EngineHarness(settings: settings, start: Moment(monotonic: 0, wall: ride.startWall))
+  var schedule = ReplaySchedule(ride: ride, countdown: settings.countdown)
+  h.now = Moment(monotonic: schedule.startTime, wall: ride.startWall + schedule.startTime)
+  while let step = schedule.next() {
+    h.now = Moment(monotonic: step.time, wall: ride.startWall + step.time)
+    if let deadline = h.engine.nextDeadline, deadline <= step.time {
+      h.now = Moment(monotonic: deadline, wall: ride.startWall + deadline)
+      h.send(.wakeup)
+      h.now = Moment(monotonic: step.time, wall: ride.startWall + step.time)
+    }
+    for input in step.inputs { h.send(input) }
+    h.send(.tick)
+  }
+  return h
+}
+
+struct BundledRideTests {
+  @Test func theBundledRideParses() throws {
+    let ride = try ReplayRide.load(path: bundledRidePath)
+    #expect(ride.records.count == 10_686)
+    #expect(ride.presses.map(\.request) == [.start] + Array(repeating: .lap, count: 8) + [.stop])
+    #expect(ride.startWall == 1_316_955_621)  // 2011-09-25T13:00:21Z
+    #expect(ride.deviceTotals["total_distance"] == "92622.34")
+  }
+
+  /// The acceptance figure: distance and timer time within 2 % of the Edge 500's own
+  /// totals (its session message: 92,622.34 m, 10,641.06 s), with the default cycling settings.
+  @Test func distanceAndTimerMatchTheDevicesOwnTotals() throws {
+    let ride = try ReplayRide.load(path: bundledRidePath)
+    let h = replay(ride)
+    #expect(h.engine.state == .ended)
+    let summary = try #require(h.summaries.last)
+    let deviceDistance = try #require(Double(ride.deviceTotals["total_distance"] ?? ""))
+    let deviceTimer = try #require(Double(ride.deviceTotals["total_timer_time"] ?? ""))
+    let distanceError = summary.totals.distance / deviceDistance - 1
+    let timerError = summary.totals.timer / deviceTimer - 1
+    print(
+      "bundled ride: distance \(summary.totals.distance) m vs device \(deviceDistance) m (\(distanceError * 100) %), "
+        + "timer \(summary.totals.timer) s vs device \(deviceTimer) s (\(timerError * 100) %), laps \(summary.laps)")
+    #expect(abs(distanceError) < 0.02)
+    #expect(abs(timerError) < 0.02)
+    #expect(summary.laps == 9, "8 lap presses and the last lap closed by stop, as the device had")
+    let pauses = h.transitions.filter { $0.to == .paused }
+    #expect(pauses.allSatisfy { $0.detail == "autoPause" })
+    #expect(pauses.count > 20, "the device auto-paused 49 times; so must we, roughly")
+    #expect(
+      h.points.count == Int(summary.totals.timer.rounded()) || abs(h.points.count - Int(summary.totals.timer)) <= 2)
+  }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import WorkoutControl
+import WorkoutCore
+import WorkoutStore
+
+/// Where the built binaries are: next to the test bundle (SwiftPM puts every product of the
+/// package in the same directory), or $WORKOUTD_BIN_DIR.
+let binaryDirectory: String = {
+  if let dir = ProcessInfo.processInfo.environment["WORKOUTD_BIN_DIR"] { return dir }
+  let executable =
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+  var dir = URL(fileURLWithPath: executable).deletingLastPathComponent()
+  // .../debug/workoutdPackageTests.xctest is the runner itself on Linux.
+  while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("workoutd").path), dir.path != "/" {
+    dir.deleteLastPathComponent()
+  }
+  return dir.path
+}()
+
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+  .deletingLastPathComponent().path
+
+/// A directory for one test's state and runtime files, removed afterwards.
+final class ServiceDirectory: @unchecked Sendable {
+  let path: String
+
+  init() {
+    // Short: a Unix socket path must fit in 108 bytes.
+    path = "/tmp/wdt-" + String(UUID().uuidString.prefix(8)).lowercased()
+    try! FileManager.default.createDirectory(atPath: path + "/state", withIntermediateDirectories: true)
+  }
+
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+
+  var state: String { path + "/state" }
+  var runtime: String { path + "/run" }
+  var database: String { state + "/workoutd.db" }
+  var socket: String { runtime + "/control.sock" }
+}
+
+/// A running `workoutd`, with its stderr kept in a file.
+final class ServiceProcess: @unchecked Sendable {
+  let process = Process()
+  let logPath: String
+  let directory: ServiceDirectory
+
+  init(_ directory: ServiceDirectory, arguments: [String], environment: [String: String] = [:]) throws {
+    self.directory = directory
+    logPath = directory.path + "/workoutd-\(UUID().uuidString.prefix(6)).log"
+    FileManager.default.createFile(atPath: logPath, contents: nil)
+    process.executableURL = URL(fileURLWithPath: binaryDirectory + "/workoutd")
+    process.arguments = ["--state-dir", directory.state, "--runtime-dir", directory.runtime] + arguments
+    var env = ProcessInfo.processInfo.environment
+    env.removeValue(forKey: "NOTIFY_SOCKET")
+    env.removeValue(forKey: "JOURNAL_STREAM")
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+  }
+
+  var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+  /// Waits until the service says it is ready (its control socket answers).
+  func waitUntilReady(timeout: Double = 30) throws {
+    try waitFor("workoutd to become ready", timeout: timeout) { log.contains("ready:") }
+  }
+
+  func control(_ command: ControlCommand) throws -> ControlReply {
+    try sendControl(ControlRequest(command: command), socketPath: directory.socket, timeout: 10)
+  }
+
+  func status() throws -> StatusReport {
+    guard let status = try control(.status).status else { throw TestFailure("no status in the reply") }
+    return status
+  }
+
+  func signal(_ number: Int32) {
+    kill(process.processIdentifier, number)
+  }
+
+  /// Waits for the process to exit and returns its status.
+  @discardableResult
+  func waitForExit(timeout: Double = 30) throws -> Int32 {
+    try waitFor("workoutd to exit", timeout: timeout) { !process.isRunning }
+    return process.terminationStatus
+  }
+
+  deinit {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+  }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// Polls `condition` every 50 ms until it holds or `timeout` passes (then throws).
+func waitFor(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
+  let deadline = Date().addingTimeInterval(timeout)
+  while Date() < deadline {
+    if (try? condition()) == true { return }
+    usleep(50_000)
+  }
+  if try condition() { return }
+  throw TestFailure("timed out after \(timeout) s waiting for \(what)")
+}
+
+/// Runs a command and returns its exit status and output.
+@discardableResult
+func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: executable)
+  process.arguments = arguments
+  let pipe = Pipe()
+  process.standardOutput = pipe
+  process.standardError = pipe
+  try process.run()
+  let data = pipe.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}

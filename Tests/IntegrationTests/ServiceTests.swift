@@ -1,0 +1,292 @@
+import Foundation
+import Testing
+import WorkoutControl
+import WorkoutCore
+import WorkoutStore
+
+/// The real `workoutd` process on the simulated board: crash, restart, signals, bad input.
+@Suite(.serialized)
+struct ServiceTests {
+  /// Board speed for the crash tests: fast enough to ride on, slow enough that the host keeps
+  /// up with one committed second per board second.
+  static let speed = "20"
+
+  @Test func killNineMidRideResumesTheSameSessionLosingAtMostASecond() throws {
+    let dir = ServiceDirectory()
+    let first = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try first.waitUntilReady()
+    try waitFor("the ride to be running with some points", timeout: 60) {
+      let status = try first.status()
+      return status.state == .running && status.points > 60
+    }
+    // The last point the engine has recorded (it commits before it answers anything else).
+    let before = try first.status()
+    first.signal(SIGKILL)
+    try first.waitForExit()
+
+    let store = try WorkoutStore.openForReading(at: dir.database)
+    #expect(try store.integrityCheck() == ["ok"])
+    let committed = try store.pointCount(sessionID: before.sessionId!)
+    let lastCommitted = try store.points(sessionID: before.sessionId!).last?.seq ?? -1
+    let lost = (before.lastPointSequence ?? 0) - lastCommitted
+    print(
+      "kill -9: status said point \(before.lastPointSequence ?? -1), database has up to \(lastCommitted) (\(committed) points): \(max(0, lost)) s lost"
+    )
+    #expect(lost <= 1, "at most about one second of points may be lost")
+
+    let second = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try second.waitUntilReady()
+    let after = try second.status()
+    #expect(after.sessionId == before.sessionId, "the same session continues")
+    #expect(after.state == .running)
+    try waitFor("points to continue", timeout: 30) { try second.status().points > committed + 20 }
+    let events = try store.events(sessionID: before.sessionId!)
+    let recovered = try #require(events.last { $0.kind == "recovered" })
+    #expect(recovered.fromState == "running" && recovered.toState == "running")
+    #expect(recovered.cause == "recovery")
+    #expect(recovered.detail == "monotonic", "same boot: the gap is measured on the monotonic clock")
+    #expect((recovered.value ?? 0) > 0, "the gap is recorded")
+    // Sequence numbers go on from the last committed point, with no holes and no duplicates.
+    let points = try store.points(sessionID: before.sessionId!)
+    #expect(points.map(\.seq) == Array(0..<points.count))
+    second.signal(SIGTERM)
+    #expect(try second.waitForExit() == 0)
+  }
+
+  @Test func killNineWhilePausedResumesPaused() throws {
+    let dir = ServiceDirectory()
+    let first = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try first.waitUntilReady()
+    try waitFor("the ride to be running", timeout: 60) { try first.status().state == .running }
+    let paused = try first.control(.pause)
+    #expect(paused.ok && paused.state == .paused)
+    first.signal(SIGKILL)
+    try first.waitForExit()
+
+    let second = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try second.waitUntilReady()
+    #expect(try second.status().state == .paused)
+    #expect(try second.control(.resume).state == .running, "a rider's pause is resumed by the rider")
+    second.signal(SIGTERM)
+    try second.waitForExit()
+  }
+
+  @Test func sigtermStopsCleanlyAndTheSessionGoesOnAtTheNextStart() throws {
+    let dir = ServiceDirectory()
+    let first = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try first.waitUntilReady()
+    try waitFor("the ride to be running", timeout: 60) { try first.status().points > 10 }
+    let id = try first.status().sessionId
+    first.signal(SIGTERM)
+    #expect(try first.waitForExit() == 0)
+    #expect(first.log.contains("stays running and resumes at the next start"))
+    #expect(!FileManager.default.fileExists(atPath: dir.socket), "the control socket is removed")
+
+    let second = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try second.waitUntilReady()
+    let status = try second.status()
+    #expect(status.sessionId == id)
+    #expect(status.state == .running)
+    second.signal(SIGINT)
+    #expect(try second.waitForExit() == 0)
+  }
+
+  @Test func controlCommandsActAsButtonsAndRefusalsSayWhy() throws {
+    let dir = ServiceDirectory()
+    // A ride file with no presses: only the control socket drives the session.
+    let ride = dir.path + "/no-presses.csv"
+    let original = try String(
+      contentsOfFile: repositoryRoot + "/board/sim/rides/garmin-edge-500-2011-09-25.csv", encoding: .utf8)
+    try original.split(separator: "\n").filter { !$0.contains(",press,") }.prefix(400).joined(separator: "\n")
+      .write(toFile: ride, atomically: true, encoding: .utf8)
+    let service = try ServiceProcess(dir, arguments: ["--speed", Self.speed, "--ride", ride])
+    try service.waitUntilReady()
+
+    var attributes = stat()
+    #expect(stat(dir.socket, &attributes) == 0)
+    #expect(attributes.st_mode & 0o777 == 0o660, "the control socket is for the service's group only")
+
+    let ctl = binaryDirectory + "/workoutctl"
+    let locations = ["--state-dir", dir.state, "--runtime-dir", dir.runtime]
+    let refused = try run(ctl, ["pause"] + locations)
+    #expect(refused.status == 1)
+    #expect(refused.output.contains("there is no active session"))
+    #expect(try run(ctl, ["start"] + locations).output.contains("start: session prepared"))
+    try waitFor("the countdown to end", timeout: 30) { try service.status().state == .running }
+    #expect(try run(ctl, ["lap"] + locations).output.contains("lap 1 marked"))
+    #expect(try run(ctl, ["pause"] + locations).status == 0)
+    let json = try run(ctl, ["resume", "--json"] + locations)
+    #expect(json.status == 0)
+    let reply = try ControlJSON.decode(ControlReply.self, from: json.output)
+    #expect(reply.ok && reply.state == .running)
+    let stop = try run(ctl, ["stop"] + locations)
+    #expect(stop.status == 0)
+    try waitFor("the session to end", timeout: 10) { try service.status().state == .ended }
+    #expect(try run(ctl, ["resume"] + locations).status == 1, "ended is terminal")
+
+    let sessions = try run(ctl, ["sessions", "--json"] + locations)
+    #expect(sessions.status == 0)
+    #expect(sessions.output.contains("\"state\":\"ended\""))
+    let show = try run(ctl, ["show", "1"] + locations)
+    #expect(show.output.contains("transition running → paused (button: control)"))
+    #expect(show.output.contains("lap"))
+    service.signal(SIGTERM)
+    try service.waitForExit()
+  }
+
+  /// `make run` in miniature: the whole bundled ride at full speed, through the real process
+  /// and store; the totals must match the recording device's within 2 %.
+  @Test func theBundledRideRecordsEndToEnd() throws {
+    let dir = ServiceDirectory()
+    let service = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end"])
+    #expect(try service.waitForExit(timeout: 300) == 0)
+    let store = try WorkoutStore.openForReading(at: dir.database)
+    let record = try #require(try store.session(id: 1))
+    #expect(record.state == "ended")
+    let summary = try #require(try store.summary(of: record))
+    #expect(abs(summary.totals.distance / 92_622.34 - 1) < 0.02)
+    #expect(abs(summary.totals.timer / 10_641.06 - 1) < 0.02)
+    #expect(try store.laps(sessionID: 1).count == 9)
+    #expect(try store.integrityCheck() == ["ok"])
+  }
+
+  @Test func aCorruptDatabaseIsMovedAsideAndRecordingGoesOn() throws {
+    let dir = ServiceDirectory()
+    try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: dir.database))
+    let service = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try service.waitUntilReady()
+    #expect(service.log.contains("failed its integrity check"))
+    #expect(service.log.contains("moved it aside to \(dir.database).corrupt-"))
+    let moved = try FileManager.default.contentsOfDirectory(atPath: dir.state).filter { $0.contains(".corrupt-") }
+    #expect(moved.count == 1)
+    try waitFor("recording", timeout: 60) { try service.status().points > 5 }
+    service.signal(SIGTERM)
+    try service.waitForExit()
+  }
+
+  /// A real full disk (a small tmpfs): an error event and one clear log line, no crash, the
+  /// ride held in memory, and every second written once space returns.
+  @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+  func aFullDiskLosesNothingAndRecordingResumesWhenSpaceReturns() throws {
+    let dir = ServiceDirectory()
+    #expect(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=6m", "tmpfs", dir.state]).status == 0)
+    defer { _ = try? run("/bin/umount", ["-l", dir.state]) }
+    let service = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try service.waitUntilReady()
+    try waitFor("recording", timeout: 60) { try service.status().points > 20 }
+
+    let ballast = dir.state + "/ballast"
+    _ = try run("/bin/dd", ["if=/dev/zero", "of=\(ballast)", "bs=64k"])
+    try waitFor("the store to report the full disk", timeout: 60) { try service.status().storage.failing }
+    let failing = try service.status()
+    #expect(failing.storage.lastError?.contains("disk full") == true, "\(failing.storage.lastError ?? "")")
+    #expect(service.log.contains("holding the ride in memory and retrying every second"))
+    try waitFor("points to keep coming while the disk is full", timeout: 30) {
+      try service.status().storage.pendingWrites > 20
+    }
+    #expect(service.process.isRunning)
+
+    try FileManager.default.removeItem(atPath: ballast)
+    try waitFor("the store to catch up", timeout: 60) {
+      let status = try service.status()
+      return !status.storage.failing && status.storage.pendingWrites == 0
+    }
+    #expect(service.log.contains("storage works again"))
+    let status = try service.status()
+    service.signal(SIGTERM)
+    #expect(try service.waitForExit() == 0)
+
+    let store = try WorkoutStore.openForReading(at: dir.database)
+    #expect(try store.integrityCheck() == ["ok"])
+    let points = try store.points(sessionID: status.sessionId!)
+    #expect(points.map(\.seq) == Array(0..<points.count), "no second lost while the disk was full")
+    #expect(points.count >= status.points)
+    let kinds = try store.events(sessionID: status.sessionId!).map(\.kind)
+    #expect(kinds.contains("storageFailing"))
+    #expect(kinds.contains("storageRecovered"))
+  }
+}
+
+/// Bad configuration: a clear error naming the file and key, and exit code 2.
+@Suite(.serialized)
+struct ConfigurationErrorTests {
+  func runDaemon(config text: String?, extra: [String] = []) throws -> (status: Int32, output: String) {
+    let dir = ServiceDirectory()
+    var arguments = ["--state-dir", dir.state, "--runtime-dir", dir.runtime]
+    if let text {
+      let path = dir.path + "/workoutd.toml"
+      try text.write(toFile: path, atomically: true, encoding: .utf8)
+      arguments += ["--config", path]
+    }
+    return try run(binaryDirectory + "/workoutd", arguments + ["--check-config"] + extra)
+  }
+
+  @Test func anUnknownKeyIsAnError() throws {
+    let result = try runDaemon(config: "[session]\nactivty = \"running\"\n")
+    #expect(result.status == 2)
+    #expect(result.output.contains("[session] unknown key \"activty\""))
+  }
+
+  @Test func anUnknownSectionIsAnError() throws {
+    let result = try runDaemon(config: "[sesion]\nactivity = \"running\"\n")
+    #expect(result.status == 2)
+    #expect(result.output.contains("unknown section [sesion]"))
+  }
+
+  @Test func aWrongValueIsAnError() throws {
+    let result = try runDaemon(
+      config: "[session]\nactivity = \"rowing\"\ncountdown_seconds = -1\n[sim]\nspeed = \"fast\"\n")
+    #expect(result.status == 2)
+    #expect(result.output.contains("[session] activity must be one of"))
+    #expect(result.output.contains("[session] countdown_seconds must be between 0.0 and 60.0"))
+    #expect(result.output.contains("[sim] speed must be a number or \"max\""))
+  }
+
+  @Test func malformedTOMLSaysWhere() throws {
+    let result = try runDaemon(config: "[service]\nboard = \"sim\"\nlog_level = [\n")
+    #expect(result.status == 2)
+    #expect(result.output.contains("workoutd.toml:3:"))
+  }
+
+  @Test func aMissingExplicitConfigIsAnError() throws {
+    let result = try run(binaryDirectory + "/workoutd", ["--config", "/nonexistent/workoutd.toml", "--check-config"])
+    #expect(result.status == 2)
+    #expect(result.output.contains("/nonexistent/workoutd.toml: no such file"))
+  }
+
+  @Test func aBadFlagIsAnError() throws {
+    let result = try runDaemon(config: nil, extra: ["--speed", "0"])
+    #expect(result.status == 2)
+  }
+
+  @Test func aGoodConfigIsAccepted() throws {
+    let result = try runDaemon(
+      config: """
+        [service]
+        board = "sim"
+        log_level = "debug"
+        [session]
+        activity = "running"
+        countdown_seconds = 5
+        [auto_pause]
+        enabled = true
+        stop_speed = 0.4
+        resume_speed = 0.9
+        [sim]
+        speed = 60
+        """)
+    #expect(result.status == 0, "\(result.output)")
+    #expect(result.output.contains("activity running"))
+  }
+
+  @Test func aBadRideFileSaysWhichLine() throws {
+    let dir = ServiceDirectory()
+    let ride = dir.path + "/bad.csv"
+    try "# start: 2011-09-25T13:00:21Z\nt,kind,lat,lon,alt,speed,hr,cadence,temperature\n0,rec,91,0,,,,,\n".write(
+      toFile: ride, atomically: true, encoding: .utf8)
+    let result = try run(
+      binaryDirectory + "/workoutd", ["--state-dir", dir.state, "--runtime-dir", dir.runtime, "--ride", ride])
+    #expect(result.status == 2)
+    #expect(result.output.contains("bad.csv:3: lat \"91\" is not a number in -90.0...90.0"))
+  }
+}
