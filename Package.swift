@@ -53,6 +53,7 @@ let package = Package(
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(
       name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "WorkoutCore", "WorkoutTestSupport"]),
+    .testTarget(name: "SensorProtocolsTests", dependencies: ["SensorProtocols", "WorkoutCore"]),
     .testTarget(name: "BoardSimTests", dependencies: ["BoardSim", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "WorkoutDaemonTests", dependencies: ["WorkoutDaemon", "WorkoutCore", "WorkoutStore"]),
     .testTarget(

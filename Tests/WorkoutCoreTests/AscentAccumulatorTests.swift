@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+
+@testable import WorkoutCore
+
+@Suite("Ascent and descent: behaviour")
+struct AscentAccumulatorTests {
+  /// No smoothing: the swing logic alone, exactly.
+  static let raw = AscentAccumulator.Configuration(timeConstant: 0, threshold: 2)
+
+  static func run(
+    _ altitudes: [Double], every dt: Double = 1,
+    configuration: AscentAccumulator.Configuration = raw
+  ) -> AscentAccumulator {
+    var a = AscentAccumulator(configuration: configuration)
+    for (i, h) in altitudes.enumerated() { a.add(altitude: h, at: Double(i) * dt) }
+    return a
+  }
+
+  @Test func swingsBelowTheThresholdDoNotCount() {
+    let a = Self.run([0, 1.9, 0, 1.9, 0.1, 1.99, 0])
+    #expect(a.totalAscent == 0)
+    #expect(a.totalDescent == 0)
+  }
+
+  @Test func aSwingCountsInFullFromTurningPointToTurningPoint() {
+    // Up 3, down 3, ten times: plain 2 m hysteresis would count 2 of every 3 m (20 m); the
+    // swing threshold counts all 30.
+    var heights: [Double] = [0]
+    for _ in 0..<10 { heights += [1, 2, 3, 2, 1, 0] }
+    let a = Self.run(heights)
+    #expect(a.totalAscent == 30)
+    #expect(a.totalDescent == 30)
+  }
+
+  @Test func theClimbInProgressCountsOnceItPassesTheThreshold() {
+    var a = AscentAccumulator(configuration: Self.raw)
+    a.add(altitude: 100, at: 0)
+    a.add(altitude: 101.5, at: 1)
+    #expect(a.totalAscent == 0)
+    a.add(altitude: 102, at: 2)
+    #expect(a.totalAscent == 2)
+    a.add(altitude: 107, at: 3)
+    #expect(a.totalAscent == 7)
+    a.add(altitude: 105.5, at: 4)  // a dip smaller than the threshold: still climbing
+    #expect(a.totalAscent == 7)
+    a.add(altitude: 110, at: 5)
+    #expect(a.totalAscent == 10)
+    a.add(altitude: 108, at: 6)  // turned: the climb is committed, the descent begins
+    #expect(a.totalAscent == 10)
+    #expect(a.totalDescent == 2)
+  }
+
+  @Test func descentFirst() {
+    let a = Self.run([50, 49, 48, 45, 46, 47, 48])
+    #expect(a.totalDescent == 5)
+    #expect(a.totalAscent == 3)
+  }
+
+  @Test func totalsNeverDecrease() {
+    var rng = AltitudeTestRandom(seed: 7)
+    var a = AscentAccumulator()
+    var h = 200.0
+    var lastUp = 0.0
+    var lastDown = 0.0
+    var regressions = 0
+    for i in 0..<20_000 {
+      h += rng.gaussian()
+      a.add(altitude: h, at: Double(i))
+      if a.totalAscent < lastUp || a.totalDescent < lastDown { regressions += 1 }
+      lastUp = a.totalAscent
+      lastDown = a.totalDescent
+    }
+    #expect(regressions == 0)
+    #expect(lastUp > 0 && lastDown > 0)
+  }
+
+  /// An hour standing still with a noisy 1 Hz altimeter (0.5 m RMS white noise, more than a
+  /// BMP280 at the logger's settings): the raw sum of rises is hundreds of metres; the
+  /// accumulator must report next to nothing.
+  @Test func noiseAloneIsNotAscent() {
+    var rng = AltitudeTestRandom(seed: 2024)
+    var a = AscentAccumulator()
+    var naive = 0.0
+    var previous: Double? = nil
+    for i in 0..<3600 {
+      let h = 150 + 0.5 * rng.gaussian()
+      if let p = previous, h > p { naive += h - p }
+      previous = h
+      a.add(altitude: h, at: Double(i))
+    }
+    #expect(naive > 500)
+    #expect(a.totalAscent < 2.5, "\(a.totalAscent) m from noise")
+    #expect(a.totalDescent < 2.5)
+  }
+
+  /// A real hill under noise: 120 m up at 0.4 m/s, 120 m down at 1 m/s, with 0.5 m noise.
+  @Test func aHillUnderNoise() {
+    var rng = AltitudeTestRandom(seed: 99)
+    var a = AscentAccumulator()
+    var t = 0.0
+    func feed(_ h: Double) {
+      a.add(altitude: h + 0.5 * rng.gaussian(), at: t)
+      t += 1
+    }
+    for _ in 0..<60 { feed(50) }
+    for i in 0..<300 { feed(50 + 0.4 * Double(i)) }
+    for i in 0..<120 { feed(170 - Double(i)) }
+    for _ in 0..<60 { feed(50) }
+    #expect(abs(a.totalAscent - 120) < 3, "\(a.totalAscent)")
+    #expect(abs(a.totalDescent - 120) < 3, "\(a.totalDescent)")
+  }
+
+  /// The filter's parameter is time, so the sample rate does not matter: the same smooth
+  /// profile sampled at 1 Hz, 25 Hz (a BMP280 in normal mode) and irregularly gives the same
+  /// totals.
+  @Test func sampleRateIndependence() {
+    func profile(_ t: Double) -> Double { 100 + 15 * sin(t / 90) + 4 * sin(t / 17) }
+    func run(_ times: [Double]) -> AscentAccumulator {
+      var a = AscentAccumulator()
+      for t in times { a.add(altitude: profile(t), at: t) }
+      return a
+    }
+    let oneHz = run(Array(stride(from: 0.0, through: 3000, by: 1)))
+    let fast = run(Array(stride(from: 0.0, through: 3000, by: 0.04)))
+    var rng = AltitudeTestRandom(seed: 5)
+    var irregular: [Double] = [0]
+    while irregular.last! < 3000 {
+      irregular.append(irregular.last! + Double.random(in: 0.5...6, using: &rng))
+    }
+    let smart = run(irregular)
+    #expect(oneHz.totalAscent > 100)
+    #expect(abs(fast.totalAscent - oneHz.totalAscent) < 0.5)
+    #expect(abs(smart.totalAscent - oneHz.totalAscent) < 2)
+    #expect(abs(fast.totalDescent - oneHz.totalDescent) < 0.5)
+  }
+
+  @Test func gaps() {
+    // Auto-paused for 20 minutes at the same place: nothing.
+    var a = AscentAccumulator()
+    for i in 0..<30 { a.add(altitude: 80, at: Double(i)) }
+    for i in 0..<30 { a.add(altitude: 80, at: 1230 + Double(i)) }
+    #expect(a.totalAscent == 0)
+    // Recording resumed 10 m higher (the rider walked up while nothing was recorded): the
+    // filter takes the new height at once and the change counts.
+    for i in 0..<30 { a.add(altitude: 90, at: 3000 + Double(i)) }
+    #expect(abs(a.totalAscent - 10) < 1e-6)
+  }
+
+  @Test func samplesItCannotUse() {
+    var a = AscentAccumulator(configuration: Self.raw)
+    // (mutating calls cannot go inside #expect)
+    let used = [
+      a.add(altitude: 10, at: 5),
+      a.add(altitude: .nan, at: 6),
+      a.add(altitude: 30, at: .infinity),
+      a.add(altitude: 30, at: 4),  // earlier than the last sample
+      a.add(altitude: 30, at: 5),  // same time
+    ]
+    #expect(used == [true, false, false, false, false])
+    #expect(a.totalAscent == 0)
+    #expect(a.smoothedAltitude == 10)
+    let next = a.add(altitude: 13, at: 6)
+    #expect(next)
+    #expect(a.totalAscent == 3)
+  }
+
+  @Test func shiftingTheReferenceCountsNothing() {
+    var a = AscentAccumulator(configuration: Self.raw)
+    for (i, h) in [100.0, 103, 106].enumerated() { a.add(altitude: h, at: Double(i)) }
+    #expect(a.totalAscent == 6)
+    // The barometer is re-referenced (a new sea-level pressure): every height reads 40 m more.
+    a.shift(by: 40)
+    #expect(a.smoothedAltitude == 146)
+    for (i, h) in [148.0, 150, 146, 143].enumerated() { a.add(altitude: h, at: 3 + Double(i)) }
+    #expect(a.totalAscent == 10)
+    #expect(a.totalDescent == 7)
+  }
+
+  /// The accumulator is saved with the session and restored after a restart: a restored copy
+  /// continues exactly as the original.
+  @Test func survivesASnapshot() throws {
+    var rng = AltitudeTestRandom(seed: 11)
+    var original = AscentAccumulator()
+    var h = 300.0
+    var samples: [(Double, Double)] = []
+    for i in 0..<4000 {
+      h += 0.3 * rng.gaussian() + 0.02 * sin(Double(i) / 200)
+      samples.append((Double(i), h))
+    }
+    for (t, x) in samples[..<2000] { original.add(altitude: x, at: t) }
+    let data = try JSONEncoder().encode(original)
+    var restored = try JSONDecoder().decode(AscentAccumulator.self, from: data)
+    #expect(restored == original)
+    for (t, x) in samples[2000...] {
+      original.add(altitude: x, at: t)
+      restored.add(altitude: x, at: t)
+    }
+    #expect(restored == original)
+    #expect(restored.totalAscent == original.totalAscent)
+  }
+
+  @Test func configurationSanitised() {
+    let c = AscentAccumulator.Configuration(timeConstant: -1, threshold: .nan)
+    #expect(c == AscentAccumulator.Configuration())
+    #expect(c.timeConstant == 4 && c.threshold == 2)
+  }
+}
