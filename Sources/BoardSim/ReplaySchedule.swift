@@ -11,7 +11,9 @@ public struct ReplayStep: Sendable, Hashable {
 ///
 /// - a lead-in before t = 0: the rider waits at the start with a fix, and presses start early
 ///   enough that the countdown ends at t = 0, when the recording began;
-/// - each record as a GPS fix (its speed as the receiver's) and strap readings;
+/// - each record as a GPS fix (its speed as the receiver's), strap readings, and a barometer
+///   reading: Garmin's Edge units record barometric altitude, so the pressure that altitude
+///   stands for (ISA) is what a BMP280 would have read;
 /// - the recording's gaps (the device was auto-paused and wrote nothing: the rider stood still)
 ///   as fixes at the last position with zero speed, so workoutd's own auto-pause decides;
 /// - the rider's lap and stop presses at their times.
@@ -82,14 +84,21 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
           inputs.append(fix(at: record.time, lastPosition!, altitude: record.altitude, speed: record.speed))
           hadFix = true
         }
+        if let altitude = record.altitude, let pressure = BarometricAltitude.pressure(altitude: altitude) {
+          inputs.append(.reading(.barometer(pressure: pressure, temperature: nil)))
+        }
         if let bpm = record.heartRate { inputs.append(.reading(.heartRate(bpm: bpm))) }
         if let rpm = record.cadence { inputs.append(.reading(.cadence(rpm: rpm))) }
         if let celsius = record.temperature { inputs.append(.reading(.temperature(celsius: celsius))) }
       }
     }
     if !hadFix, let position = lastPosition {
-      // No record for this second: the rider stands still where they were.
+      // No record for this second: the rider stands still where they were, and the barometer
+      // goes on reading the same air.
       inputs.insert(fix(at: stepTime, position, altitude: lastAltitude, speed: 0), at: 0)
+      if let altitude = lastAltitude, let pressure = BarometricAltitude.pressure(altitude: altitude) {
+        inputs.insert(.reading(.barometer(pressure: pressure, temperature: nil)), at: 1)
+      }
     }
     return ReplayStep(time: stepTime, inputs: inputs)
   }

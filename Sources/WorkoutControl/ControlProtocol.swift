@@ -78,6 +78,14 @@ public struct StatusReport: Codable, Sendable {
   public var averageHeartRate: Double?
   public var maxHeartRate: Double?
   public var lap: Int?
+  /// Metres climbed and descended; altitude (barometric when there is a barometer).
+  public var ascent: Double
+  public var descent: Double
+  public var altitude: Double?
+  /// "none" (no GPS reports), "searching" or "fix".
+  public var gps: GPSCondition
+  /// What the status LED shows.
+  public var indicator: IndicatorPattern
   /// Points recorded in the live session (handed to the store; see `storage`).
   public var points: Int
   public var lastPointSequence: Int?
@@ -123,6 +131,11 @@ public struct StatusReport: Codable, Sendable {
     averageHeartRate = status.averageHeartRate
     maxHeartRate = status.maxHeartRate
     lap = status.lap
+    ascent = status.ascent
+    descent = status.descent
+    altitude = status.altitude
+    gps = status.gps
+    indicator = status.indicator
     points = status.points
     lastPointSequence = status.lastPoint?.sequence
     lastPointTime = status.lastPoint?.moment.wall

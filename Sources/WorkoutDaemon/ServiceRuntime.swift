@@ -52,6 +52,8 @@ final class ServiceRuntime {
 
   /// Exit (code 0) once the replayed ride is over and its session has ended (`make run`).
   var exitWhenReplayEnds = false
+  /// Shows a pattern on the status LED, when the board has one.
+  var indicator: ((IndicatorPattern) -> Void)?
   /// Whether a threaded replay (the simulated board in real or scaled time) is over.
   var replayFinished: () -> Bool = { false }
   /// The simulated board at full speed: the loop pulls each next second of the world itself.
@@ -197,6 +199,8 @@ final class ServiceRuntime {
         wakeups.append(monotonic)
       case .warmUpSensors:
         log(.debug, "warming up sensors")
+      case .indicate(let pattern):
+        indicator?(pattern)
       default:
         storeCommands.append(command)
       }

@@ -17,6 +17,8 @@ public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, Persi
   public var elapsed: Double
   public var timer: Double
   public var distance: Double
+  public var ascent: Double
+  public var descent: Double
   public var points: Int
   /// JSON of `ActiveSession`, written with every committed second.
   public var snapshot: String
@@ -29,7 +31,7 @@ public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, Persi
   public var clockWallTrusted: Bool
 
   enum CodingKeys: String, CodingKey {
-    case id, activity, state, elapsed, timer, distance, points, snapshot, summary
+    case id, activity, state, elapsed, timer, distance, ascent, descent, points, snapshot, summary
     case openedWall = "opened_wall"
     case startWall = "start_wall"
     case endWall = "end_wall"
@@ -121,6 +123,8 @@ public struct LapRecord: Codable, Sendable, Hashable, FetchableRecord, Persistab
   public var elapsed: Double
   public var timer: Double
   public var distance: Double
+  public var ascent: Double
+  public var descent: Double
   public var avgSpeed: Double?
   public var maxSpeed: Double?
   public var avgHR: Double?
@@ -131,7 +135,7 @@ public struct LapRecord: Codable, Sendable, Hashable, FetchableRecord, Persistab
   public var maxPower: Double?
 
   enum CodingKeys: String, CodingKey {
-    case number, trigger, elapsed, timer, distance
+    case number, trigger, elapsed, timer, distance, ascent, descent
     case sessionID = "session_id"
     case startWall = "start_wall"
     case endWall = "end_wall"
@@ -161,7 +165,7 @@ extension PointRecord {
       sessionID: sessionID, seq: point.sequence, wall: point.moment.wall,
       monotonic: point.moment.monotonic, elapsed: point.elapsed, timer: point.timer,
       distance: point.distance, lat: point.latitude, lon: point.longitude, altGPS: point.altitude,
-      altBaro: nil, speed: point.speed, hr: point.heartRate, cadence: point.cadence,
+      altBaro: point.barometricAltitude, speed: point.speed, hr: point.heartRate, cadence: point.cadence,
       power: point.power, temperature: point.temperature, fixDim: point.fixDimension,
       hError: point.horizontalError)
   }
@@ -173,7 +177,8 @@ extension LapRecord {
     self.init(
       sessionID: sessionID, number: lap.number, startWall: lap.start.wall, endWall: lap.end.wall,
       trigger: lap.trigger.rawValue, elapsed: totals.elapsed, timer: totals.timer,
-      distance: totals.distance, avgSpeed: totals.averageSpeed, maxSpeed: totals.maxSpeed,
+      distance: totals.distance, ascent: totals.ascent, descent: totals.descent, avgSpeed: totals.averageSpeed,
+      maxSpeed: totals.maxSpeed,
       avgHR: totals.heartRate.mean, maxHR: totals.heartRate.maximum, avgCadence: totals.cadence.mean,
       maxCadence: totals.cadence.maximum, avgPower: totals.power.mean, maxPower: totals.power.maximum)
   }

@@ -86,6 +86,15 @@ enum Schema {
           );
           """)
     }
+    migrator.registerMigration("v2: ascent and descent of sessions and laps") { db in
+      try db.execute(
+        sql: """
+          ALTER TABLE session ADD COLUMN ascent REAL NOT NULL DEFAULT 0;
+          ALTER TABLE session ADD COLUMN descent REAL NOT NULL DEFAULT 0;
+          ALTER TABLE lap ADD COLUMN ascent REAL NOT NULL DEFAULT 0;
+          ALTER TABLE lap ADD COLUMN descent REAL NOT NULL DEFAULT 0;
+          """)
+    }
     return migrator
   }
 }

@@ -235,7 +235,7 @@ public final class WorkoutStore: Sendable {
       try db.execute(
         sql: "UPDATE session SET summary = ?, end_wall = ? WHERE id = ?",
         arguments: [try Self.encode(summary), summary.end.wall, sessionID])
-    case .scheduleWakeup, .warmUpSensors, .log:
+    case .scheduleWakeup, .warmUpSensors, .indicate, .log:
       break
     }
   }
@@ -381,8 +381,8 @@ extension SessionRecord {
     self.init(
       id: session.id, activity: session.activity.rawValue, state: session.state.rawValue,
       openedWall: session.openedAt.wall, startWall: session.builder.startMoment?.wall, endWall: nil,
-      elapsed: totals.elapsed, timer: totals.timer, distance: totals.distance,
-      points: session.builder.pointCount,
+      elapsed: totals.elapsed, timer: totals.timer, distance: totals.distance, ascent: totals.ascent,
+      descent: totals.descent, points: session.builder.pointCount,
       snapshot: try WorkoutStore.encode(session), summary: nil,
       clockEpoch: clock.epoch, clockMonotonic: session.lastMoment.monotonic,
       clockWall: session.lastMoment.wall, clockWallTrusted: clock.wallTrusted)

@@ -154,6 +154,11 @@ struct Status: ParsableCommand {
         movement += " (avg \(Format.speed(average))" + (status.maxSpeed.map { ", max \(Format.speed($0)))" } ?? ")")
       }
       lines.append(movement)
+      if status.ascent > 0 || status.descent > 0 || status.altitude != nil {
+        lines.append(
+          "ascent \(Int(status.ascent.rounded())) m, descent \(Int(status.descent.rounded())) m"
+            + (status.altitude.map { ", altitude \(Int($0.rounded())) m" } ?? ""))
+      }
       if status.heartRate != nil || status.averageHeartRate != nil {
         lines.append(
           "heart rate \(status.heartRate.map { "\($0) bpm" } ?? "--")"
@@ -165,6 +170,7 @@ struct Status: ParsableCommand {
     } else {
       lines.append("no session yet (\(status.state.rawValue))")
     }
+    lines.append("gps \(status.gps.rawValue), LED \(status.indicator.rawValue)")
     lines.append(
       "board \(status.board)"
         + (status.devices.isEmpty
@@ -187,6 +193,8 @@ struct SessionSummaryJSON: Codable {
   var elapsed: Double
   var timer: Double
   var distance: Double
+  var ascent: Double
+  var descent: Double
   var points: Int
   var averageSpeed: Double?
   var maxSpeed: Double?
@@ -213,6 +221,8 @@ struct SessionSummaryJSON: Codable {
     elapsed = totals.elapsed
     timer = totals.timer
     distance = totals.distance
+    ascent = totals.ascent
+    descent = totals.descent
     averageSpeed = totals.averageSpeed
     maxSpeed = totals.maxSpeed
     averageHeartRate = totals.heartRate.mean
@@ -286,6 +296,7 @@ struct Show: ParsableCommand {
     print(
       "timer \(Format.duration(s.timer)), elapsed \(Format.duration(s.elapsed)), distance \(Format.distance(s.distance))"
     )
+    print("ascent \(Int(s.ascent.rounded())) m, descent \(Int(s.descent.rounded())) m")
     if let average = s.averageSpeed {
       print("speed avg \(Format.speed(average))" + (s.maxSpeed.map { ", max \(Format.speed($0))" } ?? ""))
     }

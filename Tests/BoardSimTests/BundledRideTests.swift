@@ -54,6 +54,10 @@ struct BundledRideTests {
         + "timer \(summary.totals.timer) s vs device \(deviceTimer) s (\(timerError * 100) %), laps \(summary.laps)")
     #expect(abs(distanceError) < 0.02)
     #expect(abs(timerError) < 0.02)
+    // The replay's barometer reads the pressure of the device's own (barometric) altitude.
+    let deviceAscent = try #require(Double(ride.deviceTotals["total_ascent"] ?? ""))
+    print("bundled ride: ascent \(summary.totals.ascent) m vs device \(deviceAscent) m")
+    #expect(abs(summary.totals.ascent / deviceAscent - 1) < 0.15)
     #expect(summary.laps == 9, "8 lap presses and the last lap closed by stop, as the device had")
     let pauses = h.transitions.filter { $0.to == .paused }
     #expect(pauses.allSatisfy { $0.detail == "autoPause" })

@@ -235,3 +235,24 @@ func run(_ arguments: String...) -> Int32 {
   process.waitUntilExit()
   return process.terminationStatus
 }
+
+struct MigrationTests {
+  @Test func ascentAndDescentAreStoredWithSessionsAndLaps() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    for second in 0..<60 {
+      h.advance(by: 1)
+      h.send(.reading(.barometer(pressure: BarometricAltitude.pressure(altitude: Double(second))!, temperature: nil)))
+      h.send(.tick)
+    }
+    _ = h.press(.stop)
+    try store.write(h.commands, clock: testClock)
+    let session = try #require(try store.session(id: 1))
+    #expect(session.ascent > 50)
+    #expect(try store.laps(sessionID: 1).first?.ascent == session.ascent)
+    #expect(try store.points(sessionID: 1).last?.altBaro != nil)
+  }
+}

@@ -43,6 +43,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
   public private(set) var pointCount = 0
   public private(set) var latest = LatestReadings()
   public var freshness: Freshness
+  public private(set) var elevation = ElevationTracker()
 
   /// Monotonic time up to which elapsed and timer time have been counted.
   private var countedUntil: Double?
@@ -95,6 +96,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
       previousFixAt = t
       latest.fix = fix
       latest.fixAt = t
+      count(elevation.fix(fix, at: t), in: state)
       if state == .running {
         if let anchor = distanceAnchor {
           let step = anchor.distance(to: position)
@@ -117,7 +119,22 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     case .temperature(let celsius):
       latest.temperature = celsius
       latest.temperatureAt = t
+    case .barometer(let pressure, let celsius):
+      count(elevation.pressure(pressure, at: t), in: state)
+      if let celsius, latest.temperatureAt.map({ t - $0 > freshness.sensor }) ?? true {
+        // The sensor's own temperature (warmed by the board) only when nothing better reports.
+        latest.temperature = celsius
+        latest.temperatureAt = t
+      }
     }
+  }
+
+  private mutating func count(_ climb: (ascent: Double, descent: Double), in state: SessionState) {
+    guard state == .running else { return }
+    totals.ascent += climb.ascent
+    totals.descent += climb.descent
+    lapTotals.ascent += climb.ascent
+    lapTotals.descent += climb.descent
   }
 
   /// Starts a new distance segment: after a rider's own pause, where they went meanwhile is
@@ -150,6 +167,9 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
       point.speed = latest.speed
       point.fixDimension = fix.dimension.rawValue
       point.horizontalError = fix.horizontalError
+    }
+    if let at = elevation.barometricAltitudeAt, now.monotonic - at <= freshness.sensor {
+      point.barometricAltitude = elevation.barometricAltitude
     }
     point.heartRate = fresh(latest.heartRate, at: latest.heartRateAt, now: now, within: freshness.sensor)
     point.cadence = fresh(latest.cadence, at: latest.cadenceAt, now: now, within: freshness.sensor)
@@ -191,6 +211,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     latest = LatestReadings()
     previousFix = nil
     previousFixAt = nil
+    elevation.resume()
   }
 
   private mutating func addSample(_ value: Double, to channel: WritableKeyPath<IntervalTotals, SampleStatistics>) {

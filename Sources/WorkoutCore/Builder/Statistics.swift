@@ -29,6 +29,9 @@ public struct IntervalTotals: Sendable, Hashable, Codable {
   public var heartRate = SampleStatistics()
   public var cadence = SampleStatistics()
   public var power = SampleStatistics()
+  /// Metres climbed and descended while running (noise rejected: see `AscentAccumulator`).
+  public var ascent: Double = 0
+  public var descent: Double = 0
 
   public init() {}
 
@@ -51,6 +54,8 @@ public struct TrackPoint: Sendable, Hashable, Codable {
   public var longitude: Double?
   /// GPS altitude, metres MSL (3D fixes only).
   public var altitude: Double?
+  /// Barometric altitude, metres (calibrated to sea level once GPS has settled it).
+  public var barometricAltitude: Double?
   public var speed: Double?
   public var heartRate: Int?
   public var cadence: Double?

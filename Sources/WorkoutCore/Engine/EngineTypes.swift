@@ -28,6 +28,8 @@ public enum EngineInput: Sendable, Hashable {
   case wakeup
   case reading(SensorReading)
   case request(SessionRequest, RequestSource)
+  /// A button gesture; what it asks for depends on the state (`ButtonEvent.request(in:)`).
+  case button(ButtonEvent, RequestSource)
   case device(DeviceStatus)
   case lowBattery
   /// The store has committed the summary of this stopped session.
@@ -137,6 +139,8 @@ public enum EngineCommand: Sendable, Hashable {
   case scheduleWakeup(monotonic: Double)
   /// A session is being prepared: start GPS, straps and barometer so they are ready.
   case warmUpSensors
+  /// Show this on the status LED (sent when it changes).
+  case indicate(IndicatorPattern)
   case log(LogLevel, String)
 }
 
@@ -159,7 +163,7 @@ public struct EngineStep: Sendable, Hashable {
   public var touchesStore: Bool {
     commands.contains { command in
       switch command {
-      case .scheduleWakeup, .warmUpSensors, .log: false
+      case .scheduleWakeup, .warmUpSensors, .indicate, .log: false
       default: true
       }
     }

@@ -39,6 +39,12 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   public var lap: Int?
   public var points: Int
   public var lastPoint: TrackPoint?
+  public var ascent: Double = 0
+  public var descent: Double = 0
+  /// Barometric altitude if a barometer reports, else GPS altitude.
+  public var altitude: Double?
+  public var gps: GPSCondition = .none
+  public var indicator: IndicatorPattern = .off
 }
 
 /// The heart of the logger: the session machine, the live builder and auto-pause, as a pure
@@ -52,6 +58,14 @@ public struct SessionEngine: Sendable {
   public private(set) var nextSessionID: Int64
   /// The last point recorded, for status.
   public private(set) var lastPoint: TrackPoint?
+  /// What the GPS has said lately.
+  public private(set) var gps = GPSCondition.none
+  /// Devices that are absent, lost or failing, and whether the store refuses writes: the LED
+  /// shows a fault while either is so.
+  public private(set) var faultyDevices: Set<DeviceKind> = []
+  public private(set) var storageFailing = false
+  /// The pattern last sent to the LED.
+  public private(set) var indicator = IndicatorPattern.off
 
   public init(settings: EngineSettings, nextSessionID: Int64 = 1) {
     self.settings = settings
@@ -107,14 +121,15 @@ public struct SessionEngine: Sendable {
   public func status(at now: Moment) -> EngineStatus {
     guard let session else {
       return EngineStatus(
-        state: .notStarted, pausedBySystem: false, elapsed: 0, timer: 0, distance: 0, points: 0)
+        state: .notStarted, pausedBySystem: false, elapsed: 0, timer: 0, distance: 0, points: 0, gps: gps,
+        indicator: indicator)
     }
     let builder = session.builder
     let live = session.state == .running || session.state == .paused
     let speed = live ? builder.currentSpeed(at: now) : nil
     var pace: Double?
     if session.activity.showsPace, let speed, speed > 0.3 { pace = 1000 / speed }
-    return EngineStatus(
+    var status = EngineStatus(
       state: session.state, sessionID: session.id, activity: session.activity,
       pausedBySystem: session.machine.pausedBySystem,
       countdownRemaining: session.countdownDeadline.map { max(0, $0 - now.monotonic) },
@@ -125,6 +140,14 @@ public struct SessionEngine: Sendable {
       averageHeartRate: builder.totals.heartRate.mean, maxHeartRate: builder.totals.heartRate.maximum,
       lap: live ? builder.lapNumber : nil, points: builder.pointCount,
       lastPoint: lastPoint)
+    status.ascent = builder.totals.ascent
+    status.descent = builder.totals.descent
+    status.altitude =
+      builder.elevation.source(at: now.monotonic) == .barometer
+      ? builder.elevation.barometricAltitude : builder.latest.fix?.altitude
+    status.gps = gps
+    status.indicator = indicator
+    return status
   }
 
   /// Handles one input at `now` and returns the effects for the runtime to carry out.
@@ -152,7 +175,20 @@ public struct SessionEngine: Sendable {
       changed = observe(reading, at: now, into: &step)
     case .request(let request, let source):
       changed = handleRequest(request, from: source, at: now, into: &step)
+    case .button(let event, let source):
+      if let request = event.request(in: state) {
+        changed = handleRequest(request, from: source, at: now, into: &step)
+      } else {
+        step.commands.append(
+          .log(.info, "\(event.gesture.rawValue) of \(event.button.rawValue) does nothing while \(state.rawValue)"))
+      }
     case .device(let status):
+      if status.condition == .available {
+        faultyDevices.remove(status.device)
+      } else {
+        faultyDevices.insert(status.device)
+      }
+      if status.device == .gps { gps = status.condition == .available ? (gps == .fix ? .fix : .searching) : .searching }
       record(deviceEvent(for: status, at: now), into: &step)
       let level: LogLevel = status.condition == .available ? .info : .warning
       step.commands.append(.log(level, "\(status.device.rawValue) \(status.condition.rawValue): \(status.detail)"))
@@ -163,13 +199,20 @@ public struct SessionEngine: Sendable {
     case .storage(let condition):
       switch condition {
       case .failing(let detail):
+        storageFailing = true
         record(SessionEvent(kind: .storageFailing, moment: now, detail: detail), into: &step)
       case .recovered(let detail):
+        storageFailing = false
         record(SessionEvent(kind: .storageRecovered, moment: now, detail: detail), into: &step)
       }
     }
     if changed, let session {
       step.commands.append(.saveSnapshot(session))
+    }
+    let pattern = IndicatorPattern.choose(state: state, gps: gps, fault: storageFailing || !faultyDevices.isEmpty)
+    if pattern != indicator {
+      indicator = pattern
+      step.commands.append(.indicate(pattern))
     }
     return step
   }
@@ -197,6 +240,11 @@ public struct SessionEngine: Sendable {
   }
 
   private mutating func observe(_ reading: SensorReading, at now: Moment, into step: inout EngineStep) -> Bool {
+    switch reading {
+    case .gps: gps = .fix
+    case .gpsNoFix: gps = .searching
+    default: break
+    }
     guard var current = session else { return false }
     current.builder.observe(reading, at: now, in: current.state)
     var signal: SessionSignal?

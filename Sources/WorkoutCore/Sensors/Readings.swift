@@ -54,6 +54,8 @@ public enum SensorReading: Sendable, Hashable {
   case cadence(rpm: Double)
   case power(watts: Int)
   case temperature(celsius: Double)
+  /// A barometer reading: pressure in Pa, and the sensor's own temperature, °C.
+  case barometer(pressure: Double, temperature: Double?)
 }
 
 /// The devices the service knows about, for status and events.

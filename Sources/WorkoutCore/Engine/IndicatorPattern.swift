@@ -1,0 +1,69 @@
+/// What the status LED shows. The rider has no screen: each state has its own rhythm, and the
+/// LED is dark when there is nothing to say, to save the battery.
+public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable {
+  /// Idle with a fix (or no GPS at all): dark.
+  case off
+  /// Idle or counting down, and the GPS has no fix yet: a short blink every second.
+  case waitingForFix
+  /// The countdown after start: fast blinking (4 Hz).
+  case countdown
+  /// Recording: a brief flash every three seconds.
+  case running
+  /// Paused (by the rider or auto-pause): slow even blinking (1 Hz).
+  case paused
+  /// Stopped, the ride being saved: steady on.
+  case saving
+  /// Something needs the rider: the disk refuses writes, or a device is absent, lost or
+  /// failing. Three quick flashes, then a pause.
+  case fault
+
+  /// One period as alternating durations in seconds, starting with the LED on; empty is always
+  /// off, a single element is always on.
+  public var timing: [Double] {
+    switch self {
+    case .off: []
+    case .waitingForFix: [0.1, 0.9]
+    case .countdown: [0.125, 0.125]
+    case .running: [0.05, 2.95]
+    case .paused: [0.5, 0.5]
+    case .saving: [1]
+    case .fault: [0.1, 0.1, 0.1, 0.1, 0.1, 1.5]
+    }
+  }
+
+  /// Whether the LED is lit `elapsed` seconds into the pattern.
+  public func isLit(after elapsed: Double) -> Bool {
+    let timing = timing
+    guard !timing.isEmpty else { return false }
+    guard timing.count > 1 else { return true }
+    let period = timing.reduce(0, +)
+    var t = elapsed.truncatingRemainder(dividingBy: period)
+    if t < 0 { t += period }
+    for (index, duration) in timing.enumerated() {
+      if t < duration { return index % 2 == 0 }
+      t -= duration
+    }
+    return false
+  }
+
+  /// The pattern for a session state and the board's condition, most urgent first.
+  public static func choose(state: SessionState, gps: GPSCondition, fault: Bool) -> IndicatorPattern {
+    if fault { return .fault }
+    switch state {
+    case .stopped: return .saving
+    case .prepared: return gps == .searching ? .waitingForFix : .countdown
+    case .running: return .running
+    case .paused: return .paused
+    case .notStarted, .ended: return gps == .searching ? .waitingForFix : .off
+    }
+  }
+}
+
+/// What the engine knows of the GPS, for the LED and status.
+public enum GPSCondition: String, Sendable, Hashable, Codable {
+  /// No GPS has reported: there may be none (an indoor trainer).
+  case none
+  /// A GPS is there and has no fix.
+  case searching
+  case fix
+}
