@@ -26,10 +26,14 @@ let package = Package(
     .target(name: "CLinuxShims"),
     // libgps from Debian's libgps-dev (gpsd 3.22, API major 11).
     .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+    // libgpiod 1.6 from Debian's libgpiod-dev (the v1 API).
+    .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
     .target(name: "LinuxSupport", dependencies: ["CLinuxShims"]),
     .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport"]),
     .target(name: "BoardSim", dependencies: ["WorkoutCore", "LinuxSupport"]),
-    .target(name: "BoardLinux", dependencies: ["WorkoutCore", "SensorProtocols", "LinuxSupport", "CGPS"]),
+    .target(
+      name: "BoardLinux",
+      dependencies: ["WorkoutCore", "SensorProtocols", "LinuxSupport", "CGPS", "CGPIOD", "CLinuxShims"]),
     .target(
       name: "WorkoutDaemon",
       dependencies: [

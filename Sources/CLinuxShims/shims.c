@@ -4,6 +4,14 @@
 #include <sys/socket.h>
 #include <sys/timex.h>
 #include <time.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <linux/i2c.h>
+#include <linux/i2c-dev.h>
+#include <linux/input.h>
+#include <unistd.h>
 
 int shim_accept_cloexec(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
 
@@ -27,4 +35,90 @@ int shim_clock_sync_state(int *status) {
 int shim_set_wall_clock(long long seconds, long nanoseconds) {
   struct timespec spec = {.tv_sec = (time_t)seconds, .tv_nsec = nanoseconds};
   return clock_settime(CLOCK_REALTIME, &spec);
+}
+
+int shim_i2c_set_address(int fd, int address) { return ioctl(fd, I2C_SLAVE, address); }
+
+// One SMBus transfer through ioctl(I2C_SMBUS) (Documentation/i2c/dev-interface.rst): what
+// libi2c's i2c_smbus_access does, without linking it.
+static int smbus_access(int fd, char read_write, unsigned char command, int size, union i2c_smbus_data *data) {
+  struct i2c_smbus_ioctl_data args = {.read_write = read_write, .command = command, .size = size, .data = data};
+  return ioctl(fd, I2C_SMBUS, &args);
+}
+
+int shim_i2c_read_byte_data(int fd, unsigned char command) {
+  union i2c_smbus_data data;
+  if (smbus_access(fd, I2C_SMBUS_READ, command, I2C_SMBUS_BYTE_DATA, &data) < 0) return -1;
+  return data.byte;
+}
+
+int shim_i2c_write_byte_data(int fd, unsigned char command, unsigned char value) {
+  union i2c_smbus_data data = {.byte = value};
+  return smbus_access(fd, I2C_SMBUS_WRITE, command, I2C_SMBUS_BYTE_DATA, &data);
+}
+
+int shim_i2c_read_block(int fd, unsigned char command, unsigned char length, unsigned char *buffer) {
+  union i2c_smbus_data data;
+  if (length > I2C_SMBUS_BLOCK_MAX) length = I2C_SMBUS_BLOCK_MAX;
+  data.block[0] = length;
+  if (smbus_access(fd, I2C_SMBUS_READ, command, I2C_SMBUS_I2C_BLOCK_DATA, &data) < 0) return -1;
+  unsigned char got = data.block[0] < length ? data.block[0] : length;
+  memcpy(buffer, &data.block[1], got);
+  return got;
+}
+
+unsigned long shim_i2c_functionality(int fd) {
+  unsigned long functionality = 0;
+  if (ioctl(fd, I2C_FUNCS, &functionality) < 0) return 0;
+  return functionality;
+}
+
+int shim_i2c_supports_smbus_block(unsigned long functionality) {
+  unsigned long needed = I2C_FUNC_SMBUS_READ_BYTE_DATA | I2C_FUNC_SMBUS_WRITE_BYTE_DATA | I2C_FUNC_SMBUS_READ_I2C_BLOCK;
+  return (functionality & needed) == needed;
+}
+
+void shim_name_this_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+int shim_input_use_monotonic_clock(int fd) {
+  int clock = CLOCK_MONOTONIC;
+  return ioctl(fd, EVIOCSCLOCKID, &clock);
+}
+
+int shim_input_read(int fd, unsigned short *type, unsigned short *code, int *value, double *seconds) {
+  struct input_event event;
+  ssize_t got = read(fd, &event, sizeof event);
+  if (got < 0) return errno == EAGAIN ? 0 : -1;
+  if (got != (ssize_t)sizeof event) {
+    errno = EIO;
+    return -1;
+  }
+  *type = event.type;
+  *code = event.code;
+  *value = event.value;
+  *seconds = (double)event.input_event_sec + (double)event.input_event_usec / 1e6;
+  return 1;
+}
+
+int shim_input_key_is_down(int fd, unsigned short code) {
+  unsigned char keys[KEY_MAX / 8 + 1];
+  memset(keys, 0, sizeof keys);
+  if (ioctl(fd, EVIOCGKEY(sizeof keys), keys) < 0) return -1;
+  return (keys[code / 8] >> (code % 8)) & 1;
+}
+
+int shim_input_key_code(const char *name) {
+  static const struct { const char *name; int code; } table[] = {
+      {"KEY_PROG1", KEY_PROG1}, {"KEY_PROG2", KEY_PROG2}, {"KEY_PROG3", KEY_PROG3}, {"KEY_PROG4", KEY_PROG4},
+      {"KEY_PLAYPAUSE", KEY_PLAYPAUSE}, {"KEY_STOP", KEY_STOP}, {"KEY_RECORD", KEY_RECORD},
+      {"KEY_ENTER", KEY_ENTER}, {"KEY_SPACE", KEY_SPACE}, {"KEY_POWER", KEY_POWER},
+      {"KEY_A", KEY_A}, {"KEY_B", KEY_B}, {"KEY_C", KEY_C}, {"KEY_F1", KEY_F1}, {"KEY_F2", KEY_F2},
+      {"KEY_F3", KEY_F3}, {"BTN_0", BTN_0}, {"BTN_1", BTN_1}, {"BTN_2", BTN_2}, {"BTN_3", BTN_3},
+      {"BTN_TRIGGER_HAPPY1", BTN_TRIGGER_HAPPY1}, {"BTN_TRIGGER_HAPPY2", BTN_TRIGGER_HAPPY2},
+      {"BTN_TRIGGER_HAPPY3", BTN_TRIGGER_HAPPY3},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+    if (strcmp(table[i].name, name) == 0) return table[i].code;
+  }
+  return -1;
 }

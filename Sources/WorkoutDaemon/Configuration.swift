@@ -36,6 +36,48 @@ public struct DaemonConfiguration: Sendable, Equatable {
   /// Exit once the ride has been replayed and its session has ended (for `make run`).
   public var simExitAtEnd = false
 
+  // [buttons], [led], [barometer]: off unless configured.
+  public var buttons = Buttons()
+  public var led = LED()
+  public var barometer = Barometer()
+
+  public struct Buttons: Sendable, Equatable {
+    public enum Source: String, Sendable, CaseIterable {
+      /// GPIO lines through libgpiod.
+      case gpio
+      /// A Linux input device (the gpio-keys overlay).
+      case input
+    }
+    public var enabled = false
+    public var source = Source.gpio
+    public var chip = raspberryPiGPIOChip
+    /// Line names or offsets (gpio), or key names or codes (input).
+    public var start = "GPIO17"
+    public var lap = "GPIO27"
+    public var stop = "GPIO22"
+    public var bias = "pull-up"
+    public var pressedLevel = LineLevel.low
+    public var inputDevice = "gpio-keys"
+    public var debounce = 0.030
+    public var longPress = 2.0
+  }
+
+  public struct LED: Sendable, Equatable {
+    public var enabled = false
+    public var chip = raspberryPiGPIOChip
+    public var line = "GPIO23"
+    public var activeLow = false
+  }
+
+  public struct Barometer: Sendable, Equatable {
+    public var enabled = false
+    public var bus = raspberryPiI2CBus
+    public var address = 0x76
+    public var interval = 1.0
+    /// Pa; nil calibrates from GPS at the start of each ride.
+    public var seaLevelPressure: Double?
+  }
+
   public struct AutoPauseOverrides: Sendable, Equatable {
     public var stopSpeed: Double?
     public var resumeSpeed: Double?
@@ -64,11 +106,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
       settings.resumeAfter = autoPauseOverrides.resumeAfter ?? settings.resumeAfter
       autoPause = settings
     }
-    return EngineSettings(activity: activity, countdown: countdown, autoPause: .some(autoPause))
+    return EngineSettings(
+      activity: activity, countdown: countdown, autoPause: .some(autoPause),
+      seaLevelPressure: barometer.seaLevelPressure)
   }
 }
 
 /// A configuration that cannot be used: every problem found, each naming the file and key.
+/// The Raspberry Pi's GPIO chip, by label: Pi Zero/1/2/3, Pi 4, Pi 5.
+public let raspberryPiGPIOChip = "pinctrl-bcm2835|pinctrl-bcm2711|pinctrl-rp1"
+/// The Pi's I2C bus 1 (pins 3 and 5), by adapter name: Pi Zero to 4, Pi 5.
+public let raspberryPiI2CBus = "bcm2835 (i2c@7e804000)|Synopsys DesignWare I2C adapter"
+
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
   public var problems: [String]
   public var description: String { problems.joined(separator: "\n") }
@@ -95,7 +144,7 @@ extension DaemonConfiguration {
       throw ConfigurationError(problems: ["\(file): \(error)"])
     }
     var problems: [String] = []
-    let known = ["service", "session", "auto_pause", "sim"]
+    let known = ["service", "session", "auto_pause", "sim", "buttons", "led", "barometer"]
     for key in root.keys where !known.contains(key) {
       let what = root[key]?.table != nil ? "section [\(key)]" : "key \"\(key)\" outside any section"
       problems.append("\(file): unknown \(what) (known: \(known.map { "[\($0)]" }.joined(separator: ", ")))")
@@ -141,7 +190,48 @@ extension DaemonConfiguration {
     }
     if let exitAtEnd = sim.bool("exit_at_end") { configuration.simExitAtEnd = exitAtEnd }
 
-    for section in [service, session, autoPause, sim] {
+    let buttons = Section("buttons", in: root, file: file)
+    if let enabled = buttons.bool("enabled") { configuration.buttons.enabled = enabled }
+    if let source = buttons.choice("source", Buttons.Source.self) { configuration.buttons.source = source }
+    if let chip = buttons.string("chip") { configuration.buttons.chip = chip }
+    for (key, path) in [("start", \Buttons.start), ("lap", \Buttons.lap), ("stop", \Buttons.stop)] {
+      if let line = buttons.string(key) { configuration.buttons[keyPath: path] = line }
+    }
+    if let bias = buttons.string("bias") {
+      if ["pull-up", "pull-down", "disabled", "as-is"].contains(bias) {
+        configuration.buttons.bias = bias
+      } else {
+        buttons.problem("bias", "must be \"pull-up\", \"pull-down\", \"disabled\" or \"as-is\"")
+      }
+    }
+    if let level = buttons.choice("pressed_level", LineLevel.self) { configuration.buttons.pressedLevel = level }
+    if let device = buttons.string("input_device") { configuration.buttons.inputDevice = device }
+    if let debounce = buttons.number("debounce_ms", 0...500) { configuration.buttons.debounce = debounce / 1000 }
+    if let longPress = buttons.number("long_press_seconds", 0.5...10) { configuration.buttons.longPress = longPress }
+
+    let led = Section("led", in: root, file: file)
+    if let enabled = led.bool("enabled") { configuration.led.enabled = enabled }
+    if let chip = led.string("chip") { configuration.led.chip = chip }
+    if let line = led.string("line") { configuration.led.line = line }
+    if let activeLow = led.bool("active_low") { configuration.led.activeLow = activeLow }
+
+    let barometer = Section("barometer", in: root, file: file)
+    if let enabled = barometer.bool("enabled") { configuration.barometer.enabled = enabled }
+    if let bus = barometer.string("bus") { configuration.barometer.bus = bus }
+    if let address = barometer.number("address", 0x76...0x77) { configuration.barometer.address = Int(address) }
+    if let interval = barometer.number("interval_seconds", 0.05...60) { configuration.barometer.interval = interval }
+    if let pressure = barometer.number("sea_level_pressure", 0...110_000) {
+      if pressure == 0 {
+        configuration.barometer.seaLevelPressure = nil
+      } else if (87_000...108_500).contains(pressure) {
+        configuration.barometer.seaLevelPressure = pressure
+      } else {
+        barometer.problem(
+          "sea_level_pressure", "must be in Pa, 87000 to 108500, or 0 to calibrate from GPS (got \(pressure))")
+      }
+    }
+
+    for section in [service, session, autoPause, sim, buttons, led, barometer] {
       problems += section.finish()
     }
     guard problems.isEmpty else { throw ConfigurationError(problems: problems) }

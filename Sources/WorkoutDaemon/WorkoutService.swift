@@ -55,6 +55,7 @@ public enum WorkoutService {
     var devices: [any DeviceSource] = []
     var simRide: SimulatedRide?
     var pulledReplay: (schedule: ReplaySchedule, clock: VirtualClock)?
+    var led: StatusLED?
     let boardName: String
     switch configuration.board {
     case .sim:
@@ -110,7 +111,17 @@ public enum WorkoutService {
     case .linux:
       clock = LinuxBoardClock()
       boardName = "linux"
-      log(.warning, "linux board: no devices are configured; recording with what there is (control socket only)")
+      do {
+        let board = try LinuxBoardDevices(configuration)
+        devices = board.devices
+        led = board.led
+      } catch {
+        log(.error, "bad device configuration: \(error)")
+        return ServiceExit.badConfiguration
+      }
+      if devices.isEmpty {
+        log(.warning, "linux board: no devices are configured; recording with what there is (control socket only)")
+      }
     }
 
     // The engine, resuming whatever was left unfinished.
@@ -143,6 +154,7 @@ public enum WorkoutService {
     runtime.exitWhenReplayEnds = configuration.simExitAtEnd
     if let simRide { runtime.replayFinished = { simRide.finished } }
     runtime.pulledReplay = pulledReplay
+    if let led { runtime.indicator = { led.show($0) } }
     runtime.execute(startup: startupCommands)
 
     let server: ControlServer

@@ -18,6 +18,23 @@ struct IndicatorTests {
     #expect(!fault.dropFirst(6).contains(true))
   }
 
+  @Test func theNextChangeIsWhereTheLightFlips() {
+    for pattern in IndicatorPattern.allCases {
+      guard pattern.timing.count > 1 else {
+        #expect(pattern.untilNextChange(after: 3.3) == nil)
+        continue
+      }
+      var t = 0.013
+      for _ in 0..<40 {
+        let wait = pattern.untilNextChange(after: t)!
+        #expect(wait > 0)
+        #expect(pattern.isLit(after: t) == pattern.isLit(after: t + wait * 0.99), "\(pattern) at \(t)")
+        #expect(pattern.isLit(after: t) != pattern.isLit(after: t + wait + 1e-6), "\(pattern) at \(t)")
+        t += wait + 1e-6
+      }
+    }
+  }
+
   @Test func theLEDFollowsTheSession() {
     var h = EngineHarness()
     func patterns() -> [IndicatorPattern] {

@@ -55,6 +55,60 @@ struct ConfigurationTests {
     #expect(settings.autoPause?.stopSpeed == ActivityType.running.defaultAutoPause?.stopSpeed)
   }
 
+  @Test func devicesAreOffUnlessConfigured() throws {
+    let configuration = try DaemonConfiguration.parse("", file: "t", environment: noSystemd)
+    #expect(!configuration.buttons.enabled && !configuration.led.enabled && !configuration.barometer.enabled)
+    let pi = try DaemonConfiguration.load(
+      path: repositoryRoot + "/board/workoutd.toml", required: true, environment: noSystemd)
+    #expect(pi.buttons.enabled && pi.led.enabled && pi.barometer.enabled)
+    #expect(pi.buttons.chip.contains("pinctrl-bcm2711"))
+  }
+
+  @Test func deviceKeysAreRead() throws {
+    let configuration = try DaemonConfiguration.parse(
+      """
+      [buttons]
+      enabled = true
+      source = "input"
+      input_device = "gpio-keys"
+      start = "KEY_PROG1"
+      debounce_ms = 50
+      long_press_seconds = 3
+      [led]
+      enabled = true
+      chip = "workoutd-buttons"
+      line = "LED"
+      active_low = true
+      [barometer]
+      enabled = true
+      bus = "SMBus stub driver"
+      address = 0x77
+      sea_level_pressure = 101800
+      """, file: "t", environment: noSystemd)
+    #expect(configuration.buttons.source == .input)
+    #expect(configuration.buttons.start == "KEY_PROG1")
+    #expect(configuration.buttons.debounce == 0.05)
+    #expect(configuration.buttons.longPress == 3)
+    #expect(configuration.led.chip == "workoutd-buttons" && configuration.led.activeLow)
+    #expect(configuration.barometer.address == 0x77)
+    #expect(configuration.engineSettings.seaLevelPressure == 101_800)
+  }
+
+  @Test func deviceValuesAreChecked() {
+    #expect(throws: ConfigurationError.self) {
+      try DaemonConfiguration.parse("[barometer]\naddress = 0x40\n", file: "t", environment: noSystemd)
+    }
+    #expect(throws: ConfigurationError.self) {
+      try DaemonConfiguration.parse("[barometer]\nsea_level_pressure = 1013\n", file: "t", environment: noSystemd)
+    }
+    #expect(throws: ConfigurationError.self) {
+      try DaemonConfiguration.parse("[buttons]\nbias = \"strong\"\n", file: "t", environment: noSystemd)
+    }
+    #expect(throws: ConfigurationError.self) {
+      try DaemonConfiguration.parse("[buttons]\npressed_level = \"up\"\n", file: "t", environment: noSystemd)
+    }
+  }
+
   @Test func autoPauseCanBeSwitchedOffAndIsOffIndoors() throws {
     let off = try DaemonConfiguration.parse("[auto_pause]\nenabled = false\n", file: "t", environment: noSystemd)
     #expect(off.engineSettings.autoPause == nil)

@@ -5,6 +5,9 @@
 
 #include <sys/types.h>
 
+/// Names the calling thread (prctl PR_SET_NAME; at most 15 characters are kept).
+void shim_name_this_thread(const char *name);
+
 /// accept4(2) with SOCK_CLOEXEC.
 int shim_accept_cloexec(int fd);
 
@@ -16,5 +19,39 @@ int shim_clock_sync_state(int *status);
 
 /// clock_settime(CLOCK_REALTIME): sets the wall clock (needs CAP_SYS_TIME).
 int shim_set_wall_clock(long long seconds, long nanoseconds);
+
+/// I2C (i2c-dev): select the peripheral address for later transfers (ioctl I2C_SLAVE).
+int shim_i2c_set_address(int fd, int address);
+
+/// SMBus "read byte data": returns the byte (0–255) or -1 with errno set.
+int shim_i2c_read_byte_data(int fd, unsigned char command);
+
+/// SMBus "write byte data": returns 0 or -1 with errno set.
+int shim_i2c_write_byte_data(int fd, unsigned char command, unsigned char value);
+
+/// SMBus "read I2C block data" of up to 32 bytes from register `command` into `buffer`;
+/// returns the number of bytes read or -1 with errno set.
+int shim_i2c_read_block(int fd, unsigned char command, unsigned char length, unsigned char *buffer);
+
+/// The adapter's functionality bits (ioctl I2C_FUNCS), or 0 with errno set on failure.
+unsigned long shim_i2c_functionality(int fd);
+
+/// Whether `functionality` includes SMBus read/write byte data and I2C block reads.
+int shim_i2c_supports_smbus_block(unsigned long functionality);
+
+/// evdev: makes event timestamps CLOCK_MONOTONIC (EVIOCSCLOCKID); 0 or -1 with errno.
+int shim_input_use_monotonic_clock(int fd);
+
+/// evdev: reads one `struct input_event` (its layout differs between 32- and 64-bit ABIs,
+/// so it is read in C). Returns 1 with the fields filled, 0 when none is waiting (EAGAIN),
+/// or -1 with errno set.
+int shim_input_read(int fd, unsigned short *type, unsigned short *code, int *value, double *seconds);
+
+/// evdev: whether key `code` is down now (EVIOCGKEY): 1, 0, or -1 with errno set.
+int shim_input_key_is_down(int fd, unsigned short code);
+
+/// The code of a key or button name ("KEY_PROG1", "BTN_0", ...) from a small table of the
+/// ones gpio-keys overlays use, or -1.
+int shim_input_key_code(const char *name);
 
 #endif

@@ -53,8 +53,9 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
   private var previousFix: GeoPoint?
   private var previousFixAt: Double?
 
-  public init(freshness: Freshness = Freshness()) {
+  public init(freshness: Freshness = Freshness(), elevation: ElevationTracker = ElevationTracker()) {
     self.freshness = freshness
+    self.elevation = elevation
   }
 
   /// Starts the clock when the session first runs.

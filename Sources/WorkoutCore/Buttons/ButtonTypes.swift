@@ -19,7 +19,7 @@ public enum ButtonID: String, Sendable, Hashable, Codable, CaseIterable, Compara
 }
 
 /// The electrical level of a GPIO line.
-public enum LineLevel: String, Sendable, Hashable, Codable {
+public enum LineLevel: String, Sendable, Hashable, Codable, CaseIterable {
   case low
   case high
 }

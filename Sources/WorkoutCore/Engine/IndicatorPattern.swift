@@ -46,6 +46,20 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
     return false
   }
 
+  /// Seconds from `elapsed` until the LED next changes; nil for a steady pattern.
+  public func untilNextChange(after elapsed: Double) -> Double? {
+    let timing = timing
+    guard timing.count > 1 else { return nil }
+    let period = timing.reduce(0, +)
+    var t = elapsed.truncatingRemainder(dividingBy: period)
+    if t < 0 { t += period }
+    for duration in timing {
+      if t < duration { return duration - t }
+      t -= duration
+    }
+    return timing[0]
+  }
+
   /// The pattern for a session state and the board's condition, most urgent first.
   public static func choose(state: SessionState, gps: GPSCondition, fault: Bool) -> IndicatorPattern {
     if fault { return .fault }

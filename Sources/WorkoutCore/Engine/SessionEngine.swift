@@ -6,15 +6,18 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   /// nil switches auto-pause off.
   public var autoPause: AutoPauseSettings?
   public var freshness: Freshness
+  /// A known sea-level pressure, Pa; nil calibrates the barometer from GPS at each start.
+  public var seaLevelPressure: Double?
 
   public init(
     activity: ActivityType = .cycling, countdown: Double = 3,
-    autoPause: AutoPauseSettings?? = .none, freshness: Freshness = Freshness()
+    autoPause: AutoPauseSettings?? = .none, freshness: Freshness = Freshness(), seaLevelPressure: Double? = nil
   ) {
     self.activity = activity
     self.countdown = countdown
     self.autoPause = autoPause ?? activity.defaultAutoPause
     self.freshness = freshness
+    self.seaLevelPressure = seaLevelPressure
   }
 }
 
@@ -268,7 +271,11 @@ public struct SessionEngine: Sendable {
   private mutating func openSession(at now: Moment, into step: inout EngineStep) {
     let opened = ActiveSession(
       id: nextSessionID, activity: settings.activity, machine: SessionMachine(),
-      builder: LiveBuilder(freshness: settings.freshness),
+      builder: LiveBuilder(
+        freshness: settings.freshness,
+        elevation: ElevationTracker(
+          calibrator: settings.seaLevelPressure.flatMap { SeaLevelCalibrator(configuredSeaLevelPressure: $0) }
+            ?? SeaLevelCalibrator())),
       autoPause: settings.autoPause.map(AutoPauseDetector.init(settings:)),
       countdownDeadline: nil, openedAt: now, lastMoment: now)
     nextSessionID += 1

@@ -1,0 +1,193 @@
+import LinuxSupport
+import SensorProtocols
+import WorkoutCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Where the barometer is and how to read it.
+public struct BarometerSettings: Sendable, Hashable {
+  /// The I2C bus: its adapter name (found in /sys/class/i2c-dev), a number, or a /dev path.
+  public var bus: String
+  /// 0x76 (SDO to ground) or 0x77 (SDO to VDDIO).
+  public var address: UInt8
+  /// Seconds between readings (the chip measures continuously in normal mode; this is how
+  /// often the service takes its filtered value).
+  public var interval: Double
+  public var sensor: BMP280Settings
+  public var backoff: Backoff
+
+  public init(
+    bus: String, address: UInt8 = 0x76, interval: Double = 1, sensor: BMP280Settings = .rideLogger,
+    backoff: Backoff = Backoff(initial: 1, maximum: 30)
+  ) {
+    self.bus = bus
+    self.address = address
+    self.interval = interval
+    self.sensor = sensor
+    self.backoff = backoff
+  }
+}
+
+/// A BMP280 or BME280 on I2C (Bosch BST-BMP280-DS001, BST-BME280-DS002): checks the chip id,
+/// reads its trimming, puts it in normal mode with the logger's oversampling and IIR filter,
+/// then posts a compensated reading every `interval`. A missing bus, a missing or wrong chip,
+/// or a chip that stops answering is posted once as the barometer's condition, and retried with
+/// a doubling backoff: the ride goes on with GPS altitude meanwhile.
+public final class BMP280Source: DeviceSource, @unchecked Sendable {
+  public let settings: BarometerSettings
+  public let name: String
+  private let signal = StopSignal()
+  private var thread: DeviceThread?
+
+  public init(settings: BarometerSettings) {
+    self.settings = settings
+    name = "barometer on I2C \"\(settings.bus)\" at 0x\(String(settings.address, radix: 16))"
+  }
+
+  public func start(sink: any InputSink) {
+    let settings = settings
+    let signal = signal
+    do {
+      thread = try DeviceThread.start(name: "barometer") {
+        var loop = BarometerLoop(settings: settings, sink: sink, signal: signal)
+        loop.run()
+      }
+    } catch {
+      sink.post(.device(DeviceStatus(device: .barometer, condition: .failing, detail: "cannot start: \(error)")))
+    }
+  }
+
+  public func stop() {
+    signal.stop()
+    thread?.join()
+    thread = nil
+  }
+}
+
+/// Why the barometer cannot be read, worded for the rider's log.
+struct BarometerProblem: Error {
+  var condition: DeviceStatus.Condition
+  var detail: String
+}
+
+struct BarometerLoop {
+  let settings: BarometerSettings
+  let sink: any InputSink
+  let signal: StopSignal
+  private var backoff: Backoff
+  private var lastPosted: DeviceStatus.Condition?
+  private var everWorked = false
+
+  init(settings: BarometerSettings, sink: any InputSink, signal: StopSignal) {
+    self.settings = settings
+    self.sink = sink
+    self.signal = signal
+    backoff = settings.backoff
+  }
+
+  mutating func run() {
+    while !signal.isStopRequested {
+      do {
+        let (device, compensator) = try connect()
+        post(.available, "\(compensator.chip) on \(device.busPath) at 0x\(String(settings.address, radix: 16))")
+        everWorked = true
+        backoff.reset()
+        try read(device, compensator)
+        return  // stopped
+      } catch {
+        post(error.condition, error.detail + "; retrying")
+        if signal.wait(seconds: backoff.next()) { return }
+      }
+    }
+  }
+
+  private func connect() throws(BarometerProblem) -> (I2CDevice, BMP280Compensator) {
+    let absent: DeviceStatus.Condition = everWorked ? .lost : .absent
+    guard let bus = I2CDevice.findBus(settings.bus) else {
+      let known = I2CDevice.busNames()
+      throw BarometerProblem(
+        condition: absent,
+        detail: "no I2C bus \"\(settings.bus)\" (buses: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+    }
+    let device: I2CDevice
+    let chip: BMP280Chip
+    do {
+      device = try I2CDevice(busPath: bus, address: settings.address)
+      chip = try BMP280Chip(chipID: try device.readByte(BMP280Register.chipID.rawValue))
+    } catch let error as SystemError {
+      throw BarometerProblem(
+        condition: absent, detail: "nothing answers at 0x\(String(settings.address, radix: 16)) on \(bus): \(error)")
+    } catch {
+      throw BarometerProblem(condition: .failing, detail: "\(error)")
+    }
+    do {
+      // Soft reset (DS001 §4.3.2) so that no earlier configuration lingers, then wait for the
+      // chip to come up and copy its trimming (2 ms).
+      try device.writeByte(BMP280Register.reset.rawValue, BMP280Layout.resetCommand)
+      usleep(10_000)
+      let calibration = try BMP280Calibration(
+        registers: try device.readBlock(BMP280Register.calibration.rawValue, count: BMP280Layout.calibrationLength))
+      var humidity: BME280HumidityCalibration?
+      if chip.hasHumidity {
+        humidity = try BME280HumidityCalibration(
+          h1: try device.readByte(BMP280Register.humidityH1.rawValue),
+          registers: try device.readBlock(
+            BMP280Register.humidityCalibration.rawValue, count: BMP280Layout.humidityCalibrationLength))
+      }
+      for write in try settings.sensor.registerWrites(for: chip) {
+        try device.writeByte(write.register.rawValue, write.value)
+      }
+      // Read the configuration back: a chip that did not take it is not measuring as asked.
+      let ctrlMeas = try device.readByte(BMP280Register.ctrlMeas.rawValue)
+      guard ctrlMeas == settings.sensor.ctrlMeas else {
+        throw BarometerProblem(
+          condition: .failing,
+          detail: "the \(chip) did not take its configuration (ctrl_meas reads 0x\(String(ctrlMeas, radix: 16)))")
+      }
+      // The first filtered result needs a few measurements (~40 ms each at these settings).
+      usleep(UInt32(min(1, settings.sensor.maximumMeasurementTime(for: chip) * 3) * 1e6))
+      return (device, BMP280Compensator(chip: chip, calibration: calibration, humidityCalibration: humidity))
+    } catch let problem as BarometerProblem {
+      throw problem
+    } catch {
+      throw BarometerProblem(condition: .failing, detail: "setting up the \(chip) on \(bus): \(error)")
+    }
+  }
+
+  /// Reads until stopped (returns) or until the chip stops answering (throws).
+  private mutating func read(_ device: I2CDevice, _ compensator: BMP280Compensator) throws(BarometerProblem) {
+    let length = compensator.chip.hasHumidity ? BMP280Layout.dataLengthWithHumidity : BMP280Layout.dataLength
+    var skipped = 0
+    repeat {
+      let burst: [UInt8]
+      do {
+        burst = try device.readBlock(BMP280Register.data.rawValue, count: length)
+      } catch {
+        throw BarometerProblem(condition: .lost, detail: "the \(compensator.chip) stopped answering: \(error)")
+      }
+      do {
+        let measurement = try compensator.measurement(burst: burst)
+        if let pressure = measurement.pressure {
+          sink.post(.reading(.barometer(pressure: pressure, temperature: measurement.temperature)))
+          skipped = 0
+        }
+      } catch {
+        // No measurement yet (reset values): normal in the first moments; a chip that never
+        // measures is a fault.
+        skipped += 1
+        if skipped == 10 {
+          throw BarometerProblem(condition: .failing, detail: "the \(compensator.chip) gives no measurements: \(error)")
+        }
+      }
+    } while !signal.wait(seconds: settings.interval)
+  }
+
+  /// Posts a change of condition once (not at every retry).
+  private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String) {
+    guard condition != lastPosted else { return }
+    lastPosted = condition
+    sink.post(.device(DeviceStatus(device: .barometer, condition: condition, detail: detail)))
+  }
+}

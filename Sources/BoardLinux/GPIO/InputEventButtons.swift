@@ -1,0 +1,171 @@
+import CLinuxShims
+import Foundation
+import LinuxSupport
+import WorkoutCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+public struct InputEventButtonSettings: Sendable, Hashable {
+  /// The input device: its name as /sys/class/input/event*/device/name gives it ("gpio-keys"),
+  /// or a /dev/input/event* path.
+  public var device: String
+  /// Key codes (linux/input-event-codes.h) of each button.
+  public var keys: [ButtonID: UInt16]
+  public var configuration: ButtonConfiguration
+  public var backoff: Backoff
+
+  public init(
+    device: String, keys: [ButtonID: UInt16], configuration: ButtonConfiguration,
+    backoff: Backoff = Backoff(initial: 1, maximum: 30)
+  ) {
+    self.device = device
+    self.keys = keys
+    self.configuration = configuration
+    self.backoff = backoff
+  }
+
+  /// A key given as a name (KEY_PROG1, BTN_0, ...) or a number.
+  public static func keyCode(_ text: String) -> UInt16? {
+    if let number = UInt16(text) { return number }
+    let code = shim_input_key_code(text)
+    return code >= 0 ? UInt16(code) : nil
+  }
+}
+
+/// Buttons delivered as Linux input events: the `gpio-keys` overlay (the kernel debounces and
+/// names the keys) read from /dev/input/event*. The same gesture rules as GPIO buttons apply
+/// (long press for stop, chords and held-at-start ignored); a pressed key reads as `.high`.
+public final class InputEventButtons: DeviceSource, @unchecked Sendable {
+  public let settings: InputEventButtonSettings
+  public let name: String
+  private let signal = StopSignal()
+  private var thread: DeviceThread?
+
+  public init(settings: InputEventButtonSettings) {
+    self.settings = settings
+    name = "buttons on input device \"\(settings.device)\""
+  }
+
+  public func start(sink: any InputSink) {
+    let settings = settings
+    let signal = signal
+    do {
+      thread = try DeviceThread.start(name: "input-buttons") {
+        var loop = InputEventLoop(settings: settings, sink: sink, signal: signal)
+        loop.run()
+      }
+    } catch {
+      sink.post(.device(DeviceStatus(device: .buttons, condition: .failing, detail: "cannot start: \(error)")))
+    }
+  }
+
+  public func stop() {
+    signal.stop()
+    thread?.join()
+    thread = nil
+  }
+
+  /// Finds an input device by name, or takes a /dev/input path as it is.
+  public static func findDevice(_ description: String, sysfs: String = "/sys/class/input") -> String? {
+    if description.hasPrefix("/dev/") {
+      return FileManager.default.fileExists(atPath: description) ? description : nil
+    }
+    let entries = ((try? FileManager.default.contentsOfDirectory(atPath: sysfs)) ?? []).filter {
+      $0.hasPrefix("event")
+    }
+    for entry in entries.sorted() {
+      let name = (try? String(contentsOfFile: "\(sysfs)/\(entry)/device/name", encoding: .utf8)) ?? ""
+      if name.trimmingCharacters(in: .whitespacesAndNewlines) == description { return "/dev/input/\(entry)" }
+    }
+    return nil
+  }
+}
+
+struct InputEventLoop {
+  let settings: InputEventButtonSettings
+  let sink: any InputSink
+  let signal: StopSignal
+  private var backoff: Backoff
+  private var lastPosted: DeviceStatus.Condition?
+  private var everWorked = false
+
+  init(settings: InputEventButtonSettings, sink: any InputSink, signal: StopSignal) {
+    self.settings = settings
+    self.sink = sink
+    self.signal = signal
+    backoff = settings.backoff
+  }
+
+  mutating func run() {
+    while !signal.isStopRequested {
+      do {
+        try watch()
+        return
+      } catch {
+        post(error.absent ? (everWorked ? .lost : .absent) : .failing, "\(error); retrying")
+        if signal.wait(seconds: backoff.next()) { return }
+      }
+    }
+  }
+
+  private mutating func watch() throws(GPIOProblem) {
+    guard let path = InputEventButtons.findDevice(settings.device) else {
+      throw GPIOProblem(absent: true, description: "no input device \"\(settings.device)\"")
+    }
+    let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    guard fd >= 0 else {
+      throw GPIOProblem(absent: true, description: "cannot open \(path): \(String(cString: strerror(errno)))")
+    }
+    defer { close(fd) }
+    guard shim_input_use_monotonic_clock(fd) == 0 else {
+      throw GPIOProblem(absent: false, description: "\(path) will not stamp events with CLOCK_MONOTONIC")
+    }
+    var levels: [ButtonID: LineLevel] = [:]
+    for (button, code) in settings.keys {
+      levels[button] = shim_input_key_is_down(fd, code) == 1 ? .high : .low
+    }
+    var decoder = ButtonDecoder(configuration: settings.configuration, levels: levels, at: SystemClocks.monotonic())
+    post(
+      .available,
+      "\(settings.keys.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=key \($0.value)" }.joined(separator: ", ")) on \(path)"
+    )
+    everWorked = true
+    backoff.reset()
+    let buttons = Dictionary(uniqueKeysWithValues: settings.keys.map { ($0.value, $0.key) })
+    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    while !signal.isStopRequested {
+      var timeout = 0.25
+      if let deadline = decoder.nextDeadline { timeout = min(timeout, max(0, deadline - SystemClocks.monotonic())) }
+      poller.revents = 0
+      _ = poll(&poller, 1, Int32((timeout * 1000).rounded(.up)))
+      if poller.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+        throw GPIOProblem(absent: true, description: "\(path) went away")
+      }
+      var gestures: [ButtonEvent] = []
+      var type: UInt16 = 0
+      var code: UInt16 = 0
+      var value: Int32 = 0
+      var seconds = 0.0
+      while true {
+        let got = shim_input_read(fd, &type, &code, &value, &seconds)
+        if got == 0 { break }
+        if got < 0 {
+          throw GPIOProblem(absent: true, description: "reading \(path): \(String(cString: strerror(errno)))")
+        }
+        // EV_KEY (1); value 1 press, 0 release, 2 autorepeat (ignored).
+        guard type == 1, value != 2, let button = buttons[code] else { continue }
+        gestures += decoder.edge(button, to: value == 1 ? .high : .low, at: seconds)
+      }
+      gestures += decoder.tick(at: SystemClocks.monotonic())
+      for gesture in gestures { sink.post(.button(gesture, .inputEvent)) }
+    }
+  }
+
+  private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String) {
+    guard condition != lastPosted else { return }
+    lastPosted = condition
+    sink.post(.device(DeviceStatus(device: .buttons, condition: condition, detail: detail)))
+  }
+}

@@ -1,0 +1,118 @@
+import CLinuxShims
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A stop request a device thread can sleep on: `wait(seconds:)` returns early when `stop()` is
+/// called, so a backoff sleep never delays a shutdown.
+public final class StopSignal: @unchecked Sendable {
+  // pthread objects must not move in memory: they live on the heap.
+  private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+  private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+  private var stopped = false
+
+  public init() {
+    pthread_mutex_init(mutex, nil)
+    var attributes = pthread_condattr_t()
+    pthread_condattr_init(&attributes)
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+    pthread_cond_init(condition, &attributes)
+    pthread_condattr_destroy(&attributes)
+  }
+
+  deinit {
+    pthread_cond_destroy(condition)
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+    condition.deallocate()
+  }
+
+  public var isStopRequested: Bool {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return stopped
+  }
+
+  public func stop() {
+    pthread_mutex_lock(mutex)
+    stopped = true
+    pthread_cond_broadcast(condition)
+    pthread_mutex_unlock(mutex)
+  }
+
+  /// Sleeps up to `seconds` on CLOCK_MONOTONIC; returns true if a stop was requested.
+  @discardableResult
+  public func wait(seconds: Double) -> Bool {
+    let total = SystemClocks.monotonic() + max(0, seconds)
+    var deadline = timespec(tv_sec: Int(total.rounded(.down)), tv_nsec: Int((total - total.rounded(.down)) * 1e9))
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    while !stopped {
+      if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+    }
+    return stopped
+  }
+}
+
+/// A plain POSIX thread for a device loop: blocking C calls (poll, ioctl, libgps reads) belong on
+/// their own thread, not on Swift's cooperative pool. `join()` waits for it to end.
+public final class DeviceThread: @unchecked Sendable {
+  private var thread = pthread_t()
+
+  private final class Body {
+    let name: String
+    let run: () -> Void
+    init(name: String, _ run: @escaping () -> Void) {
+      self.name = name
+      self.run = run
+    }
+  }
+
+  private init() {}
+
+  /// Starts `body` on a new thread named `name` (at most 15 characters show in `ps`).
+  public static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) -> DeviceThread {
+    let handle = DeviceThread()
+    let context = Unmanaged.passRetained(Body(name: name, body)).toOpaque()
+    let result = pthread_create(
+      &handle.thread, nil,
+      { context in
+        let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+        shim_name_this_thread(String(body.name.prefix(15)))
+        body.run()
+        return nil
+      }, context)
+    guard result == 0 else {
+      Unmanaged<Body>.fromOpaque(context).release()
+      throw SystemError("pthread_create", errno: result, context: name)
+    }
+    return handle
+  }
+
+  public func join() {
+    pthread_join(thread, nil)
+  }
+}
+
+/// The wait before the next attempt at a device that failed: doubling from `initial` to
+/// `maximum`, back to `initial` after a success.
+public struct Backoff: Sendable, Hashable {
+  public let initial: Double
+  public let maximum: Double
+  public private(set) var current: Double
+
+  public init(initial: Double = 1, maximum: Double = 30) {
+    self.initial = max(0.01, initial)
+    self.maximum = max(self.initial, maximum)
+    current = self.initial
+  }
+
+  /// The wait to use now; the next one will be twice as long (up to `maximum`).
+  public mutating func next() -> Double {
+    defer { current = min(current * 2, maximum) }
+    return current
+  }
+
+  public mutating func reset() { current = initial }
+}

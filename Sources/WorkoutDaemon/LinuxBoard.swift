@@ -1,0 +1,65 @@
+import BoardLinux
+import LinuxSupport
+import WorkoutCore
+
+/// The real board's devices, as the configuration describes them.
+struct LinuxBoardDevices {
+  var devices: [any DeviceSource] = []
+  /// The status LED, if there is one.
+  var led: StatusLED?
+
+  init(_ configuration: DaemonConfiguration) throws(ConfigurationError) {
+    var problems: [String] = []
+    let buttons = configuration.buttons
+    if buttons.enabled {
+      let buttonConfiguration: ButtonConfiguration
+      do {
+        buttonConfiguration = try ButtonConfiguration(
+          debounce: buttons.debounce, longPress: buttons.longPress,
+          pressedLevel: buttons.source == .input ? .high : buttons.pressedLevel)
+      } catch {
+        throw ConfigurationError(problems: ["[buttons] \(error)"])
+      }
+      let wanted: [(ButtonID, String)] = [(.start, buttons.start), (.lap, buttons.lap), (.stop, buttons.stop)]
+      switch buttons.source {
+      case .gpio:
+        devices.append(
+          GPIOButtons(
+            settings: GPIOButtonSettings(
+              chip: buttons.chip,
+              lines: Dictionary(uniqueKeysWithValues: wanted.map { ($0.0, GPIOLineSpec(parsing: $0.1)) }),
+              bias: GPIOBias(rawValue: buttons.bias) ?? .pullUp, configuration: buttonConfiguration)))
+      case .input:
+        var keys: [ButtonID: UInt16] = [:]
+        for (button, key) in wanted {
+          if let code = InputEventButtonSettings.keyCode(key) {
+            keys[button] = code
+          } else {
+            problems.append(
+              "[buttons] \(button.rawValue) = \"\(key)\" is not a key code or a known key name (KEY_PROG1, BTN_0, ...)")
+          }
+        }
+        devices.append(
+          InputEventButtons(
+            settings: InputEventButtonSettings(
+              device: buttons.inputDevice, keys: keys, configuration: buttonConfiguration)))
+      }
+    }
+    if configuration.led.enabled {
+      let led = StatusLED(
+        settings: StatusLEDSettings(
+          chip: configuration.led.chip, line: GPIOLineSpec(parsing: configuration.led.line),
+          activeLow: configuration.led.activeLow))
+      self.led = led
+      devices.append(led)
+    }
+    if configuration.barometer.enabled {
+      devices.append(
+        BMP280Source(
+          settings: BarometerSettings(
+            bus: configuration.barometer.bus, address: UInt8(configuration.barometer.address),
+            interval: configuration.barometer.interval)))
+    }
+    if !problems.isEmpty { throw ConfigurationError(problems: problems) }
+  }
+}
