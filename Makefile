@@ -25,7 +25,7 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all deps build release run test lint format bench install uninstall test-board clean
+.PHONY: all deps build release run test lint format verify-units bench install uninstall test-board clean
 
 all: build
 
@@ -66,7 +66,27 @@ run: build
 
 test: deps lint
 	$(SWIFT) build --build-tests
+	$(MAKE) --no-print-directory verify-units
 	$(SWIFT) test
+
+# systemd-analyze checks the unit (pointed at the built binary, as verify needs an executable),
+# and its exposure score must stay at 3.0 or lower.
+verify-units: build
+	@tmp=$$(mktemp -d); bin=$$($(SWIFT) build --show-bin-path); \
+	sed "s|^ExecStart=/usr/bin/workoutd|ExecStart=$$bin/workoutd|" systemd/workoutd.service > $$tmp/workoutd.service; \
+	systemd-analyze verify $$tmp/workoutd.service || { rm -rf $$tmp; exit 1; }; \
+	score=$$(systemd-analyze security --offline=true $$tmp/workoutd.service | sed -n 's/.*exposure level for workoutd.service: \([0-9.]*\).*/\1/p'); \
+	rm -rf $$tmp; echo "workoutd.service: systemd-analyze verify clean, exposure $$score"; \
+	awk -v s="$$score" 'BEGIN { exit !(s != "" && s <= 3.0) }' || { echo "exposure $$score is above 3.0"; exit 1; }
+	@# sysusers and tmpfiles applied to an empty root: the user exists and the directories get it.
+	@root=$$(mktemp -d); mkdir -p $$root/etc $$root/usr/lib/sysusers.d $$root/usr/lib/tmpfiles.d; \
+	cp systemd/workoutd.sysusers $$root/usr/lib/sysusers.d/workoutd.conf; \
+	cp systemd/workoutd.tmpfiles $$root/usr/lib/tmpfiles.d/workoutd.conf; \
+	systemd-sysusers --root=$$root && systemd-tmpfiles --root=$$root --create && \
+	grep -q '^workoutd:' $$root/etc/passwd && \
+	echo "sysusers/tmpfiles: user $$(grep '^workoutd:' $$root/etc/passwd | cut -d: -f1,3,6)," \
+	  "/var/lib/workoutd mode $$(stat -c %a $$root/var/lib/workoutd) group $$(stat -c %g $$root/var/lib/workoutd)"; \
+	rc=$$?; rm -rf $$root; exit $$rc
 
 # One formatter for all: swift-format from the toolchain, with the checked-in .swift-format.
 lint:
