@@ -66,6 +66,13 @@ public final class InputQueue<Element: Sendable>: @unchecked Sendable {
     return element
   }
 
+  /// The head element, left in the queue.
+  public func peek() -> Element? {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return head < items.count ? items[head] : nil
+  }
+
   /// The next element if one is waiting, without waiting.
   public func poll() -> Element? {
     pthread_mutex_lock(mutex)

@@ -105,22 +105,36 @@ final class ServiceRuntime {
   func run() -> Int32 {
     while true {
       let now = clock.now()
-      if now.monotonic >= nextTick {
-        handle(.tick, at: now)
-        nextTick += 1
-        // Behind by more than a second (the process was stopped, the host was busy): skip the
-        // missed seconds rather than record a burst of points about one instant.
-        if nextTick <= now.monotonic {
-          warnBehind(by: now.monotonic - nextTick)
-          nextTick = now.monotonic.rounded(.down) + 1
+      // Inputs, wakeups and ticks in time order: what was sensed before a second's tick goes
+      // into it, even when the loop is behind (a busy host) and catching up.
+      let nextWakeup = wakeups.min() ?? .infinity
+      if let head = queue.peek() {
+        switch head {
+        case .input(_, let moment) where moment.monotonic >= min(nextTick, nextWakeup):
+          break
+        default:
+          if process(queue.poll()!) { return 0 }
+          continue
         }
-        pingWatchdog()
-        if isDone { return 0 }
+      }
+      if nextWakeup < nextTick, nextWakeup <= now.monotonic {
+        wakeups.removeAll { $0 <= nextWakeup }
+        handle(.wakeup, at: Moment(monotonic: nextWakeup, wall: now.wall - (now.monotonic - nextWakeup)))
         continue
       }
-      if let due = wakeups.min(), due <= now.monotonic {
-        wakeups.removeAll { $0 <= now.monotonic }
-        handle(.wakeup, at: now)
+      if now.monotonic >= nextTick {
+        let behind = now.monotonic - nextTick
+        if behind > 2 && queue.peek() == nil {
+          // Nothing was sensed meanwhile (the process was stopped, the board suspended): there
+          // is nothing to record for those seconds, so skip them rather than repeat one instant.
+          warnBehind(by: behind)
+          nextTick = now.monotonic.rounded(.down)
+        }
+        // The tick carries its own second's time, not the time the loop got to it.
+        handle(.tick, at: Moment(monotonic: nextTick, wall: now.wall - (now.monotonic - nextTick)))
+        nextTick += 1
+        pingWatchdog()
+        if isDone { return 0 }
         continue
       }
       if storageFailing && SystemClocks.monotonic() >= retryAtHost { flush() }
@@ -175,7 +189,7 @@ final class ServiceRuntime {
     lastBehindWarning = host
     log(
       .warning,
-      "the engine fell \(Int(seconds)) s behind the board clock and skipped those seconds (host too busy, or the simulated board too fast for it)"
+      "no input for \(Int(seconds)) s of board time (the process was stopped or the board suspended): nothing recorded for them"
     )
   }
 
