@@ -73,7 +73,8 @@ public final class SimulatedRide: DeviceSource, @unchecked Sendable {
         skipped = 0
       }
       if stopRequests.next(until: clock.hostDeadline(forBoardTime: step.time)) != nil { return }
-      for input in step.inputs { sink.post(input) }
+      let moment = Moment(monotonic: step.time, wall: clock.world.rideStartWall + step.time)
+      for input in step.inputs { sink.post(input, at: moment) }
     }
     if let error = reader.error {
       sink.post(.device(DeviceStatus(device: .simulation, condition: .failing, detail: "replay stopped: \(error)")))

@@ -7,51 +7,32 @@ import CLinuxShims
 /// A stop request a device thread can sleep on: `wait(seconds:)` returns early when `stop()` is
 /// called, so a backoff sleep never delays a shutdown.
 public final class StopSignal: @unchecked Sendable {
-  // pthread objects must not move in memory: they live on the heap.
-  private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-  private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+  private let condition = MonotonicCondition()
   private var stopped = false
 
-  public init() {
-    pthread_mutex_init(mutex, nil)
-    var attributes = pthread_condattr_t()
-    pthread_condattr_init(&attributes)
-    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-    pthread_cond_init(condition, &attributes)
-    pthread_condattr_destroy(&attributes)
-  }
-
-  deinit {
-    pthread_cond_destroy(condition)
-    pthread_mutex_destroy(mutex)
-    mutex.deallocate()
-    condition.deallocate()
-  }
+  public init() {}
 
   public var isStopRequested: Bool {
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
-    return stopped
+    condition.locked { stopped }
   }
 
   public func stop() {
-    pthread_mutex_lock(mutex)
-    stopped = true
-    pthread_cond_broadcast(condition)
-    pthread_mutex_unlock(mutex)
+    condition.locked {
+      stopped = true
+      condition.broadcast()
+    }
   }
 
   /// Sleeps up to `seconds` on CLOCK_MONOTONIC; returns true if a stop was requested.
   @discardableResult
   public func wait(seconds: Double) -> Bool {
-    let total = SystemClocks.monotonic() + max(0, seconds)
-    var deadline = timespec(tv_sec: Int(total.rounded(.down)), tv_nsec: Int((total - total.rounded(.down)) * 1e9))
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
-    while !stopped {
-      if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+    let deadline = SystemClocks.monotonic() + max(0, seconds)
+    return condition.locked {
+      while !stopped {
+        if !condition.wait(until: deadline) { break }
+      }
+      return stopped
     }
-    return stopped
   }
 }
 

@@ -35,6 +35,10 @@ struct QueueSink: InputSink {
   func post(_ input: EngineInput) {
     queue.post(.input(input, clock.now()))
   }
+
+  func post(_ input: EngineInput, at moment: Moment) {
+    queue.post(.input(input, moment))
+  }
 }
 
 /// The engine loop: one thread that owns the engine and the store, takes every input in
@@ -79,6 +83,9 @@ final class ServiceRuntime {
   private var lastStatusLine = ""
 
   private var lastBehindWarning = -Double.infinity
+  /// Seconds of board time the loop catches up tick by tick; beyond that, with nothing queued,
+  /// it skips ahead.
+  private let maximumCatchUp = 60.0
 
   init(
     engine: SessionEngine, store: WorkoutStore, clock: any BoardClock, queue: InputQueue<RuntimeMessage>,
@@ -124,9 +131,11 @@ final class ServiceRuntime {
       }
       if now.monotonic >= nextTick {
         let behind = now.monotonic - nextTick
-        if behind > 2 && queue.peek() == nil {
-          // Nothing was sensed meanwhile (the process was stopped, the board suspended): there
-          // is nothing to record for those seconds, so skip them rather than repeat one instant.
+        if behind > maximumCatchUp && queue.peek() == nil {
+          // A long silence (the process was stopped, the board suspended): nothing was sensed,
+          // so skip those seconds rather than record a burst of points about one instant.
+          // Shorter lags (a busy host, device threads starved too) are caught up: each second of
+          // timer time keeps its point.
           warnBehind(by: behind)
           nextTick = now.monotonic.rounded(.down)
         }
@@ -185,7 +194,7 @@ final class ServiceRuntime {
 
   private func warnBehind(by seconds: Double) {
     let host = SystemClocks.monotonic()
-    guard seconds > 2, host - lastBehindWarning > 60 else { return }
+    guard host - lastBehindWarning > 60 else { return }
     lastBehindWarning = host
     log(
       .warning,

@@ -37,79 +37,44 @@ public struct BarometerSettings: Sendable, Hashable {
 /// a doubling backoff: the ride goes on with GPS altitude meanwhile.
 public final class BMP280Source: DeviceSource, @unchecked Sendable {
   public let settings: BarometerSettings
-  public let name: String
-  private let signal = StopSignal()
-  private var thread: DeviceThread?
+  private let runner: DeviceRunner
 
   public init(settings: BarometerSettings) {
     self.settings = settings
-    name = "barometer on I2C \"\(settings.bus)\" at 0x\(String(settings.address, radix: 16))"
-  }
-
-  public func start(sink: any InputSink) {
-    let settings = settings
-    let signal = signal
-    do {
-      thread = try DeviceThread.start(name: "barometer") {
-        var loop = BarometerLoop(settings: settings, sink: sink, signal: signal)
-        loop.run()
+    runner = DeviceRunner(
+      name: "barometer on I2C \"\(settings.bus)\" at 0x\(String(settings.address, radix: 16))", device: .barometer,
+      backoff: settings.backoff
+    ) {
+      { reporter, signal throws(DeviceProblem) in
+        try BarometerSession(settings: settings, signal: signal).run(&reporter)
       }
-    } catch {
-      sink.post(.device(DeviceStatus(device: .barometer, condition: .failing, detail: "cannot start: \(error)")))
     }
   }
 
-  public func stop() {
-    signal.stop()
-    thread?.join()
-    thread = nil
-  }
+  public var name: String { runner.name }
+  public func start(sink: any InputSink) { runner.start(sink: sink) }
+  public func stop() { runner.stop() }
 }
 
-/// Why the barometer cannot be read, worded for the rider's log.
-struct BarometerProblem: Error {
-  var condition: DeviceStatus.Condition
-  var detail: String
-}
-
-struct BarometerLoop {
+/// One connection to the chip: set it up, then read until stopped or until it stops answering.
+struct BarometerSession {
   let settings: BarometerSettings
-  let sink: any InputSink
   let signal: StopSignal
-  private var backoff: Backoff
-  private var lastPosted: DeviceStatus.Condition?
-  private var everWorked = false
 
-  init(settings: BarometerSettings, sink: any InputSink, signal: StopSignal) {
-    self.settings = settings
-    self.sink = sink
-    self.signal = signal
-    backoff = settings.backoff
+  func run(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
+    let (device, compensator) = try connect(hasWorked: reporter.hasWorked)
+    reporter.available("\(compensator.chip) on \(device.busPath) at 0x\(String(settings.address, radix: 16))")
+    try read(device, compensator, sink: reporter.sink)
   }
 
-  mutating func run() {
-    while !signal.isStopRequested {
-      do {
-        let (device, compensator) = try connect()
-        post(.available, "\(compensator.chip) on \(device.busPath) at 0x\(String(settings.address, radix: 16))")
-        everWorked = true
-        backoff.reset()
-        try read(device, compensator)
-        return  // stopped
-      } catch {
-        post(error.condition, error.detail + "; retrying")
-        if signal.wait(seconds: backoff.next()) { return }
-      }
-    }
-  }
-
-  private func connect() throws(BarometerProblem) -> (I2CDevice, BMP280Compensator) {
-    let absent: DeviceStatus.Condition = everWorked ? .lost : .absent
+  private func connect(hasWorked: Bool) throws(DeviceProblem) -> (I2CDevice, BMP280Compensator) {
+    let absent: DeviceStatus.Condition = hasWorked ? .lost : .absent
     guard let bus = I2CDevice.findBus(settings.bus) else {
       let known = I2CDevice.busNames()
-      throw BarometerProblem(
+      throw DeviceProblem(
         condition: absent,
-        detail: "no I2C bus \"\(settings.bus)\" (buses: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+        description: "no I2C bus \"\(settings.bus)\" (buses: \(known.isEmpty ? "none" : known.joined(separator: ", ")))"
+      )
     }
     let device: I2CDevice
     let chip: BMP280Chip
@@ -117,10 +82,11 @@ struct BarometerLoop {
       device = try I2CDevice(busPath: bus, address: settings.address)
       chip = try BMP280Chip(chipID: try device.readByte(BMP280Register.chipID.rawValue))
     } catch let error as SystemError {
-      throw BarometerProblem(
-        condition: absent, detail: "nothing answers at 0x\(String(settings.address, radix: 16)) on \(bus): \(error)")
+      throw DeviceProblem(
+        condition: absent,
+        description: "nothing answers at 0x\(String(settings.address, radix: 16)) on \(bus): \(error)")
     } catch {
-      throw BarometerProblem(condition: .failing, detail: "\(error)")
+      throw DeviceProblem(condition: .failing, description: "\(error)")
     }
     do {
       // Soft reset (DS001 §4.3.2) so that no earlier configuration lingers, then wait for the
@@ -142,22 +108,22 @@ struct BarometerLoop {
       // Read the configuration back: a chip that did not take it is not measuring as asked.
       let ctrlMeas = try device.readByte(BMP280Register.ctrlMeas.rawValue)
       guard ctrlMeas == settings.sensor.ctrlMeas else {
-        throw BarometerProblem(
+        throw DeviceProblem(
           condition: .failing,
-          detail: "the \(chip) did not take its configuration (ctrl_meas reads 0x\(String(ctrlMeas, radix: 16)))")
+          description: "the \(chip) did not take its configuration (ctrl_meas reads 0x\(String(ctrlMeas, radix: 16)))")
       }
       // The first filtered result needs a few measurements (~40 ms each at these settings).
       usleep(UInt32(min(1, settings.sensor.maximumMeasurementTime(for: chip) * 3) * 1e6))
       return (device, BMP280Compensator(chip: chip, calibration: calibration, humidityCalibration: humidity))
-    } catch let problem as BarometerProblem {
+    } catch let problem as DeviceProblem {
       throw problem
     } catch {
-      throw BarometerProblem(condition: .failing, detail: "setting up the \(chip) on \(bus): \(error)")
+      throw DeviceProblem(condition: .failing, description: "setting up the \(chip) on \(bus): \(error)")
     }
   }
 
   /// Reads until stopped (returns) or until the chip stops answering (throws).
-  private mutating func read(_ device: I2CDevice, _ compensator: BMP280Compensator) throws(BarometerProblem) {
+  private func read(_ device: I2CDevice, _ compensator: BMP280Compensator, sink: any InputSink) throws(DeviceProblem) {
     let length = compensator.chip.hasHumidity ? BMP280Layout.dataLengthWithHumidity : BMP280Layout.dataLength
     var skipped = 0
     repeat {
@@ -165,7 +131,7 @@ struct BarometerLoop {
       do {
         burst = try device.readBlock(BMP280Register.data.rawValue, count: length)
       } catch {
-        throw BarometerProblem(condition: .lost, detail: "the \(compensator.chip) stopped answering: \(error)")
+        throw DeviceProblem(condition: .lost, description: "the \(compensator.chip) stopped answering: \(error)")
       }
       do {
         let measurement = try compensator.measurement(burst: burst)
@@ -178,16 +144,10 @@ struct BarometerLoop {
         // measures is a fault.
         skipped += 1
         if skipped == 10 {
-          throw BarometerProblem(condition: .failing, detail: "the \(compensator.chip) gives no measurements: \(error)")
+          throw DeviceProblem(
+            condition: .failing, description: "the \(compensator.chip) gives no measurements: \(error)")
         }
       }
     } while !signal.wait(seconds: settings.interval)
-  }
-
-  /// Posts a change of condition once (not at every retry).
-  private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String) {
-    guard condition != lastPosted else { return }
-    lastPosted = condition
-    sink.post(.device(DeviceStatus(device: .barometer, condition: condition, detail: detail)))
   }
 }

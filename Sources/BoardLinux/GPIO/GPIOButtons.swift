@@ -35,74 +35,39 @@ public struct GPIOButtonSettings: Sendable, Hashable {
 /// retried with a backoff; the control socket still works meanwhile.
 public final class GPIOButtons: DeviceSource, @unchecked Sendable {
   public let settings: GPIOButtonSettings
-  public let name: String
-  private let signal = StopSignal()
-  private var thread: DeviceThread?
+  private let runner: DeviceRunner
 
   public init(settings: GPIOButtonSettings) {
     self.settings = settings
-    name = "buttons on GPIO chip \"\(settings.chip)\""
-  }
-
-  public func start(sink: any InputSink) {
-    let settings = settings
-    let signal = signal
-    do {
-      thread = try DeviceThread.start(name: "buttons") {
-        var loop = ButtonLoop(settings: settings, sink: sink, signal: signal)
-        loop.run()
+    runner = DeviceRunner(
+      name: "buttons on GPIO chip \"\(settings.chip)\"", device: .buttons, backoff: settings.backoff
+    ) {
+      { reporter, signal throws(DeviceProblem) in
+        try ButtonSession(settings: settings, signal: signal).watch(&reporter)
       }
-    } catch {
-      sink.post(.device(DeviceStatus(device: .buttons, condition: .failing, detail: "cannot start: \(error)")))
     }
   }
 
-  public func stop() {
-    signal.stop()
-    thread?.join()
-    thread = nil
-  }
+  public var name: String { runner.name }
+  public func start(sink: any InputSink) { runner.start(sink: sink) }
+  public func stop() { runner.stop() }
 }
 
-struct ButtonLoop {
+struct ButtonSession {
   let settings: GPIOButtonSettings
-  let sink: any InputSink
   let signal: StopSignal
-  private var backoff: Backoff
-  private var lastPosted: DeviceStatus.Condition?
-  private var everWorked = false
-
-  init(settings: GPIOButtonSettings, sink: any InputSink, signal: StopSignal) {
-    self.settings = settings
-    self.sink = sink
-    self.signal = signal
-    backoff = settings.backoff
-  }
-
-  mutating func run() {
-    while !signal.isStopRequested {
-      do {
-        try watch()
-        return
-      } catch {
-        let condition: DeviceStatus.Condition = error.absent ? (everWorked ? .lost : .absent) : .failing
-        post(condition, "\(error); retrying")
-        if signal.wait(seconds: backoff.next()) { return }
-      }
-    }
-  }
 
   /// Requests the lines and turns their edges into gestures until stopped (returns) or the chip
   /// goes away (throws).
-  private mutating func watch() throws(GPIOProblem) {
+  func watch(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
     let chip = try GPIOChip(settings.chip)
     var lines: [(ButtonID, OpaquePointer)] = []
     for (button, spec) in settings.lines.sorted(by: { $0.key < $1.key }) {
       let line = try chip.line(spec)
       let flags = settings.bias.flag
       guard gpiod_line_request_both_edges_events_flags(line, gpioConsumer, flags) == 0 else {
-        throw GPIOProblem(
-          absent: false,
+        throw DeviceProblem(
+          condition: .failing,
           description:
             "cannot watch \(spec) of \(chip.name) for \(button.rawValue): \(String(cString: strerror(errno)))")
       }
@@ -117,12 +82,9 @@ struct ButtonLoop {
     }
     var decoder = ButtonDecoder(configuration: settings.configuration, levels: levels, at: SystemClocks.monotonic())
     let held = lines.filter { decoder.isPressed($0.0) }.map(\.0.rawValue)
-    post(
-      .available,
+    reporter.available(
       "\(lines.map { "\($0.0.rawValue)=\(settings.lines[$0.0]!)" }.joined(separator: ", ")) on \(chip.name) (\(chip.label))"
         + (held.isEmpty ? "" : "; \(held.joined(separator: ", ")) held down: ignored until released"))
-    everWorked = true
-    backoff.reset()
 
     var pollers = lines.map { pollfd(fd: gpiod_line_event_get_fd($0.1), events: Int16(POLLIN), revents: 0) }
     while !signal.isStopRequested {
@@ -131,25 +93,26 @@ struct ButtonLoop {
       if let deadline = decoder.nextDeadline { timeout = min(timeout, max(0, deadline - SystemClocks.monotonic())) }
       let ready = poll(&pollers, nfds_t(pollers.count), Int32((timeout * 1000).rounded(.up)))
       if ready < 0 && errno != EINTR {
-        throw GPIOProblem(absent: true, description: "waiting for button edges: \(String(cString: strerror(errno)))")
+        throw DeviceProblem(
+          condition: .absent, description: "waiting for button edges: \(String(cString: strerror(errno)))")
       }
       var gestures: [ButtonEvent] = []
       for (index, poller) in pollers.enumerated() where poller.revents != 0 {
         let (button, line) = lines[index]
         if poller.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
-          throw GPIOProblem(absent: true, description: "\(chip.name) went away")
+          throw DeviceProblem(condition: .absent, description: "\(chip.name) went away")
         }
         var event = gpiod_line_event()
         guard gpiod_line_event_read(line, &event) == 0 else {
-          throw GPIOProblem(
-            absent: true, description: "reading \(button.rawValue) events: \(String(cString: strerror(errno)))")
+          throw DeviceProblem(
+            condition: .absent, description: "reading \(button.rawValue) events: \(String(cString: strerror(errno)))")
         }
         let level: LineLevel = event.event_type == cgpiod_event_rising ? .high : .low
         gestures += decoder.edge(button, to: level, at: monotonicTime(of: event.ts))
       }
       for index in pollers.indices { pollers[index].revents = 0 }
       gestures += decoder.tick(at: SystemClocks.monotonic())
-      for gesture in gestures { sink.post(.button(gesture, .gpio)) }
+      for gesture in gestures { reporter.sink.post(.button(gesture, .gpio)) }
     }
   }
 
@@ -160,11 +123,5 @@ struct ButtonLoop {
     let monotonic = SystemClocks.monotonic()
     let wall = SystemClocks.wall()
     return abs(wall - seconds) < abs(monotonic - seconds) ? seconds - (wall - monotonic) : seconds
-  }
-
-  private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String) {
-    guard condition != lastPosted else { return }
-    lastPosted = condition
-    sink.post(.device(DeviceStatus(device: .buttons, condition: condition, detail: detail)))
   }
 }

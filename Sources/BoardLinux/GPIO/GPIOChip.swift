@@ -43,12 +43,6 @@ public enum GPIOBias: String, Sendable, Hashable, CaseIterable {
   }
 }
 
-/// What went wrong with a GPIO chip or line, for the device's condition.
-struct GPIOProblem: Error, CustomStringConvertible {
-  var absent: Bool
-  var description: String
-}
-
 /// An open GPIO chip (libgpiod 1.6 `gpiod_chip`), closed when released; lines requested from it
 /// are released with it.
 final class GPIOChip: @unchecked Sendable {
@@ -59,10 +53,11 @@ final class GPIOChip: @unchecked Sendable {
   /// Opens the chip named by `description`: a label ("pinctrl-bcm2711"), a name ("gpiochip0"),
   /// a number or a /dev path (`gpiod_chip_open_lookup`); alternatives separated by "|" are tried
   /// in order ("pinctrl-bcm2835|pinctrl-bcm2711|pinctrl-rp1" finds any Raspberry Pi's).
-  init(_ description: String) throws(GPIOProblem) {
+  init(_ description: String) throws(DeviceProblem) {
     let candidates = description.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
     guard let chip = candidates.lazy.compactMap({ gpiod_chip_open_lookup($0) }).first else {
-      throw GPIOProblem(absent: true, description: "no GPIO chip \"\(description)\"; chips: \(GPIOChip.available())")
+      throw DeviceProblem(
+        condition: .absent, description: "no GPIO chip \"\(description)\"; chips: \(GPIOChip.available())")
     }
     self.chip = chip
     label = String(cString: gpiod_chip_label(chip))
@@ -71,14 +66,14 @@ final class GPIOChip: @unchecked Sendable {
 
   deinit { gpiod_chip_close(chip) }
 
-  func line(_ spec: GPIOLineSpec) throws(GPIOProblem) -> OpaquePointer {
+  func line(_ spec: GPIOLineSpec) throws(DeviceProblem) -> OpaquePointer {
     let line: OpaquePointer?
     switch spec {
     case .name(let name): line = gpiod_chip_find_line(chip, name)
     case .offset(let offset): line = gpiod_chip_get_line(chip, offset)
     }
     guard let line else {
-      throw GPIOProblem(absent: true, description: "\(spec) not found on \(name) (\(label))")
+      throw DeviceProblem(condition: .absent, description: "\(spec) not found on \(name) (\(label))")
     }
     return line
   }

@@ -39,33 +39,22 @@ public struct InputEventButtonSettings: Sendable, Hashable {
 /// (long press for stop, chords and held-at-start ignored); a pressed key reads as `.high`.
 public final class InputEventButtons: DeviceSource, @unchecked Sendable {
   public let settings: InputEventButtonSettings
-  public let name: String
-  private let signal = StopSignal()
-  private var thread: DeviceThread?
+  private let runner: DeviceRunner
 
   public init(settings: InputEventButtonSettings) {
     self.settings = settings
-    name = "buttons on input device \"\(settings.device)\""
-  }
-
-  public func start(sink: any InputSink) {
-    let settings = settings
-    let signal = signal
-    do {
-      thread = try DeviceThread.start(name: "input-buttons") {
-        var loop = InputEventLoop(settings: settings, sink: sink, signal: signal)
-        loop.run()
+    runner = DeviceRunner(
+      name: "buttons on input device \"\(settings.device)\"", device: .buttons, backoff: settings.backoff
+    ) {
+      { reporter, signal throws(DeviceProblem) in
+        try InputEventSession(settings: settings, signal: signal).watch(&reporter)
       }
-    } catch {
-      sink.post(.device(DeviceStatus(device: .buttons, condition: .failing, detail: "cannot start: \(error)")))
     }
   }
 
-  public func stop() {
-    signal.stop()
-    thread?.join()
-    thread = nil
-  }
+  public var name: String { runner.name }
+  public func start(sink: any InputSink) { runner.start(sink: sink) }
+  public func stop() { runner.stop() }
 
   /// Finds an input device by name, or takes a /dev/input path as it is.
   public static func findDevice(_ description: String, sysfs: String = "/sys/class/input") -> String? {
@@ -83,56 +72,30 @@ public final class InputEventButtons: DeviceSource, @unchecked Sendable {
   }
 }
 
-struct InputEventLoop {
+struct InputEventSession {
   let settings: InputEventButtonSettings
-  let sink: any InputSink
   let signal: StopSignal
-  private var backoff: Backoff
-  private var lastPosted: DeviceStatus.Condition?
-  private var everWorked = false
 
-  init(settings: InputEventButtonSettings, sink: any InputSink, signal: StopSignal) {
-    self.settings = settings
-    self.sink = sink
-    self.signal = signal
-    backoff = settings.backoff
-  }
-
-  mutating func run() {
-    while !signal.isStopRequested {
-      do {
-        try watch()
-        return
-      } catch {
-        post(error.absent ? (everWorked ? .lost : .absent) : .failing, "\(error); retrying")
-        if signal.wait(seconds: backoff.next()) { return }
-      }
-    }
-  }
-
-  private mutating func watch() throws(GPIOProblem) {
+  func watch(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
     guard let path = InputEventButtons.findDevice(settings.device) else {
-      throw GPIOProblem(absent: true, description: "no input device \"\(settings.device)\"")
+      throw DeviceProblem(condition: .absent, description: "no input device \"\(settings.device)\"")
     }
     let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else {
-      throw GPIOProblem(absent: true, description: "cannot open \(path): \(String(cString: strerror(errno)))")
+      throw DeviceProblem(condition: .absent, description: "cannot open \(path): \(String(cString: strerror(errno)))")
     }
     defer { close(fd) }
     guard shim_input_use_monotonic_clock(fd) == 0 else {
-      throw GPIOProblem(absent: false, description: "\(path) will not stamp events with CLOCK_MONOTONIC")
+      throw DeviceProblem(condition: .failing, description: "\(path) will not stamp events with CLOCK_MONOTONIC")
     }
     var levels: [ButtonID: LineLevel] = [:]
     for (button, code) in settings.keys {
       levels[button] = shim_input_key_is_down(fd, code) == 1 ? .high : .low
     }
     var decoder = ButtonDecoder(configuration: settings.configuration, levels: levels, at: SystemClocks.monotonic())
-    post(
-      .available,
+    reporter.available(
       "\(settings.keys.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=key \($0.value)" }.joined(separator: ", ")) on \(path)"
     )
-    everWorked = true
-    backoff.reset()
     let buttons = Dictionary(uniqueKeysWithValues: settings.keys.map { ($0.value, $0.key) })
     var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
     while !signal.isStopRequested {
@@ -141,7 +104,7 @@ struct InputEventLoop {
       poller.revents = 0
       _ = poll(&poller, 1, Int32((timeout * 1000).rounded(.up)))
       if poller.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
-        throw GPIOProblem(absent: true, description: "\(path) went away")
+        throw DeviceProblem(condition: .absent, description: "\(path) went away")
       }
       var gestures: [ButtonEvent] = []
       var type: UInt16 = 0
@@ -152,20 +115,14 @@ struct InputEventLoop {
         let got = shim_input_read(fd, &type, &code, &value, &seconds)
         if got == 0 { break }
         if got < 0 {
-          throw GPIOProblem(absent: true, description: "reading \(path): \(String(cString: strerror(errno)))")
+          throw DeviceProblem(condition: .absent, description: "reading \(path): \(String(cString: strerror(errno)))")
         }
         // EV_KEY (1); value 1 press, 0 release, 2 autorepeat (ignored).
         guard type == 1, value != 2, let button = buttons[code] else { continue }
         gestures += decoder.edge(button, to: value == 1 ? .high : .low, at: seconds)
       }
       gestures += decoder.tick(at: SystemClocks.monotonic())
-      for gesture in gestures { sink.post(.button(gesture, .inputEvent)) }
+      for gesture in gestures { reporter.sink.post(.button(gesture, .inputEvent)) }
     }
-  }
-
-  private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String) {
-    guard condition != lastPosted else { return }
-    lastPosted = condition
-    sink.post(.device(DeviceStatus(device: .buttons, condition: condition, detail: detail)))
   }
 }

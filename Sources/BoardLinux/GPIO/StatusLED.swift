@@ -27,118 +27,89 @@ public struct StatusLEDSettings: Sendable, Hashable {
 /// thread, changing the line only when the pattern says so, and dark when idle.
 public final class StatusLED: DeviceSource, @unchecked Sendable {
   public let settings: StatusLEDSettings
-  public let name: String
+  /// Patterns to show, and nil to wake the thread when stopping.
   private let patterns = InputQueue<IndicatorPattern?>()
-  private var thread: DeviceThread?
+  private let runner: DeviceRunner
 
   public init(settings: StatusLEDSettings) {
     self.settings = settings
-    name = "status LED on GPIO chip \"\(settings.chip)\" \(settings.line)"
+    let patterns = patterns
+    let player = LEDPlayer()
+    runner = DeviceRunner(
+      name: "status LED on GPIO chip \"\(settings.chip)\" \(settings.line)", device: .indicator,
+      backoff: settings.backoff
+    ) {
+      { reporter, signal throws(DeviceProblem) in
+        try player.drive(settings: settings, patterns: patterns, signal: signal, reporter: &reporter)
+      }
+    }
   }
+
+  public var name: String { runner.name }
 
   /// Shows `pattern` from now on (thread-safe; returns at once).
   public func show(_ pattern: IndicatorPattern) {
     patterns.post(pattern)
   }
 
-  public func start(sink: any InputSink) {
-    let settings = settings
-    let patterns = patterns
-    do {
-      thread = try DeviceThread.start(name: "status-led") {
-        var loop = LEDLoop(settings: settings, sink: sink, patterns: patterns)
-        loop.run()
-      }
-    } catch {
-      sink.post(.device(DeviceStatus(device: .indicator, condition: .failing, detail: "cannot start: \(error)")))
-    }
-  }
+  public func start(sink: any InputSink) { runner.start(sink: sink) }
 
   public func stop() {
     patterns.post(nil)
-    thread?.join()
-    thread = nil
+    runner.stop()
   }
 }
 
-struct LEDLoop {
-  let settings: StatusLEDSettings
-  let sink: any InputSink
-  let patterns: InputQueue<IndicatorPattern?>
-  private var backoff: Backoff
+/// The pattern being played; lives on the LED's thread across reconnections.
+final class LEDPlayer: @unchecked Sendable {
   private var pattern = IndicatorPattern.off
   private var patternStart = SystemClocks.monotonic()
-  private var lastPosted: DeviceStatus.Condition?
 
-  init(settings: StatusLEDSettings, sink: any InputSink, patterns: InputQueue<IndicatorPattern?>) {
-    self.settings = settings
-    self.sink = sink
-    self.patterns = patterns
-    backoff = settings.backoff
+  private func change(to next: IndicatorPattern) {
+    guard next != pattern else { return }
+    pattern = next
+    patternStart = SystemClocks.monotonic()
   }
 
-  mutating func run() {
-    while true {
-      do {
-        try drive()
-        return
-      } catch {
-        post(error.absent ? .absent : .failing, "\(error); retrying")
-        // Keep taking patterns while waiting, so the right one shows once the line is back.
-        let until = SystemClocks.monotonic() + backoff.next()
-        while let next = patterns.next(until: until) {
-          guard let next else { return }
-          change(to: next)
-        }
-      }
+  /// Plays patterns until stopped (returns) or until the line fails (throws).
+  func drive(
+    settings: StatusLEDSettings, patterns: InputQueue<IndicatorPattern?>, signal: StopSignal,
+    reporter: inout DeviceReporter
+  ) throws(DeviceProblem) {
+    // Patterns sent while the line was away: only the latest matters.
+    while let queued = patterns.poll() {
+      guard let queued else { return }
+      change(to: queued)
     }
-  }
-
-  private mutating func change(to next: IndicatorPattern) {
-    if next != pattern {
-      pattern = next
-      patternStart = SystemClocks.monotonic()
-    }
-  }
-
-  /// Plays patterns until told to stop (returns) or the line fails (throws).
-  private mutating func drive() throws(GPIOProblem) {
     let chip = try GPIOChip(settings.chip)
     let line = try chip.line(settings.line)
     let flags = settings.activeLow ? cgpiod_flag_active_low : 0
     guard gpiod_line_request_output_flags(line, gpioConsumer, flags, 0) == 0 else {
-      throw GPIOProblem(
-        absent: false, description: "cannot drive \(settings.line) of \(chip.name): \(String(cString: strerror(errno)))"
-      )
+      throw DeviceProblem(
+        condition: .failing,
+        description: "cannot drive \(settings.line) of \(chip.name): \(String(cString: strerror(errno)))")
     }
     defer {
       gpiod_line_set_value(line, 0)
       gpiod_line_release(line)
     }
-    post(.available, "\(settings.line) on \(chip.name) (\(chip.label))")
-    backoff.reset()
+    reporter.available("\(settings.line) on \(chip.name) (\(chip.label))")
     var lit: Bool?
-    while true {
+    while !signal.isStopRequested {
       let elapsed = SystemClocks.monotonic() - patternStart
       let wanted = pattern.isLit(after: elapsed)
       if wanted != lit {
         guard gpiod_line_set_value(line, wanted ? 1 : 0) == 0 else {
-          throw GPIOProblem(absent: true, description: "setting the LED: \(String(cString: strerror(errno)))")
+          throw DeviceProblem(
+            condition: .absent, description: "setting the LED: \(String(cString: strerror(errno)))")
         }
         lit = wanted
       }
-      let wait = pattern.untilNextChange(after: elapsed)
-      let deadline = wait.map { SystemClocks.monotonic() + $0 + 0.001 }
+      let deadline = pattern.untilNextChange(after: elapsed).map { SystemClocks.monotonic() + $0 + 0.001 }
       if let next = patterns.next(until: deadline) {
         guard let next else { return }
         change(to: next)
       }
     }
-  }
-
-  private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String) {
-    guard condition != lastPosted else { return }
-    lastPosted = condition
-    sink.post(.device(DeviceStatus(device: .indicator, condition: condition, detail: detail)))
   }
 }

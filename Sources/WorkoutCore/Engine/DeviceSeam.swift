@@ -2,6 +2,9 @@
 /// when it is posted and queues it for the engine; posting never blocks for long.
 public protocol InputSink: Sendable {
   func post(_ input: EngineInput)
+  /// Posts an input that happened at `moment` on the board clock (a device that knows when it
+  /// sensed something, like the simulated world, even if it posts late on a busy host).
+  func post(_ input: EngineInput, at moment: Moment)
 }
 
 /// One device behind the seam: a real one (gpsd, a GPIO chip, an I2C barometer) or the
@@ -28,4 +31,11 @@ public protocol BoardClock: Sendable {
   /// The host's CLOCK_MONOTONIC time at which the board's monotonic clock reaches `monotonic`,
   /// for waiting (a simulated board at 60× speed reaches a board second in 1/60 s).
   func hostDeadline(forBoardTime monotonic: Double) -> Double
+}
+
+extension InputSink {
+  /// A sink that stamps inputs itself (a test's collector) ignores the device's moment.
+  public func post(_ input: EngineInput, at moment: Moment) {
+    post(input)
+  }
 }

@@ -1,0 +1,98 @@
+import LinuxSupport
+import WorkoutCore
+
+/// Why a device cannot be used right now, as it will be reported.
+struct DeviceProblem: Error, CustomStringConvertible {
+  /// `absent` (never found), `lost` (went away) or `failing` (there, but misbehaving).
+  var condition: DeviceStatus.Condition
+  var description: String
+}
+
+/// Reports a device's condition to the engine, once per change (not at every retry).
+struct DeviceReporter {
+  let device: DeviceKind
+  let sink: any InputSink
+  private var lastPosted: DeviceStatus.Condition?
+  /// Whether the device has worked since the service started: then "not found" means lost.
+  private(set) var hasWorked = false
+  /// Whether it worked in the current attempt (then the next retry starts from a short wait).
+  private(set) var workedThisAttempt = false
+
+  init(device: DeviceKind, sink: any InputSink) {
+    self.device = device
+    self.sink = sink
+  }
+
+  mutating func available(_ detail: String) {
+    hasWorked = true
+    workedThisAttempt = true
+    post(.available, detail)
+  }
+
+  mutating func beginAttempt() {
+    workedThisAttempt = false
+  }
+
+  mutating func problem(_ problem: DeviceProblem) {
+    let condition = problem.condition == .absent && hasWorked ? .lost : problem.condition
+    post(condition, "\(problem); retrying")
+  }
+
+  private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String) {
+    guard condition != lastPosted else { return }
+    lastPosted = condition
+    sink.post(.device(DeviceStatus(device: device, condition: condition, detail: detail)))
+  }
+}
+
+/// A device driven by a loop on its own thread. `session` opens the device and works it until
+/// the stop signal (then returns) or until it fails (then throws); failures are reported once
+/// and retried after a doubling backoff, which a working session resets.
+final class DeviceRunner: @unchecked Sendable {
+  typealias Session = (_ reporter: inout DeviceReporter, _ signal: StopSignal) throws(DeviceProblem) -> Void
+
+  let name: String
+  private let device: DeviceKind
+  private let backoff: Backoff
+  private let session: @Sendable () -> Session
+  private let signal = StopSignal()
+  private var thread: DeviceThread?
+
+  /// `makeSession` is called on the device's thread, so per-thread state stays there.
+  init(name: String, device: DeviceKind, backoff: Backoff, makeSession: @escaping @Sendable () -> Session) {
+    self.name = name
+    self.device = device
+    self.backoff = backoff
+    self.session = makeSession
+  }
+
+  func start(sink: any InputSink) {
+    let (device, signal, initialBackoff, makeSession) = (device, signal, backoff, session)
+    do {
+      thread = try DeviceThread.start(name: device.rawValue) {
+        var reporter = DeviceReporter(device: device, sink: sink)
+        var backoff = initialBackoff
+        let work = makeSession()
+        while !signal.isStopRequested {
+          reporter.beginAttempt()
+          do throws(DeviceProblem) {
+            try work(&reporter, signal)
+            return
+          } catch {
+            reporter.problem(error)
+            if reporter.workedThisAttempt { backoff.reset() }
+            if signal.wait(seconds: backoff.next()) { return }
+          }
+        }
+      }
+    } catch {
+      sink.post(.device(DeviceStatus(device: device, condition: .failing, detail: "cannot start: \(error)")))
+    }
+  }
+
+  func stop() {
+    signal.stop()
+    thread?.join()
+    thread = nil
+  }
+}
