@@ -97,6 +97,7 @@ format:
 
 bench: release
 	python3 Benchmarks/recording.py --bin $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+	python3 Benchmarks/GPS/bench.py --bin $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 
 install: release
 	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \

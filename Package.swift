@@ -45,6 +45,10 @@ let package = Package(
       name: "workoutd",
       dependencies: ["WorkoutDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")]
     ),
+    // make bench: our GPS client's per-fix cost against gpsd's own gpxlogger.
+    .executableTarget(
+      name: "gps-bench", dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore"], path: "Benchmarks/GPS",
+      exclude: ["bench.py"]),
     .executableTarget(
       name: "workoutctl",
       dependencies: [
@@ -58,6 +62,7 @@ let package = Package(
     .testTarget(
       name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "SensorProtocolsTests", dependencies: ["SensorProtocols", "WorkoutCore"]),
+    .testTarget(name: "BoardLinuxTests", dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore"]),
     .testTarget(name: "BoardSimTests", dependencies: ["BoardSim", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "WorkoutDaemonTests", dependencies: ["WorkoutDaemon", "WorkoutCore", "WorkoutStore"]),
     .testTarget(

@@ -1,0 +1,124 @@
+/// Limits a fix must meet to be used (config keys under `[gps]`).
+public struct FixQualitySettings: Sendable, Hashable, Codable {
+  /// Fixes whose horizontal error (gpsd's `eph`, about 95 % confidence) is larger than this
+  /// are rejected. Metres; 20 by default.
+  ///
+  /// NMEA receivers report only HDOP, from which gpsd 3.22 derives `eph` pessimistically
+  /// (HDOP 1.4 already gives about 20 m): raise the limit for such receivers.
+  public var maxHorizontalError: Double
+  /// Whether a fix that reports no horizontal error at all is used. Many NMEA receivers never
+  /// send one (no GSA/GST); they are accepted by default and the filter assumes a typical error.
+  public var acceptUnknownHorizontalError: Bool
+
+  public init(maxHorizontalError: Double = 20, acceptUnknownHorizontalError: Bool = true) {
+    self.maxHorizontalError = maxHorizontalError
+    self.acceptUnknownHorizontalError = acceptUnknownHorizontalError
+  }
+}
+
+/// Why a fix was not used.
+public enum FixRejection: Sendable, Hashable, Codable {
+  /// Latitude or longitude not finite or out of range (a decoder fed garbage).
+  case invalidPosition
+  /// Exactly 0°, 0°: receivers (some u-blox firmware) report it with a fix flag before they
+  /// have a position.
+  case zeroPosition
+  /// The reported horizontal error is above the configured limit.
+  case horizontalErrorTooLarge(error: Double, limit: Double)
+  /// No horizontal error reported, and the settings require one.
+  case horizontalErrorUnknown
+  /// Same receiver time as the last accepted fix: gpsd reports an epoch again as more
+  /// sentences of it arrive; the first usable report of each epoch is kept (as gpxlogger does).
+  case repeatedTime(Double)
+}
+
+/// The filter's decision on one fix.
+public enum FixVerdict: Sendable, Hashable {
+  /// The fix, with any non-finite optional value removed (speed, track, errors, altitude) and
+  /// the altitude dropped unless it is 3D.
+  case accepted(GPSFix)
+  case rejected(FixRejection)
+
+  public var fix: GPSFix? {
+    if case .accepted(let fix) = self { return fix }
+    return nil
+  }
+}
+
+/// Decides which fixes are good enough to use: finite position, not 0/0, horizontal error
+/// within the limit, and not a repeat of the epoch already taken. Fixes reach it only with
+/// a 2D or 3D mode (decoders turn "no fix" into `SensorReading.gpsNoFix`).
+///
+/// It is a value with a little state (the time of the last accepted fix); call `reset()` when
+/// the source reconnects. Pure: no clock, no I/O.
+///
+/// ```swift
+/// var filter = FixQualityFilter(settings: FixQualitySettings(maxHorizontalError: 20))
+/// switch filter.evaluate(fix) {
+/// case .accepted(let fix): sink.post(.reading(.gps(fix)))
+/// case .rejected(let why): log(why)
+/// }
+/// ```
+public struct FixQualityFilter: Sendable, Hashable, Codable {
+  public var settings: FixQualitySettings
+  /// Receiver time of the last accepted fix that had one.
+  public private(set) var lastAcceptedTime: Double?
+  /// How many fixes were accepted and rejected so far (for status and logs).
+  public private(set) var acceptedCount = 0
+  public private(set) var rejectedCount = 0
+
+  public init(settings: FixQualitySettings = FixQualitySettings()) {
+    self.settings = settings
+  }
+
+  /// Judges one fix; an accepted fix is remembered for the repeat check.
+  public mutating func evaluate(_ fix: GPSFix) -> FixVerdict {
+    let verdict = Self.judge(fix, settings: settings, lastAcceptedTime: lastAcceptedTime)
+    switch verdict {
+    case .accepted(let clean):
+      acceptedCount += 1
+      if let t = clean.time { lastAcceptedTime = t }
+    case .rejected:
+      rejectedCount += 1
+    }
+    return verdict
+  }
+
+  /// Forgets the last accepted epoch (after a reconnect the same epoch may legitimately come
+  /// again).
+  public mutating func reset() {
+    lastAcceptedTime = nil
+  }
+
+  /// The stateless part of the decision.
+  public static func judge(
+    _ fix: GPSFix, settings: FixQualitySettings, lastAcceptedTime: Double?
+  ) -> FixVerdict {
+    guard fix.latitude.isFinite, fix.longitude.isFinite, abs(fix.latitude) <= 90,
+      abs(fix.longitude) <= 180
+    else { return .rejected(.invalidPosition) }
+    if fix.latitude == 0 && fix.longitude == 0 { return .rejected(.zeroPosition) }
+    let error = finite(fix.horizontalError).flatMap { $0 >= 0 ? $0 : nil }
+    if let error {
+      if !(error <= settings.maxHorizontalError) {
+        return .rejected(.horizontalErrorTooLarge(error: error, limit: settings.maxHorizontalError))
+      }
+    } else if !settings.acceptUnknownHorizontalError {
+      return .rejected(.horizontalErrorUnknown)
+    }
+    let time = finite(fix.time)
+    if let time, let last = lastAcceptedTime, time == last { return .rejected(.repeatedTime(time)) }
+    let speed = finite(fix.speed).flatMap { $0 >= 0 ? $0 : nil }
+    let track = finite(fix.track)
+    return .accepted(
+      GPSFix(
+        dimension: fix.dimension, time: time, latitude: fix.latitude, longitude: fix.longitude,
+        altitude: fix.dimension == .threeD ? finite(fix.altitude) : nil, speed: speed, track: track,
+        horizontalError: error, verticalError: finite(fix.verticalError).flatMap { $0 >= 0 ? $0 : nil }))
+  }
+
+  private static func finite(_ value: Double?) -> Double? {
+    guard let value, value.isFinite else { return nil }
+    return value
+  }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import SensorProtocols
+import Testing
+import WorkoutCore
+
+@testable import BoardLinux
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension GPSDLive {
+  @Suite("GPSDSource when gpsd is missing, dies, comes back")
+  struct Reconnect {
+    @Test("no gpsd yet → absent, retries; gpsd starts → fixes; gpsd killed → lost; restarted → fixes again")
+    func lifecycle() throws {
+      let port = GPSFake.freePort()
+      let recorder = GPSDRecorder()
+      let source = GPSDSource(
+        settings: GPSDSourceSettings(
+          host: "localhost", port: port, quality: FixQualitySettings(maxHorizontalError: 30), initialBackoff: 0.05,
+          maximumBackoff: 0.2, pollInterval: 0.05),
+        observer: { recorder.trace($0) })
+      source.start(sink: recorder)
+      defer { source.stop() }
+
+      // 1. Nobody listens: the GPS is absent, said once, and the source keeps trying.
+      #expect(gpsdWaitUntil(timeout: 10) { recorder.connectFailures >= 3 })
+      #expect(recorder.statuses.map(\.condition) == [.absent])
+
+      // 2. gpsd appears (a looping replay): connected, fixes flow.
+      var fake = try GPSFake(capture: "gp-320fw-2019-04-06-overflow.log", port: port, singleShot: false, cycle: 0.01)
+      #expect(
+        gpsdWaitUntil(timeout: 30) { recorder.fixes.count >= 5 },
+        "\(fake.stderr) \(recorder.statuses) \(recorder.all.suffix(5))")
+      #expect(recorder.statuses.map(\.condition) == [.absent, .available])
+
+      // 3. gpsd is killed mid-stream: the GPS is lost, said once; the source retries.
+      let before = recorder.fixes.count
+      #expect(fake.killGPSD())
+      #expect(gpsdWaitUntil(timeout: 10) { recorder.statuses.last?.condition == .lost })
+      fake.terminate()
+      let failuresAtLoss = recorder.connectFailures
+      #expect(gpsdWaitUntil(timeout: 10) { recorder.connectFailures >= failuresAtLoss + 2 })
+      #expect(recorder.statuses.map(\.condition) == [.absent, .available, .lost], "\(recorder.statuses)")
+      let lostAt = gpsdMonotonicNow()
+      // Let the outage last longer than the fix monitor's limit used below.
+      usleep(1_200_000)
+      #expect(recorder.fixes.count <= before + 1)
+
+      // 4. gpsd restarted on the same port: available again, fixes flow again.
+      fake = try GPSFake(capture: "gp-320fw-2019-04-06-overflow.log", port: port, singleShot: false, cycle: 0.01)
+      defer { fake.terminate() }
+      #expect(gpsdWaitUntil(timeout: 30) { recorder.fixes.count >= before + 5 }, "\(fake.stderr)")
+      #expect(recorder.statuses.map(\.condition) == [.absent, .available, .lost, .available])
+      source.stop()
+      #expect(recorder.hasStopped)
+
+      // The engine's view, with the runtime's stamps: a fix monitor (1 s limit) records the
+      // outage as lost, then regained, with the gap.
+      var monitor = FixMonitor(settings: FixMonitorSettings(lostAfter: 1))
+      var events: [FixMonitorEvent] = []
+      for (at, entry) in recorder.stamped {
+        if case .input(.reading(let reading)) = entry {
+          events += monitor.observe(reading, at: at)
+        } else if let event = monitor.advance(to: at) {
+          events.append(event)
+        }
+      }
+      let lost = events.compactMap { if case .lost(let last, _) = $0 { last } else { nil } }
+      let regained = events.compactMap { if case .regained(_, let gap) = $0 { gap } else { nil } }
+      #expect(lost.count >= 1)
+      #expect(lost.contains { $0 <= lostAt })
+      #expect(regained.contains { $0 >= 1.2 })
+    }
+
+    @Test("libgps's error for a port nobody listens on is a typed open error with gpsd's words")
+    func refused() throws {
+      let connection = try GPSDConnection()
+      do {
+        try connection.open(host: "127.0.0.1", port: String(GPSFake.freePort()))
+        Issue.record("connected to a closed port")
+      } catch {
+        #expect(error.operation == .open)
+        #expect(error.code < 0)
+        #expect(!error.message.isEmpty)
+        print("gps_open on a closed port: \(error) (code \(error.code))")
+      }
+      #expect(!connection.isOpen)
+      #expect(throws: GPSDError.self) { try connection.read() }
+    }
+
+    @Test("an unknown host is absent, not a crash")
+    func unknownHost() {
+      let recorder = GPSDRecorder()
+      let source = GPSDSource(
+        settings: GPSDSourceSettings(
+          host: "no-such-host.invalid", port: 2947, initialBackoff: 0.05, maximumBackoff: 0.1),
+        observer: { recorder.trace($0) })
+      source.start(sink: recorder)
+      #expect(gpsdWaitUntil(timeout: 10) { recorder.connectFailures >= 2 })
+      source.stop()
+      #expect(recorder.statuses.map(\.condition) == [.absent])
+      #expect(recorder.hasStopped)
+    }
+
+    @Test("stop() during a long backoff returns at once, not after the backoff")
+    func stopDuringBackoff() {
+      let recorder = GPSDRecorder()
+      let source = GPSDSource(
+        settings: GPSDSourceSettings(
+          host: "127.0.0.1", port: GPSFake.freePort(), initialBackoff: 30, maximumBackoff: 30),
+        observer: { recorder.trace($0) })
+      source.start(sink: recorder)
+      #expect(gpsdWaitUntil(timeout: 10) { recorder.connectFailures >= 1 })
+      let started = gpsdMonotonicNow()
+      source.stop()
+      #expect(gpsdMonotonicNow() - started < 10)
+      #expect(recorder.hasStopped)
+      // Stopping twice, or a source never started, is harmless.
+      source.stop()
+      GPSDSource().stop()
+    }
+  }
+}

@@ -1,0 +1,139 @@
+import Testing
+
+@testable import SensorProtocols
+
+@Suite("gpsd JSON decoding")
+struct GPSDJSONTests {
+  @Test("a 3D TPV from gp-320fw decodes like libgps: values, NaN for absent, the set mask")
+  func decodesTPV() throws {
+    let line =
+      #"{"class":"TPV","mode":3,"time":"2019-04-06T23:57:24.020Z","ept":0.005,"lat":48.149963333,"lon":11.584666667,"altHAE":510.6000,"altMSL":464.4000,"alt":464.4000,"epv":48.300,"track":0.0000,"magtrack":357.0000,"magvar":3.0,"speed":0.000,"geoidSep":46.200,"eph":26.600,"sep":49.400}"#
+    let tpv = try #require(GPSDJSON.tpv(from: line))
+    #expect(tpv.mode == 3)
+    #expect(tpv.time == GPSDTime(seconds: 1_554_595_044, nanoseconds: 20_000_000))
+    #expect(tpv.latitude == 48.149963333)
+    #expect(tpv.longitude == 11.584666667)
+    #expect(tpv.altitudeMSL == 464.4)
+    #expect(tpv.altitudeHAE == 510.6)
+    #expect(tpv.geoidSeparation == 46.2)
+    #expect(tpv.eph == 26.6)
+    #expect(tpv.epv == 48.3)
+    #expect(tpv.speed == 0)
+    #expect(tpv.track == 0)
+    #expect(tpv.epx.isNaN && tpv.epy.isNaN && tpv.climb.isNaN && tpv.eps.isNaN)
+    #expect(
+      tpv.fields == [
+        .status, .mode, .time, .timeError, .position, .altitude, .verticalError, .track, .speed,
+      ])
+  }
+
+  @Test("a TPV without a mode or time has neither in its mask")
+  func emptyTPV() throws {
+    let tpv = try #require(GPSDJSON.tpv(from: #"{"class":"TPV","device":"/dev/pts/1"}"#))
+    #expect(tpv.fields == [.status])
+    #expect(tpv.mode == 0)
+    #expect(tpv.time == nil)
+    #expect(tpv.latitude.isNaN)
+  }
+
+  @Test("other classes are not TPVs; the class is read from any report")
+  func classes() {
+    let sky = #"{"class":"SKY","satellites":[{"PRN":3,"el":12.0,"used":true},{"PRN":9}],"hdop":1.2}"#
+    #expect(GPSDJSON.tpv(from: sky) == nil)
+    #expect(GPSDJSON.reportClass(of: sky) == "SKY")
+    #expect(GPSDJSON.reportClass(of: #"{"class":"WATCH","enable":true,"nested":{"a":[1,{"b":"}"}]}}"#) == "WATCH")
+    #expect(GPSDJSON.reportClass(of: "$GPGGA,123519,4807.038,N*47") == nil)
+  }
+
+  @Test("DEVICE reports say whether gpsd opened or closed the receiver")
+  func deviceReports() throws {
+    let closed = try #require(GPSDJSON.device(from: #"{"class":"DEVICE","path":"/dev/pts/1","activated":0}"#))
+    #expect(closed == GPSDJSON.DeviceReport(path: "/dev/pts/1", activated: false))
+    let opened = try #require(
+      GPSDJSON.device(
+        from:
+          #"{"class":"DEVICE","path":"/dev/pts/1","driver":"NMEA0183","activated":"2026-11-22T05:27:07.691Z","native":0,"bps":4800,"cycle":1.00}"#
+      ))
+    #expect(opened.activated == true)
+    #expect(GPSDJSON.device(from: #"{"class":"TPV","mode":1}"#) == nil)
+  }
+
+  @Test(
+    "ISO times: calendar arithmetic, fractions, leap days",
+    arguments: [
+      ("1970-01-01T00:00:00Z", 0 as Int64, 0 as Int64),
+      ("2019-04-06T23:57:24.020Z", 1_554_595_044, 20_000_000),
+      ("1999-08-22T00:02:31.420Z", 935_280_151, 420_000_000),
+      ("2000-02-29T12:00:00.000Z", 951_825_600, 0),
+      ("2038-01-19T03:14:08Z", 2_147_483_648, 0),
+      ("2100-03-01T00:00:00.123456789Z", 4_107_542_400, 123_456_789),
+    ])
+  func times(text: String, seconds: Int64, nanoseconds: Int64) {
+    #expect(GPSDJSON.parseTime(text) == GPSDTime(seconds: seconds, nanoseconds: nanoseconds))
+  }
+
+  @Test(
+    "malformed times are refused",
+    arguments: [
+      "2019-13-01T00:00:00Z", "2019-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2019-04-06T24:00:00Z",
+      "2019-04-06T23:57:24", "2019-04-06 23:57:24Z", "2019-04-06T23:57:24.Z", "20x9-04-06T23:57:24Z",
+      "", "Z", "2019-04-06T23:57:24.020ZZ",
+    ])
+  func badTimes(text: String) {
+    #expect(GPSDJSON.parseTime(text) == nil)
+  }
+
+  @Test("malformed JSON is refused whole")
+  func malformed() {
+    for line in [
+      #"{"class":"TPV","mode":3,"lat":48.1"#, #"{"class":"TPV","mode":}"#, #"{"class":"TPV" "mode":3}"#,
+      #"{"class":"TPV","lat":4-8}"#, #"{"class":"TPV","mode":3}}"#, #"{"class":"TPV","s":"\q"}"#,
+      #"["class","TPV"]"#, "", "{", String(repeating: "[", count: 100),
+      "{\"a\":" + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}",
+    ] {
+      #expect(GPSDJSON.tpv(from: line) == nil, "\(line)")
+    }
+  }
+
+  @Test("no byte sequence traps: every prefix and many corruptions of real reports")
+  func fuzz() throws {
+    var rng = GPSDTestRandom(seed: 0x6770_7364)
+    var lines: [String] = []
+    for name in ["bt451", "triton400", "quectel-eg25-g"] {
+      lines += try GPSDCaptures.lines(name + ".log.chk").filter { $0.hasPrefix("{") }.prefix(40).map(String.init)
+    }
+    var decoded = 0
+    for line in lines {
+      let bytes = Array(line.utf8)
+      for cut in 0..<bytes.count {
+        let prefix = String(decoding: bytes[..<cut], as: UTF8.self)
+        if GPSDJSON.tpv(from: prefix) != nil { decoded += 1 }
+        _ = GPSDJSON.device(from: prefix)
+      }
+      for _ in 0..<20 {
+        var mutated = bytes
+        for _ in 0..<(1 + Int(rng.next() % 4)) {
+          mutated[Int(rng.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: rng.next())
+        }
+        mutated.withUnsafeBufferPointer { buffer in
+          _ = GPSDJSON.members(of: buffer)
+        }
+      }
+    }
+    // A strict prefix of a one-object line is never a whole object.
+    #expect(decoded == 0)
+  }
+}
+
+/// A small deterministic generator (GPSDTestRandom) for the fuzz and noise tests.
+struct GPSDTestRandom: RandomNumberGenerator {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
