@@ -57,17 +57,18 @@ let package = Package(
       ]
     ),
     // Test helpers shared by the test targets (a manual-clock engine driver).
-    .target(name: "WorkoutTestSupport", dependencies: ["WorkoutCore"], path: "Tests/Support"),
+    .target(name: "WorkoutTestSupport", dependencies: ["WorkoutCore", "SensorProtocols"], path: "Tests/Support"),
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(
       name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "SensorProtocolsTests", dependencies: ["SensorProtocols", "WorkoutCore"]),
-    .testTarget(name: "BoardLinuxTests", dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore"]),
+    .testTarget(
+      name: "BoardLinuxTests", dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "BoardSimTests", dependencies: ["BoardSim", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "WorkoutDaemonTests", dependencies: ["WorkoutDaemon", "WorkoutCore", "WorkoutStore"]),
     .testTarget(
       name: "IntegrationTests",
-      dependencies: ["WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport"]
+      dependencies: ["WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport"]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -56,7 +56,7 @@ public final class SimulatedRide: DeviceSource, @unchecked Sendable {
       return
     }
     var schedule = ReplaySchedule(header: reader.header, rows: reader, countdown: countdown)
-    let startedAt = clock.now().monotonic
+    let startedAt = clock.worldTime()
     var skipped = 0
     while let step = schedule.next() {
       // The world went on while the service was away: what happened then is not replayed.
@@ -72,10 +72,12 @@ public final class SimulatedRide: DeviceSource, @unchecked Sendable {
               detail: "world resumed at t=\(Int(step.time)) s after \(skipped) s the service missed")))
         skipped = 0
       }
-      if stopRequests.next(until: clock.hostDeadline(forBoardTime: step.time)) != nil { return }
+      if stopRequests.next(until: clock.worldDeadline(forBoardTime: step.time)) != nil { return }
       let moment = Moment(monotonic: step.time, wall: clock.world.rideStartWall + step.time)
       for input in step.inputs { sink.post(input, at: moment) }
+      clock.publish(upTo: step.time)
     }
+    clock.publish(upTo: .infinity)
     if let error = reader.error {
       sink.post(.device(DeviceStatus(device: .simulation, condition: .failing, detail: "replay stopped: \(error)")))
     }

@@ -53,24 +53,51 @@ public struct SimulatedWorld: Codable, Sendable, Hashable {
 
 /// The board clock of a simulated world: board seconds run `speed` times faster than the
 /// host's, and the wall clock is the recorded ride's own (so points carry the ride's dates).
-public final class SimulatedClock: BoardClock {
+///
+/// The world is the truth: the clock never runs ahead of what the world has published (the
+/// replay's last posted second). On a busy host the replay thread can be starved; without this
+/// the engine would tick through seconds whose readings have not been posted yet.
+public final class SimulatedClock: BoardClock, @unchecked Sendable {
   public let world: SimulatedWorld
+  private let lock = NSLock()
+  /// The world's last published second: at first, its present (a resumed world's past was
+  /// skipped; a new world has not begun).
+  private var horizon: Double
 
   public init(world: SimulatedWorld) {
     self.world = world
+    horizon = world.boardTime(atHost: SystemClocks.boottime())
   }
 
   public var epoch: String { "sim-" + world.id }
   public var wallTrusted: Bool { true }
 
+  /// The world has posted everything up to board time `time` (infinity: the world is over and
+  /// the clock runs freely).
+  public func publish(upTo time: Double) {
+    lock.withLock { horizon = Swift.max(horizon, time) }
+  }
+
+  /// The world's own time, running on whatever has been published (for the replay itself).
+  public func worldTime() -> Double {
+    world.boardTime(atHost: SystemClocks.boottime())
+  }
+
+  /// When, on the host's CLOCK_MONOTONIC, the world reaches board time `time`.
+  public func worldDeadline(forBoardTime time: Double) -> Double {
+    SystemClocks.monotonic() + (time - worldTime()) / world.speed
+  }
+
   public func now() -> Moment {
-    let board = world.boardTime(atHost: SystemClocks.boottime())
+    let board = Swift.min(worldTime(), lock.withLock { horizon })
     return Moment(monotonic: board, wall: world.rideStartWall + board)
   }
 
+  /// Infinity for a time beyond what the world has published: only the world's next post
+  /// (which wakes the engine's queue) gets there.
   public func hostDeadline(forBoardTime monotonic: Double) -> Double {
-    let board = world.boardTime(atHost: SystemClocks.boottime())
-    return SystemClocks.monotonic() + (monotonic - board) / world.speed
+    guard monotonic <= lock.withLock({ horizon }) else { return .infinity }
+    return worldDeadline(forBoardTime: monotonic)
   }
 }
 

@@ -32,10 +32,6 @@ int shim_clock_sync_state(int *status) {
   return state;
 }
 
-int shim_set_wall_clock(long long seconds, long nanoseconds) {
-  struct timespec spec = {.tv_sec = (time_t)seconds, .tv_nsec = nanoseconds};
-  return clock_settime(CLOCK_REALTIME, &spec);
-}
 
 int shim_i2c_set_address(int fd, int address) { return ioctl(fd, I2C_SLAVE, address); }
 

@@ -50,13 +50,3 @@ extension String {
     return String(scalars[first...last])
   }
 }
-
-extension SystemClocks {
-  /// Sets the wall clock (`clock_settime(CLOCK_REALTIME)`); needs CAP_SYS_TIME.
-  public static func setWall(_ seconds: Double) throws(SystemError) {
-    let whole = seconds.rounded(.down)
-    try retryingInterrupts("clock_settime") {
-      shim_set_wall_clock(Int64(whole), Int((seconds - whole) * 1e9))
-    }
-  }
-}

@@ -37,7 +37,8 @@ public final class StopSignal: @unchecked Sendable {
 }
 
 /// A plain POSIX thread for a device loop: blocking C calls (poll, ioctl, libgps reads) belong on
-/// their own thread, not on Swift's cooperative pool. `join()` waits for it to end.
+/// their own thread, not on Swift's cooperative pool. `join()` waits for it to end. SIGPIPE is
+/// blocked in it.
 public final class DeviceThread: @unchecked Sendable {
   private var thread = pthread_t()
 
@@ -61,6 +62,12 @@ public final class DeviceThread: @unchecked Sendable {
       { context in
         let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
         shim_name_this_thread(String(body.name.prefix(15)))
+        // A write to a peer that has gone (gpsd, a socket) must fail with EPIPE, not kill the
+        // process, even where SIGPIPE is not ignored process-wide (a test runner).
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
         body.run()
         return nil
       }, context)

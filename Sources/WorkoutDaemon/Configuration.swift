@@ -36,6 +36,20 @@ public struct DaemonConfiguration: Sendable, Equatable {
   /// Exit once the ride has been replayed and its session has ended (for `make run`).
   public var simExitAtEnd = false
 
+  // [gps]: gpsd, on the linux board.
+  public var gps = GPS()
+
+  public struct GPS: Sendable, Equatable {
+    public var enabled = true
+    public var host = "localhost"
+    public var port = 2947
+    /// Metres; fixes reporting a larger horizontal error are not used.
+    public var maxHorizontalError = 20.0
+    public var fixLostAfter = 5.0
+    /// Step the system clock to GPS time once it is trusted (needs CAP_SYS_TIME).
+    public var setSystemClock = false
+  }
+
   // [buttons], [led], [barometer]: off unless configured.
   public var buttons = Buttons()
   public var led = LED()
@@ -106,9 +120,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
       settings.resumeAfter = autoPauseOverrides.resumeAfter ?? settings.resumeAfter
       autoPause = settings
     }
-    return EngineSettings(
+    var settings = EngineSettings(
       activity: activity, countdown: countdown, autoPause: .some(autoPause),
       seaLevelPressure: barometer.seaLevelPressure)
+    settings.fixLostAfter = gps.fixLostAfter
+    return settings
   }
 }
 
@@ -144,7 +160,7 @@ extension DaemonConfiguration {
       throw ConfigurationError(problems: ["\(file): \(error)"])
     }
     var problems: [String] = []
-    let known = ["service", "session", "auto_pause", "sim", "buttons", "led", "barometer"]
+    let known = ["service", "session", "auto_pause", "sim", "gps", "buttons", "led", "barometer"]
     for key in root.keys where !known.contains(key) {
       let what = root[key]?.table != nil ? "section [\(key)]" : "key \"\(key)\" outside any section"
       problems.append("\(file): unknown \(what) (known: \(known.map { "[\($0)]" }.joined(separator: ", ")))")
@@ -190,6 +206,16 @@ extension DaemonConfiguration {
     }
     if let exitAtEnd = sim.bool("exit_at_end") { configuration.simExitAtEnd = exitAtEnd }
 
+    let gps = Section("gps", in: root, file: file)
+    if let enabled = gps.bool("enabled") { configuration.gps.enabled = enabled }
+    if let host = gps.string("host") {
+      if host.isEmpty { gps.problem("host", "must not be empty") } else { configuration.gps.host = host }
+    }
+    if let port = gps.number("port", 1...65535) { configuration.gps.port = Int(port) }
+    if let limit = gps.number("max_horizontal_error", 1...1000) { configuration.gps.maxHorizontalError = limit }
+    if let lostAfter = gps.number("fix_lost_after_seconds", 1...600) { configuration.gps.fixLostAfter = lostAfter }
+    if let set = gps.bool("set_system_clock") { configuration.gps.setSystemClock = set }
+
     let buttons = Section("buttons", in: root, file: file)
     if let enabled = buttons.bool("enabled") { configuration.buttons.enabled = enabled }
     if let source = buttons.choice("source", Buttons.Source.self) { configuration.buttons.source = source }
@@ -231,7 +257,7 @@ extension DaemonConfiguration {
       }
     }
 
-    for section in [service, session, autoPause, sim, buttons, led, barometer] {
+    for section in [service, session, autoPause, sim, gps, buttons, led, barometer] {
       problems += section.finish()
     }
     guard problems.isEmpty else { throw ConfigurationError(problems: problems) }

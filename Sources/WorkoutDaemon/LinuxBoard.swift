@@ -10,6 +10,13 @@ struct LinuxBoardDevices {
 
   init(_ configuration: DaemonConfiguration) throws(ConfigurationError) {
     var problems: [String] = []
+    if configuration.gps.enabled {
+      devices.append(
+        GPSDSource(
+          settings: GPSDSourceSettings(
+            host: configuration.gps.host, port: configuration.gps.port,
+            quality: FixQualitySettings(maxHorizontalError: configuration.gps.maxHorizontalError))))
+    }
     let buttons = configuration.buttons
     if buttons.enabled {
       let buttonConfiguration: ButtonConfiguration

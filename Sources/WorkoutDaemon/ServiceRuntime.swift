@@ -1,3 +1,4 @@
+import BoardLinux
 import BoardSim
 import Foundation
 import LinuxSupport
@@ -56,6 +57,10 @@ final class ServiceRuntime {
 
   /// Exit (code 0) once the replayed ride is over and its session has ended (`make run`).
   var exitWhenReplayEnds = false
+  /// The real board's GPS-corrected clock: GPS fixes are offered to it, and a trusted time is
+  /// passed to the engine (and, if configured, to the system clock).
+  var gpsClock: GPSCorrectedClock?
+  var setsSystemClock = false
   /// Shows a pattern on the status LED, when the board has one.
   var indicator: ((IndicatorPattern) -> Void)?
   /// Whether a threaded replay (the simulated board in real or scaled time) is over.
@@ -83,13 +88,13 @@ final class ServiceRuntime {
   private var lastStatusLine = ""
 
   private var lastBehindWarning = -Double.infinity
-  /// Seconds of board time the loop catches up tick by tick; beyond that, with nothing queued,
-  /// it skips ahead.
+  /// Seconds (of board and of host time) the loop catches up tick by tick; beyond that, with
+  /// nothing queued, it skips ahead.
   private let maximumCatchUp = 60.0
 
   init(
     engine: SessionEngine, store: WorkoutStore, clock: any BoardClock, queue: InputQueue<RuntimeMessage>,
-    notifier: SystemdNotifier, log: Log, boardName: String
+    notifier: SystemdNotifier, log: Log, boardName: String, firstTick: Double? = nil
   ) {
     self.engine = engine
     self.store = store
@@ -98,7 +103,9 @@ final class ServiceRuntime {
     self.notifier = notifier
     self.log = log
     self.boardName = boardName
-    nextTick = clock.now().monotonic.rounded(.up)
+    // A fresh simulated world ticks from its own beginning (at high speed the board clock has
+    // moved on while the service was starting); a real board from now.
+    nextTick = (firstTick ?? clock.now().monotonic).rounded(.up)
   }
 
   /// Carries out commands the engine produced before the loop started (a resumed session's).
@@ -131,7 +138,10 @@ final class ServiceRuntime {
       }
       if now.monotonic >= nextTick {
         let behind = now.monotonic - nextTick
-        if behind > maximumCatchUp && queue.peek() == nil {
+        // Measured on the host too: a simulated board at 300x is 60 board seconds behind after
+        // a fifth of a second of starvation, which is a busy host, not a silence.
+        let hostBehind = SystemClocks.monotonic() - clock.hostDeadline(forBoardTime: nextTick)
+        if behind > maximumCatchUp && hostBehind > maximumCatchUp && queue.peek() == nil {
           // A long silence (the process was stopped, the board suspended): nothing was sensed,
           // so skip those seconds rather than record a burst of points about one instant.
           // Shorter lags (a busy host, device threads starved too) are caught up: each second of
@@ -210,6 +220,23 @@ final class ServiceRuntime {
     }
     let step = engine.handle(input, at: moment)
     execute(step, at: moment)
+    if case .reading(.gps(let fix)) = input, let gpsClock {
+      switch gpsClock.observe(fix, at: moment) {
+      case .established(let correction), .corrected(from: _, to: let correction):
+        handle(.clockCorrected(correction), at: moment)
+        if setsSystemClock { setSystemClock(by: correction.systemOffset) }
+      default:
+        break
+      }
+    }
+  }
+
+  private func setSystemClock(by offset: Double) {
+    switch SystemClockSetter().apply(offset: offset) {
+    case .stepped(let by): log(.notice, "set the system clock to GPS time (stepped by \(formatSeconds(abs(by))))")
+    case .skipped: break
+    case .failed(let error): log(.error, "cannot set the system clock to GPS time: \(error) (needs CAP_SYS_TIME)")
+    }
   }
 
   private func execute(_ step: EngineStep, at moment: Moment) {

@@ -56,6 +56,8 @@ public enum WorkoutService {
     var simRide: SimulatedRide?
     var pulledReplay: (schedule: ReplaySchedule, clock: VirtualClock)?
     var led: StatusLED?
+    var gpsCorrectedClock: GPSCorrectedClock?
+    var firstTick: Double?
     let boardName: String
     switch configuration.board {
     case .sim:
@@ -100,16 +102,20 @@ public enum WorkoutService {
       }
       let simClock = SimulatedClock(world: world)
       clock = simClock
+      if !resumed { firstTick = schedule.startTime }
       let replay = SimulatedRide(
         ridePath: ridePath, clock: simClock, countdown: configuration.countdown, resumingWorld: resumed)
       simRide = replay
       devices.append(replay)
       log(
         .notice,
-        "simulated board: \(resumed ? "resuming" : "starting") \(ridePath) at \(speed)× (world \(world.id), t=\(Int(simClock.now().monotonic)) s)"
+        "simulated board: \(resumed ? "resuming" : "starting") \(ridePath) at \(speed)× (world \(world.id), t=\(Int(simClock.worldTime())) s)"
       )
     case .linux:
-      clock = LinuxBoardClock()
+      let gpsClock = GPSCorrectedClock(
+        base: LinuxBoardClock(), settings: GPSClockSettings(earliestPlausible: earliestPlausibleGPSTime))
+      clock = gpsClock
+      gpsCorrectedClock = gpsClock
       boardName = "linux"
       do {
         let board = try LinuxBoardDevices(configuration)
@@ -150,11 +156,16 @@ public enum WorkoutService {
     }
 
     let runtime = ServiceRuntime(
-      engine: engine, store: store, clock: clock, queue: queue, notifier: notifier, log: log, boardName: boardName)
+      engine: engine, store: store, clock: clock, queue: queue, notifier: notifier, log: log, boardName: boardName,
+      firstTick: firstTick)
     runtime.exitWhenReplayEnds = configuration.simExitAtEnd
     if let simRide { runtime.replayFinished = { simRide.finished } }
     runtime.pulledReplay = pulledReplay
     if let led { runtime.indicator = { led.show($0) } }
+    if let gpsCorrectedClock {
+      runtime.gpsClock = gpsCorrectedClock
+      runtime.setsSystemClock = configuration.gps.setSystemClock
+    }
     runtime.execute(startup: startupCommands)
 
     let server: ControlServer
@@ -198,6 +209,11 @@ public enum WorkoutService {
     return entry.pointee.gr_gid
   }
 }
+
+/// GPS times before this are not believed: a receiver hit by a week rollover says 1999 or
+/// 2003, and gpsd may resolve an old date forwards by 1024 weeks. This version was made in
+/// November 2026; no ride it records can be older.
+let earliestPlausibleGPSTime: Double = 1_793_491_200  // 2026-11-01T00:00:00Z
 
 /// Where the bundled ride (board/sim/rides) is found: next to an installed binary, in the
 /// system's data directories, or in the source tree for `make run`.

@@ -235,6 +235,17 @@ public final class WorkoutStore: Sendable {
       try db.execute(
         sql: "UPDATE session SET summary = ?, end_wall = ? WHERE id = ?",
         arguments: [try Self.encode(summary), summary.end.wall, sessionID])
+    case .correctWallTimes(let sessionID, let seconds, let firstPoint, let firstLap):
+      try db.execute(
+        sql: "UPDATE point SET wall = wall + ? WHERE session_id = ? AND seq >= ?",
+        arguments: [seconds, sessionID, firstPoint])
+      try db.execute(
+        sql: "UPDATE lap SET start_wall = start_wall + ?, end_wall = end_wall + ? WHERE session_id = ? AND number >= ?",
+        arguments: [seconds, seconds, sessionID, firstLap])
+      // Events of this boot only: earlier boots' events were written with other clocks.
+      try db.execute(
+        sql: "UPDATE event SET wall = wall + ? WHERE session_id = ? AND clock_epoch = ?",
+        arguments: [seconds, sessionID, clock.epoch])
     case .scheduleWakeup, .warmUpSensors, .indicate, .log:
       break
     }

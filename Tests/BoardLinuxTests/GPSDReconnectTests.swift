@@ -2,6 +2,7 @@ import Foundation
 import SensorProtocols
 import Testing
 import WorkoutCore
+import WorkoutTestSupport
 
 @testable import BoardLinux
 

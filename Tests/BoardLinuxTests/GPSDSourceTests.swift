@@ -2,6 +2,7 @@ import Foundation
 import SensorProtocols
 import Testing
 import WorkoutCore
+import WorkoutTestSupport
 
 @testable import BoardLinux
 
@@ -68,7 +69,13 @@ extension GPSDLive {
           clock.advance(with: snapshot)
           if let now = clock.now, let event = monitor.advance(to: now) { events.append(event) }
         case .input(.reading(let reading)):
-          if let now = clock.now { events += monitor.observe(reading, at: now) }
+          // A fix happened at its own receiver time: the source hands an epoch on once it is
+          // complete (when the next one begins), so the replay clock has moved on by then.
+          if case .gps(let fix) = reading, let time = fix.time {
+            events += monitor.observe(reading, at: time)
+          } else if let now = clock.now {
+            events += monitor.observe(reading, at: now)
+          }
         default:
           break
         }

@@ -256,3 +256,24 @@ struct MigrationTests {
     #expect(try store.points(sessionID: 1).last?.altBaro != nil)
   }
 }
+
+struct ClockCorrectionStoreTests {
+  @Test func wallTimesOfThisBootAreMovedAndEarlierOnesKept() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    var h = try recordRide(into: store, seconds: 10)
+    let before = try store.points(sessionID: 1)
+    let eventsBefore = try store.events(sessionID: 1)
+    // Later points, in another boot (epoch) of the service.
+    let otherBoot = ClockStamp(epoch: "second-boot", moment: h.now, wallTrusted: false)
+    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+    h.commands.removeAll()
+    h.ride(seconds: 5, speed: 6, from: &position)
+    try store.write(
+      h.commands + [.correctWallTimes(sessionID: 1, seconds: 60, firstPoint: 10, firstLap: 1)], clock: otherBoot)
+    let after = try store.points(sessionID: 1)
+    #expect(after.prefix(10).map(\.wall) == before.map(\.wall), "points of the earlier boot keep their times")
+    #expect(zip(after.dropFirst(10), h.points).allSatisfy { $0.wall == $1.moment.wall + 60 })
+    #expect(try store.events(sessionID: 1).prefix(eventsBefore.count).map(\.wall) == eventsBefore.map(\.wall))
+  }
+}

@@ -1,3 +1,4 @@
+import LinuxSupport
 import SensorProtocols
 import Synchronization
 import WorkoutCore
@@ -76,8 +77,8 @@ public final class GPSDSource: DeviceSource {
   private let running = Mutex<Running?>(nil)
 
   private struct Running: @unchecked Sendable {
-    var thread: GPSDWorkerThread
-    var signal: GPSDStopSignal
+    var thread: DeviceThread
+    var signal: StopSignal
   }
 
   /// `observer` is called on the source's thread for every step (keep it quick).
@@ -95,20 +96,19 @@ public final class GPSDSource: DeviceSource {
   public func start(sink: any InputSink) {
     running.withLock { running in
       guard running == nil else { return }
-      let signal = GPSDStopSignal()
+      let signal = StopSignal()
       let settings = self.settings
       let observer = self.observer
-      guard
-        let thread = GPSDWorkerThread.start({
+      do {
+        let thread = try DeviceThread.start(name: "gpsd") {
           var loop = GPSDSourceLoop(settings: settings, sink: sink, signal: signal, observer: observer)
           loop.run()
-        })
-      else {
+        }
+        running = Running(thread: thread, signal: signal)
+      } catch {
         sink.post(
-          .device(DeviceStatus(device: .gps, condition: .failing, detail: "cannot start the gpsd thread")))
-        return
+          .device(DeviceStatus(device: .gps, condition: .failing, detail: "cannot start the gpsd thread: \(error)")))
       }
-      running = Running(thread: thread, signal: signal)
     }
   }
 
@@ -118,7 +118,7 @@ public final class GPSDSource: DeviceSource {
       return running
     }
     guard let current else { return }
-    current.signal.requestStop()
+    current.signal.stop()
     current.thread.join()
   }
 }
@@ -127,10 +127,12 @@ public final class GPSDSource: DeviceSource {
 struct GPSDSourceLoop {
   let settings: GPSDSourceSettings
   let sink: any InputSink
-  let signal: GPSDStopSignal
+  let signal: StopSignal
   let observer: (@Sendable (GPSDSourceTrace) -> Void)?
 
   private var filter: FixQualityFilter
+  /// Merges the TPVs of one epoch into one fix.
+  private var epoch = GPSEpochAssembler()
   private var lastCondition: DeviceStatus.Condition?
   /// Whether the last report was usable; nil at the start of a connection.
   private var lastUsable: Bool?
@@ -139,7 +141,7 @@ struct GPSDSourceLoop {
   private var backoff: Double
 
   init(
-    settings: GPSDSourceSettings, sink: any InputSink, signal: GPSDStopSignal,
+    settings: GPSDSourceSettings, sink: any InputSink, signal: StopSignal,
     observer: (@Sendable (GPSDSourceTrace) -> Void)?
   ) {
     self.settings = settings
@@ -199,6 +201,7 @@ struct GPSDSourceLoop {
       do {
         message = try connection.read()
       } catch {
+        postAssembledFix(force: true)
         observer?(.disconnected(error))
         if answered {
           post(.lost, "lost gpsd at \(endpoint) (\(error.message)); reconnecting")
@@ -207,7 +210,10 @@ struct GPSDSourceLoop {
         }
         return answered
       }
-      guard let message else { continue }
+      guard let message else {
+        postAssembledFix()
+        continue
+      }
       if !answered {
         answered = true
         everConnected = true
@@ -242,13 +248,18 @@ struct GPSDSourceLoop {
         usable = false
       }
       observer?(.report(snapshot, report, verdict))
+      let now = SystemClocks.monotonic()
       if case .accepted(let fix)? = verdict {
         if receiverClosed {
           receiverClosed = false
           post(.available, "gpsd at \(endpoint) reports fixes again")
         }
-        sink.post(.reading(.gps(fix)))
+        if let finished = epoch.begin(fix, at: now) { sink.post(.reading(.gps(finished))) }
+      } else if case .rejected(.repeatedTime)? = verdict, case .fix(let fix) = report {
+        // A later report of the epoch being assembled: it may bring the altitude, errors, speed.
+        epoch.merge(fix, at: now)
       } else if usable == false, lastUsable != false {
+        postAssembledFix(force: true)
         sink.post(.reading(.gpsNoFix))
       }
       if let usable { lastUsable = usable }
@@ -269,6 +280,11 @@ struct GPSDSourceLoop {
     case .other:
       break
     }
+  }
+
+  /// Posts the epoch's assembled fix once it is complete (or now, with `force`).
+  private mutating func postAssembledFix(force: Bool = false) {
+    if let fix = epoch.finish(at: SystemClocks.monotonic(), force: force) { sink.post(.reading(.gps(fix))) }
   }
 
   /// Posts the GPS's condition when it changes.

@@ -17,9 +17,6 @@ int shim_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// adjtimex(2) read-only: returns the clock state (TIME_OK … TIME_ERROR) and the status bits.
 int shim_clock_sync_state(int *status);
 
-/// clock_settime(CLOCK_REALTIME): sets the wall clock (needs CAP_SYS_TIME).
-int shim_set_wall_clock(long long seconds, long nanoseconds);
-
 /// I2C (i2c-dev): select the peripheral address for later transfers (ioctl I2C_SLAVE).
 int shim_i2c_set_address(int fd, int address);
 

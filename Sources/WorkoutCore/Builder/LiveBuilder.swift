@@ -44,14 +44,15 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
   public private(set) var latest = LatestReadings()
   public var freshness: Freshness
   public private(set) var elevation = ElevationTracker()
+  /// Filtered position, distance and speed from GPS fixes (no creep while standing still).
+  public private(set) var track = GPSTrack()
 
   /// Monotonic time up to which elapsed and timer time have been counted.
   private var countedUntil: Double?
-  /// The position distance is measured from; nil starts a new segment.
-  private var distanceAnchor: GeoPoint?
-  /// The previous fix, to derive speed when the receiver gives none.
-  private var previousFix: GeoPoint?
-  private var previousFixAt: Double?
+  /// Whether the start and the current lap's start happened in this run of the service (see
+  /// `ActiveSession.openedThisRun`).
+  private var startedThisRun = true
+  private var lapStartedThisRun = true
 
   public init(freshness: Freshness = Freshness(), elevation: ElevationTracker = ElevationTracker()) {
     self.freshness = freshness
@@ -62,6 +63,8 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
   public mutating func begin(at now: Moment) {
     startMoment = now
     lapStart = now
+    startedThisRun = true
+    lapStartedThisRun = true
     countedUntil = now.monotonic
   }
 
@@ -80,32 +83,22 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     }
   }
 
-  /// Takes in one sensor reading. Distance grows only while running.
-  public mutating func observe(_ reading: SensorReading, at now: Moment, in state: SessionState) {
+  /// Takes in one sensor reading. Distance grows while running, and while auto-paused (the
+  /// rider stood still, and the metres ridden while auto-resume made sure they were moving
+  /// again are real): `countingDistance` overrides that rule.
+  public mutating func observe(
+    _ reading: SensorReading, at now: Moment, in state: SessionState, countingDistance: Bool? = nil
+  ) {
     let t = now.monotonic
     switch reading {
     case .gps(let fix):
-      let position = fix.position
-      if let speed = fix.speed, speed.isFinite, speed >= 0 {
-        latest.speed = speed
-      } else if let previous = previousFix, let previousAt = previousFixAt, t > previousAt {
-        latest.speed = previous.distance(to: position) / (t - previousAt)
-      } else {
-        latest.speed = nil
-      }
-      previousFix = position
-      previousFixAt = t
+      let update = track.add(fix, at: t, counting: countingDistance ?? (state == .running))
+      latest.speed = update.speed
       latest.fix = fix
       latest.fixAt = t
       count(elevation.fix(fix, at: t), in: state)
-      if state == .running {
-        if let anchor = distanceAnchor {
-          let step = anchor.distance(to: position)
-          totals.distance += step
-          lapTotals.distance += step
-        }
-        distanceAnchor = position
-      }
+      totals.distance += update.distanceAdded
+      lapTotals.distance += update.distanceAdded
     case .gpsNoFix:
       latest.speed = nil
     case .heartRate(let bpm):
@@ -138,11 +131,23 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     lapTotals.descent += climb.descent
   }
 
+  /// Marks the start of a run of the service (after a restart): what came before was stamped
+  /// by another boot's clocks.
+  public mutating func beginRun() {
+    startedThisRun = startMoment == nil
+    lapStartedThisRun = lapStart == nil
+  }
+
+  /// Moves the wall times of this run's moments by `seconds` (a GPS clock correction).
+  public mutating func shiftWallTimes(by seconds: Double) {
+    if startedThisRun { startMoment?.wall += seconds }
+    if lapStartedThisRun { lapStart?.wall += seconds }
+  }
+
   /// Starts a new distance segment: after a rider's own pause, where they went meanwhile is
-  /// not part of the ride. (An auto-pause keeps the segment: the rider stood still, and the
-  /// metres ridden while auto-resume made sure they were moving again are real.)
+  /// not part of the ride.
   public mutating func startNewSegment() {
-    distanceAnchor = nil
+    track.startNewSegment()
   }
 
   /// The current speed if it is fresh.
@@ -192,6 +197,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     lapTotals = IntervalTotals()
     lapNumber += 1
     lapStart = now
+    lapStartedThisRun = true
     return lap
   }
 
@@ -210,8 +216,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     }
     if startMoment != nil { countedUntil = now.monotonic }
     latest = LatestReadings()
-    previousFix = nil
-    previousFixAt = nil
+    track.resume(afterGap: gap.seconds)
     elevation.resume()
   }
 

@@ -35,6 +35,9 @@ public enum EngineInput: Sendable, Hashable {
   /// The store has committed the summary of this stopped session.
   case sessionFinalized(sessionID: Int64)
   case storage(StorageCondition)
+  /// GPS time is trusted from now on (or moved): the board's wall clock was off by
+  /// `systemOffset` seconds until this moment.
+  case clockCorrected(GPSClockCorrection)
 }
 
 /// What the runtime reports about the store.
@@ -60,6 +63,8 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     case fixRegained
     case storageFailing
     case storageRecovered
+    /// GPS time was trusted: `value` is how far off the board's wall clock was, seconds.
+    case clockCorrected
   }
 
   public var kind: Kind
@@ -119,6 +124,13 @@ public struct ActiveSession: Sendable, Hashable, Codable {
   public var openedAt: Moment
   /// The latest moment the engine saw for this session.
   public var lastMoment: Moment
+  /// Where this run of the service took the session up (its opening, or the latest resume):
+  /// the first point and lap recorded since, and whether it was opened in this run. What was
+  /// recorded since shares one boot's clocks, so a GPS clock correction applies to exactly that
+  /// (monotonic times of different boots cannot be compared).
+  public var openedThisRun: Bool
+  public var epochFirstPoint: Int
+  public var epochFirstLap: Int
 
   public var state: SessionState { machine.state }
 }
@@ -135,6 +147,10 @@ public enum EngineCommand: Sendable, Hashable {
   case saveSnapshot(ActiveSession)
   /// Write the summary; once committed, tell the engine `sessionFinalized`.
   case finalizeSession(sessionID: Int64, SessionSummary)
+  /// Add `seconds` to the wall times the session recorded in this run of the service (points
+  /// from `firstPoint`, laps from `firstLap`, and events stamped with the current clock epoch):
+  /// they were written with a wall clock GPS has now shown to be off.
+  case correctWallTimes(sessionID: Int64, seconds: Double, firstPoint: Int, firstLap: Int)
   /// Send `wakeup` at this monotonic time.
   case scheduleWakeup(monotonic: Double)
   /// A session is being prepared: start GPS, straps and barometer so they are ready.

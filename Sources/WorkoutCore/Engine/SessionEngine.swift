@@ -8,6 +8,8 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   public var freshness: Freshness
   /// A known sea-level pressure, Pa; nil calibrates the barometer from GPS at each start.
   public var seaLevelPressure: Double?
+  /// Seconds without an accepted fix after which the fix counts as lost.
+  public var fixLostAfter: Double = 5
 
   public init(
     activity: ActivityType = .cycling, countdown: Double = 3,
@@ -61,8 +63,18 @@ public struct SessionEngine: Sendable {
   public private(set) var nextSessionID: Int64
   /// The last point recorded, for status.
   public private(set) var lastPoint: TrackPoint?
-  /// What the GPS has said lately.
-  public private(set) var gps = GPSCondition.none
+  /// Whether a GPS has reported at all (a board without one shows no "waiting for fix").
+  public private(set) var gpsPresent = false
+  /// Whether the GPS has a fix, and since when it has not.
+  public private(set) var fixMonitor = FixMonitor()
+  /// What the GPS has said lately, for the LED and status.
+  public var gps: GPSCondition {
+    switch fixMonitor.state {
+    case .fixed: .fix
+    case .lost: .searching
+    case .awaitingFirstFix: gpsPresent ? .searching : .none
+    }
+  }
   /// Devices that are absent, lost or failing, and whether the store refuses writes: the LED
   /// shows a fault while either is so.
   public private(set) var faultyDevices: Set<DeviceKind> = []
@@ -73,6 +85,7 @@ public struct SessionEngine: Sendable {
   public init(settings: EngineSettings, nextSessionID: Int64 = 1) {
     self.settings = settings
     self.nextSessionID = nextSessionID
+    fixMonitor = FixMonitor(settings: FixMonitorSettings(lostAfter: settings.fixLostAfter))
   }
 
   /// Carries on a session that was not ended when the service stopped (a crash, a watchdog
@@ -87,6 +100,10 @@ public struct SessionEngine: Sendable {
     session.builder.resume(after: gap, at: now, in: session.state)
     session.autoPause?.reset()
     session.lastMoment = now
+    session.openedThisRun = false
+    session.builder.beginRun()
+    session.epochFirstPoint = session.builder.pointCount
+    session.epochFirstLap = session.builder.lapNumber
     var commands: [EngineCommand] = []
     let gapText = gap.seconds.map { "\(formatSeconds($0)) away" } ?? "time away unknown"
     commands.append(
@@ -131,7 +148,7 @@ public struct SessionEngine: Sendable {
     let live = session.state == .running || session.state == .paused
     let speed = live ? builder.currentSpeed(at: now) : nil
     var pace: Double?
-    if session.activity.showsPace, let speed, speed > 0.3 { pace = 1000 / speed }
+    if session.activity.showsPace { pace = GPSTrack.pace(forSpeed: speed) }
     var status = EngineStatus(
       state: session.state, sessionID: session.id, activity: session.activity,
       pausedBySystem: session.machine.pausedBySystem,
@@ -164,6 +181,7 @@ public struct SessionEngine: Sendable {
     var changed = false
     switch input {
     case .tick:
+      noteFixChanges(fixMonitor.advance(to: now.monotonic).map { [$0] } ?? [], at: now, into: &step)
       changed = fireDueCountdown(at: now, into: &step)
       if var current = session, current.state == .running {
         let point = current.builder.recordPoint(at: now)
@@ -185,13 +203,16 @@ public struct SessionEngine: Sendable {
         step.commands.append(
           .log(.info, "\(event.gesture.rawValue) of \(event.button.rawValue) does nothing while \(state.rawValue)"))
       }
+    case .clockCorrected(let correction):
+      changed = correctClock(correction, at: now, into: &step)
     case .device(let status):
+      if status.device == .gps { gpsPresent = true }
       if status.condition == .available {
         faultyDevices.remove(status.device)
       } else {
         faultyDevices.insert(status.device)
       }
-      if status.device == .gps { gps = status.condition == .available ? (gps == .fix ? .fix : .searching) : .searching }
+
       record(deviceEvent(for: status, at: now), into: &step)
       let level: LogLevel = status.condition == .available ? .info : .warning
       step.commands.append(.log(level, "\(status.device.rawValue) \(status.condition.rawValue): \(status.detail)"))
@@ -244,12 +265,14 @@ public struct SessionEngine: Sendable {
 
   private mutating func observe(_ reading: SensorReading, at now: Moment, into step: inout EngineStep) -> Bool {
     switch reading {
-    case .gps: gps = .fix
-    case .gpsNoFix: gps = .searching
+    case .gps, .gpsNoFix: gpsPresent = true
     default: break
     }
+    noteFixChanges(fixMonitor.observe(reading, at: now.monotonic), at: now, into: &step)
     guard var current = session else { return false }
-    current.builder.observe(reading, at: now, in: current.state)
+    // Distance counts while running, and while auto-paused (see LiveBuilder.observe).
+    let counting = current.state == .running || (current.state == .paused && current.machine.pausedBySystem)
+    current.builder.observe(reading, at: now, in: current.state, countingDistance: counting)
     var signal: SessionSignal?
     if case .gps = reading, let speed = current.builder.currentSpeed(at: now) {
       let (state, pausedBySystem) = (current.state, current.machine.pausedBySystem)
@@ -277,7 +300,8 @@ public struct SessionEngine: Sendable {
           calibrator: settings.seaLevelPressure.flatMap { SeaLevelCalibrator(configuredSeaLevelPressure: $0) }
             ?? SeaLevelCalibrator())),
       autoPause: settings.autoPause.map(AutoPauseDetector.init(settings:)),
-      countdownDeadline: nil, openedAt: now, lastMoment: now)
+      countdownDeadline: nil, openedAt: now, lastMoment: now, openedThisRun: true, epochFirstPoint: 0,
+      epochFirstLap: 1)
     nextSessionID += 1
     session = opened
     lastPoint = nil
@@ -367,6 +391,55 @@ public struct SessionEngine: Sendable {
   private mutating func record(_ event: SessionEvent, into step: inout EngineStep) {
     let owner = session.flatMap { $0.state.isUnfinished ? $0.id : nil }
     step.commands.append(.recordEvent(sessionID: owner, event))
+  }
+
+  private mutating func noteFixChanges(_ changes: [FixMonitorEvent], at now: Moment, into step: inout EngineStep) {
+    for change in changes {
+      switch change {
+      case .lost(let lastFixAt, let detectedAt):
+        record(
+          SessionEvent(
+            kind: .fixLost, moment: now, detail: "no GPS fix for \(formatSeconds(detectedAt - lastFixAt))",
+            value: detectedAt - lastFixAt), into: &step)
+        step.commands.append(.log(.warning, "GPS fix lost (none for \(formatSeconds(detectedAt - lastFixAt)))"))
+      case .regained(_, let lostFor):
+        record(
+          SessionEvent(kind: .fixRegained, moment: now, detail: "after \(formatSeconds(lostFor))", value: lostFor),
+          into: &step)
+        step.commands.append(.log(.notice, "GPS fix regained after \(formatSeconds(lostFor))"))
+      }
+    }
+  }
+
+  /// GPS time is trusted: record how far off the wall clock was, and correct what the live
+  /// session wrote with it in this run of the service.
+  private mutating func correctClock(
+    _ correction: GPSClockCorrection, at now: Moment, into step: inout EngineStep
+  ) -> Bool {
+    let offset = correction.systemOffset
+    step.commands.append(
+      .log(
+        .notice,
+        "GPS time trusted: the board's wall clock was off by \(formatSeconds(abs(offset)))\(offset < 0 ? " (ahead)" : "")"
+      ))
+    var changed = false
+    if var current = session, current.state.isUnfinished, abs(offset) >= 0.5 {
+      if current.openedThisRun { current.openedAt.wall += offset }
+      current.builder.shiftWallTimes(by: offset)
+      current.lastMoment.wall += offset
+      session = current
+      step.commands.append(
+        .correctWallTimes(
+          sessionID: current.id, seconds: offset, firstPoint: current.epochFirstPoint,
+          firstLap: current.epochFirstLap))
+      if var point = lastPoint { point.moment.wall += offset; lastPoint = point }
+      changed = true
+    }
+    record(
+      SessionEvent(
+        kind: .clockCorrected, moment: Moment(monotonic: now.monotonic, wall: now.wall + offset),
+        detail: "GPS time \(correction.gpsTime)", value: offset), into: &step)
+    return changed
   }
 
   private func deviceEvent(for status: DeviceStatus, at now: Moment) -> SessionEvent {

@@ -91,6 +91,8 @@ public struct GPSTrack: Sendable, Hashable, Codable {
   private var lastReceiverTime: Double?
   private var lastMonotonic: Double?
   private var window: [WindowSample] = []
+  /// Seconds the service was away before the next fix (set by `resume(afterGap:)`).
+  private var pendingBridge: Double?
 
   private struct WindowSample: Sendable, Hashable, Codable {
     var time: Double
@@ -127,7 +129,19 @@ public struct GPSTrack: Sendable, Hashable, Codable {
       window.removeAll()
       switch restart {
       case .first:
-        if anchor == nil { anchor = filtered }
+        if let gap = pendingBridge, counting, let from = anchor {
+          // The first fix after a restart: bridge the time away when the straight line is a
+          // plausible ride.
+          let d = from.distance(to: filtered)
+          if gap > 0, d / gap <= settings.maxBridgeSpeed {
+            added = d
+            moving = true
+          }
+          anchor = filtered
+        } else if anchor == nil {
+          anchor = filtered
+        }
+        pendingBridge = nil
       case .gap, .outliers:
         if counting, let from = anchor {
           let d = from.distance(to: filtered)
@@ -172,6 +186,20 @@ public struct GPSTrack: Sendable, Hashable, Codable {
     }
     return GPSTrackUpdate(
       position: filter.position, speed: speed, distanceAdded: added, moving: moving, filter: outcome)
+  }
+
+  /// Picks up after a restart, `seconds` after the last fix (nil: unknown). The clocks of
+  /// before mean nothing now, so the filter starts afresh; the last counted point is kept, and
+  /// the next fix is joined to it if the straight line is a plausible ride in that time.
+  public mutating func resume(afterGap seconds: Double?) {
+    filter = PositionFilter(settings: settings.filter)
+    trackTime = 0
+    lastReceiverTime = nil
+    lastMonotonic = nil
+    window.removeAll()
+    speed = nil
+    if seconds == nil { anchor = nil }
+    pendingBridge = seconds
   }
 
   /// Starts a new distance segment: the next fix is not joined to the last counted point

@@ -1,0 +1,185 @@
+import Foundation
+import SensorProtocols
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A real gpsd started by `gpsfake` (Debian package gpsd-clients), replaying a capture from
+/// Tests/Fixtures/gpsd on a loopback port of its own.
+///
+/// In pipe mode (`-p`) gpsfake is itself a JSON client of the gpsd it started and writes every
+/// report it receives to stdout: that is the reference, "what gpsd sent in this run", captured
+/// into a file while our `GPSDSource` reads the same gpsd through libgps.
+public final class GPSFake {
+  public static let fixtures: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    url.deleteLastPathComponent()
+    url.deleteLastPathComponent()
+    return url.appendingPathComponent("Fixtures/gpsd").path
+  }()
+
+  public static var isAvailable: Bool {
+    FileManager.default.isExecutableFile(atPath: "/usr/bin/gpsfake")
+      && FileManager.default.isExecutableFile(atPath: "/usr/sbin/gpsd")
+  }
+
+  public let port: Int
+  public let capture: String
+  private let pid: pid_t
+  private var exited = false
+  private let directory: URL
+  private let outputPath: String
+  private let errorPath: String
+
+  /// Starts `gpsfake` on `capture` (a file name in Tests/Fixtures/gpsd).
+  /// - `singleShot`: one pass through the log (`-1`), then gpsfake ends and stops its gpsd;
+  ///   otherwise the log repeats until `terminate()`.
+  /// - `cycle`: seconds between sentences (`-c`).
+  ///
+  /// Spawned with `posix_spawn`, an empty signal mask and default signal actions: Foundation's
+  /// `Process` starts children with most signals blocked, and a gpsd that cannot receive
+  /// SIGTERM makes gpsfake spin for ever in its cleanup.
+  public init(capture: String, port: Int, singleShot: Bool = true, cycle: Double = 0.005) throws {
+    self.port = port
+    self.capture = capture
+    directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "gpsfake-\(getpid())-\(port)-\(UInt32.random(in: 0...UInt32.max))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    outputPath = directory.appendingPathComponent("reports.json").path
+    errorPath = directory.appendingPathComponent("stderr.txt").path
+    var arguments = [
+      "/usr/bin/gpsfake", "-q", "-p", "-r", #"?WATCH={"json":true}"#, "-c", String(cycle), "-P", String(port),
+    ]
+    if singleShot { arguments.insert("-1", at: 1) }
+    arguments.append(Self.fixtures + "/" + capture)
+    pid = try Self.spawn(arguments, stdout: outputPath, stderr: errorPath)
+  }
+
+  deinit {
+    terminate()
+    try? FileManager.default.removeItem(at: directory)
+  }
+
+  private static func spawn(_ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    // A file, not a pipe: a long replay must never block on a full pipe.
+    posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGPIPE, SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { for case let pointer? in argv { free(pointer) } }
+    var pid: pid_t = 0
+    let status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+    guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO) }
+    return pid
+  }
+
+  /// Whether gpsfake is still running (reaps it when it has ended).
+  public var isRunning: Bool {
+    guard !exited else { return false }
+    var status: Int32 = 0
+    let result = waitpid(pid, &status, WNOHANG)
+    if result == pid || result < 0 { exited = true }
+    return !exited
+  }
+
+  /// Waits for gpsfake to end by itself (bounded); true if it did.
+  @discardableResult
+  public func waitForExit(timeout: Double = 120) -> Bool {
+    gpsdWaitUntil(timeout: timeout) { !self.isRunning }
+  }
+
+  /// Ends gpsfake (SIGTERM: it stops its gpsd; SIGKILL to both if that does not work in 10 s).
+  public func terminate() {
+    guard isRunning else { return }
+    let gpsd = gpsdPID()
+    kill(pid, SIGTERM)
+    if !waitForExit(timeout: 10) {
+      if let gpsd { kill(gpsd, SIGKILL) }
+      kill(pid, SIGKILL)
+      waitForExit(timeout: 10)
+    }
+  }
+
+  /// The gpsd that this gpsfake started (its child process).
+  public func gpsdPID() -> pid_t? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else {
+      return nil
+    }
+    for child in text.split(separator: " ").compactMap({ pid_t($0) }) {
+      let comm = (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? ""
+      if comm.hasPrefix("gpsd") { return child }
+    }
+    return nil
+  }
+
+  /// Kills this run's gpsd with SIGKILL (a crash, as far as its clients can tell).
+  public func killGPSD() -> Bool {
+    guard let pid = gpsdPID() else { return false }
+    return kill(pid, SIGKILL) == 0
+  }
+
+  /// Every report gpsfake's own client received, as lines.
+  public func reportLines() -> [String] {
+    let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    return text.split(whereSeparator: \.isNewline).map(String.init).filter { $0.hasPrefix("{") }
+  }
+
+  /// The TPVs gpsd sent in this run, decoded as libgps would.
+  public func referenceTPVs() -> [TPVSnapshot] {
+    reportLines().compactMap { $0.hasPrefix(#"{"class":"TPV""#) ? GPSDJSON.tpv(from: $0) : nil }
+  }
+
+  public var stderr: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+
+  /// A TCP port on 127.0.0.1 that nobody listens on (bind to 0, read it back, close).
+  public static func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer -> Bool in
+        bind(fd, sockaddrPointer, length) == 0 && getsockname(fd, sockaddrPointer, &length) == 0
+      }
+    }
+    guard bound else { return 20_000 + Int(getpid() % 10_000) }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` seconds pass.
+@discardableResult
+public func gpsdWaitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
+  let deadline = gpsdMonotonicNow() + timeout
+  while gpsdMonotonicNow() < deadline {
+    if condition() { return true }
+    usleep(20_000)
+  }
+  return condition()
+}
+
+public func gpsdMonotonicNow() -> Double {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// What the source posted and traced, in the order its thread did it.

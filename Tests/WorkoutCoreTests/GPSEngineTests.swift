@@ -1,0 +1,87 @@
+import Testing
+import WorkoutTestSupport
+
+@testable import WorkoutCore
+
+/// GPS through the engine: fix loss as events, the LED's view of the GPS, GPS time.
+struct GPSEngineTests {
+  let origin = GeoPoint(latitude: 52.37, longitude: 5.2)
+
+  @Test func aLostFixIsAnEventAndSoIsItsReturn() throws {
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = origin
+    h.ride(seconds: 20, speed: 5, from: &position)
+    // A tunnel: ticks go on, no fixes.
+    for _ in 0..<12 {
+      h.advance(by: 1)
+      h.send(.reading(.gpsNoFix))
+      h.send(.tick)
+    }
+    #expect(h.engine.gps == .searching)
+    h.ride(seconds: 5, speed: 5, from: &position)
+    #expect(h.engine.gps == .fix)
+    let events = h.commands.compactMap { if case .recordEvent(1, let e) = $0 { e } else { nil } }
+    let lost = try #require(events.first { $0.kind == .fixLost })
+    let regained = try #require(events.first { $0.kind == .fixRegained })
+    #expect(lost.value == 5, "noticed after fix_lost_after seconds without a fix")
+    #expect(abs((regained.value ?? 0) - 13) < 1e-9, "the gap since the last fix")
+    #expect(h.engine.state == .running, "losing the fix does not stop the ride")
+  }
+
+  @Test func noFixBeforeTheFirstIsNotALoss() {
+    var h = EngineHarness()
+    for _ in 0..<30 {
+      h.advance(by: 1)
+      h.send(.reading(.gpsNoFix))
+      h.send(.tick)
+    }
+    #expect(!h.commands.contains { if case .recordEvent(_, let e) = $0 { e.kind == .fixLost } else { false } })
+    #expect(h.engine.gps == .searching, "a GPS that has not fixed yet: wait for it")
+  }
+
+  @Test func trustedGPSTimeCorrectsWhatTheSessionWroteThisBoot() throws {
+    // The board booted thinking it was 1970 + 1000 s; GPS says 2026.
+    var h = EngineHarness(start: Moment(monotonic: 1000, wall: 1000))
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = origin
+    h.ride(seconds: 10, speed: 5, from: &position)
+    _ = h.press(.lap)
+    let offset = 1_795_000_000.0
+    let correction = GPSClockCorrection(
+      systemOffset: offset, monotonicOffset: offset, gpsTime: h.now.wall + offset, at: h.now)
+    h.commands.removeAll()
+    h.send(.clockCorrected(correction))
+    #expect(h.commands.contains(.correctWallTimes(sessionID: 1, seconds: offset, firstPoint: 0, firstLap: 1)))
+    let event = try #require(
+      h.commands.compactMap { if case .recordEvent(1, let e) = $0, e.kind == .clockCorrected { e } else { nil } }
+        .first)
+    #expect(event.value == offset)
+    #expect(event.moment.wall == h.now.wall + offset)
+    let session = try #require(h.engine.session)
+    #expect(session.openedAt.wall == 1000 + offset)
+    #expect(session.builder.startMoment?.wall == 1003 + offset)
+    #expect(h.engine.status(at: h.now).lastPoint!.moment.wall > offset)
+  }
+
+  @Test func aResumedSessionCorrectsOnlyWhatThisBootWrote() throws {
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = origin
+    h.ride(seconds: 10, speed: 5, from: &position)
+    _ = h.press(.lap)
+    h.ride(seconds: 5, speed: 5, from: &position)
+    var (engine, _) = SessionEngine.resuming(
+      h.engine.session!, settings: EngineSettings(), nextSessionID: 2,
+      gap: RecoveryGap(seconds: nil, basis: .unknown), at: Moment(monotonic: 5, wall: 20))
+    let step = engine.handle(
+      .clockCorrected(
+        GPSClockCorrection(systemOffset: 100, monotonicOffset: 115, gpsTime: 120, at: Moment(monotonic: 5, wall: 20))),
+      at: Moment(monotonic: 5, wall: 20))
+    #expect(step.commands.contains(.correctWallTimes(sessionID: 1, seconds: 100, firstPoint: 15, firstLap: 2)))
+    #expect(engine.session!.openedAt == h.engine.session!.openedAt, "opened in the earlier boot: left alone")
+  }
+}
