@@ -82,6 +82,11 @@ public struct StatusReport: Codable, Sendable {
   public var ascent: Double
   public var descent: Double
   public var altitude: Double?
+  /// The barometer (while it reports): pressure, Pa, and the sea-level pressure the altitude is
+  /// computed with, with where it came from ("standard", "gps", "configured").
+  public var pressure: Double?
+  public var seaLevelPressure: Double?
+  public var seaLevelSource: String?
   /// "none" (no GPS reports), "searching" or "fix".
   public var gps: GPSCondition
   /// What the status LED shows.
@@ -136,6 +141,9 @@ public struct StatusReport: Codable, Sendable {
     altitude = status.altitude
     gps = status.gps
     indicator = status.indicator
+    pressure = status.pressure
+    seaLevelPressure = status.seaLevelPressure
+    seaLevelSource = status.seaLevelSource
     points = status.points
     lastPointSequence = status.lastPoint?.sequence
     lastPointTime = status.lastPoint?.moment.wall

@@ -83,6 +83,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var activeLow = false
   }
 
+  /// An optional buzzer on a GPIO output line: a chirp for each transition and lap.
+  public var buzzer = Buzzer()
+
+  public struct Buzzer: Sendable, Equatable {
+    public var enabled = false
+    public var chip = raspberryPiGPIOChip
+    public var line = "GPIO24"
+    public var activeLow = false
+  }
+
   public struct Barometer: Sendable, Equatable {
     public var enabled = false
     public var bus = raspberryPiI2CBus
@@ -160,7 +170,7 @@ extension DaemonConfiguration {
       throw ConfigurationError(problems: ["\(file): \(error)"])
     }
     var problems: [String] = []
-    let known = ["service", "session", "auto_pause", "sim", "gps", "buttons", "led", "barometer"]
+    let known = ["service", "session", "auto_pause", "sim", "gps", "buttons", "led", "buzzer", "barometer"]
     for key in root.keys where !known.contains(key) {
       let what = root[key]?.table != nil ? "section [\(key)]" : "key \"\(key)\" outside any section"
       problems.append("\(file): unknown \(what) (known: \(known.map { "[\($0)]" }.joined(separator: ", ")))")
@@ -241,6 +251,12 @@ extension DaemonConfiguration {
     if let line = led.string("line") { configuration.led.line = line }
     if let activeLow = led.bool("active_low") { configuration.led.activeLow = activeLow }
 
+    let buzzer = Section("buzzer", in: root, file: file)
+    if let enabled = buzzer.bool("enabled") { configuration.buzzer.enabled = enabled }
+    if let chip = buzzer.string("chip") { configuration.buzzer.chip = chip }
+    if let line = buzzer.string("line") { configuration.buzzer.line = line }
+    if let activeLow = buzzer.bool("active_low") { configuration.buzzer.activeLow = activeLow }
+
     let barometer = Section("barometer", in: root, file: file)
     if let enabled = barometer.bool("enabled") { configuration.barometer.enabled = enabled }
     if let bus = barometer.string("bus") { configuration.barometer.bus = bus }
@@ -257,7 +273,7 @@ extension DaemonConfiguration {
       }
     }
 
-    for section in [service, session, autoPause, sim, gps, buttons, led, barometer] {
+    for section in [service, session, autoPause, sim, gps, buttons, led, buzzer, barometer] {
       problems += section.finish()
     }
     guard problems.isEmpty else { throw ConfigurationError(problems: problems) }

@@ -5,8 +5,9 @@ import WorkoutCore
 /// The real board's devices, as the configuration describes them.
 struct LinuxBoardDevices {
   var devices: [any DeviceSource] = []
-  /// The status LED, if there is one.
-  var led: StatusLED?
+  /// The status LED and the buzzer, if there are.
+  var led: GPIOOutputLine?
+  var buzzer: GPIOOutputLine?
 
   init(_ configuration: DaemonConfiguration) throws(ConfigurationError) {
     var problems: [String] = []
@@ -53,12 +54,20 @@ struct LinuxBoardDevices {
       }
     }
     if configuration.led.enabled {
-      let led = StatusLED(
-        settings: StatusLEDSettings(
+      let led = GPIOOutputLine(
+        settings: GPIOOutputSettings(
           chip: configuration.led.chip, line: GPIOLineSpec(parsing: configuration.led.line),
-          activeLow: configuration.led.activeLow))
+          activeLow: configuration.led.activeLow), device: .indicator, role: "status LED")
       self.led = led
       devices.append(led)
+    }
+    if configuration.buzzer.enabled {
+      let buzzer = GPIOOutputLine(
+        settings: GPIOOutputSettings(
+          chip: configuration.buzzer.chip, line: GPIOLineSpec(parsing: configuration.buzzer.line),
+          activeLow: configuration.buzzer.activeLow), device: .indicator, role: "buzzer")
+      self.buzzer = buzzer
+      devices.append(buzzer)
     }
     if configuration.barometer.enabled {
       devices.append(

@@ -61,8 +61,9 @@ final class ServiceRuntime {
   /// passed to the engine (and, if configured, to the system clock).
   var gpsClock: GPSCorrectedClock?
   var setsSystemClock = false
-  /// Shows a pattern on the status LED, when the board has one.
+  /// Shows a pattern on the status LED, and sounds the buzzer, when the board has them.
   var indicator: ((IndicatorPattern) -> Void)?
+  var chirp: ((ChirpPattern) -> Void)?
   /// Whether a threaded replay (the simulated board in real or scaled time) is over.
   var replayFinished: () -> Bool = { false }
   /// The simulated board at full speed: the loop pulls each next second of the world itself.
@@ -251,6 +252,8 @@ final class ServiceRuntime {
         log(.debug, "warming up sensors")
       case .indicate(let pattern):
         indicator?(pattern)
+      case .chirp(let pattern):
+        chirp?(pattern)
       default:
         storeCommands.append(command)
       }

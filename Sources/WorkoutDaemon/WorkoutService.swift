@@ -55,7 +55,8 @@ public enum WorkoutService {
     var devices: [any DeviceSource] = []
     var simRide: SimulatedRide?
     var pulledReplay: (schedule: ReplaySchedule, clock: VirtualClock)?
-    var led: StatusLED?
+    var led: GPIOOutputLine?
+    var buzzer: GPIOOutputLine?
     var gpsCorrectedClock: GPSCorrectedClock?
     var firstTick: Double?
     let boardName: String
@@ -121,6 +122,7 @@ public enum WorkoutService {
         let board = try LinuxBoardDevices(configuration)
         devices = board.devices
         led = board.led
+        buzzer = board.buzzer
       } catch {
         log(.error, "bad device configuration: \(error)")
         return ServiceExit.badConfiguration
@@ -161,7 +163,8 @@ public enum WorkoutService {
     runtime.exitWhenReplayEnds = configuration.simExitAtEnd
     if let simRide { runtime.replayFinished = { simRide.finished } }
     runtime.pulledReplay = pulledReplay
-    if let led { runtime.indicator = { led.show($0) } }
+    if let led { runtime.indicator = { led.play(OutputPattern($0)) } }
+    if let buzzer { runtime.chirp = { buzzer.play(OutputPattern($0)) } }
     if let gpsCorrectedClock {
       runtime.gpsClock = gpsCorrectedClock
       runtime.setsSystemClock = configuration.gps.setSystemClock

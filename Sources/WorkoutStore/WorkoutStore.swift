@@ -246,7 +246,7 @@ public final class WorkoutStore: Sendable {
       try db.execute(
         sql: "UPDATE event SET wall = wall + ? WHERE session_id = ? AND clock_epoch = ?",
         arguments: [seconds, sessionID, clock.epoch])
-    case .scheduleWakeup, .warmUpSensors, .indicate, .log:
+    case .scheduleWakeup, .warmUpSensors, .indicate, .chirp, .log:
       break
     }
   }

@@ -64,6 +64,22 @@ struct IndicatorTests {
   }
 }
 
+struct ChirpTests {
+  @Test func theBuzzerConfirmsEachThingDoneToTheSession() {
+    var h = EngineHarness()
+    func chirps() -> [ChirpPattern] { h.commands.compactMap { if case .chirp(let c) = $0 { c } else { nil } } }
+    _ = h.press(.start)
+    h.finishCountdown()
+    _ = h.press(.pause)
+    _ = h.press(.resume)
+    _ = h.press(.lap)
+    h.send(.storage(.failing("disk full")))
+    _ = h.press(.stop)
+    #expect(chirps() == [.single, .long, .double, .single, .single, .alarm, .long])
+    #expect(ChirpPattern.allCases.allSatisfy { !$0.timing.isEmpty && $0.timing.count % 2 == 1 }, "each ends silent")
+  }
+}
+
 struct ButtonInputTests {
   func gesture(_ button: ButtonID, _ gesture: ButtonGesture) -> EngineInput {
     .button(ButtonEvent(button: button, gesture: gesture, time: 0, heldFor: gesture == .longPress ? 2 : 0.2), .gpio)
@@ -122,6 +138,10 @@ struct ElevationTests {
     #expect(totals.descent == 0)
     #expect(h.points.last?.barometricAltitude != nil)
     #expect(h.points.last?.temperature == 21)
+    let status = h.engine.status(at: h.now)
+    #expect(status.pressure == pressure(219.5))
+    #expect(status.seaLevelSource == "standard", "no GPS fixes: not calibrated")
+    #expect(status.seaLevelPressure == BarometricAltitude.standardSeaLevelPressure)
   }
 
   @Test func whenTheBarometerGoesGPSAltitudeCarriesOn() {

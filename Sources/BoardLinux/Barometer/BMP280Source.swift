@@ -62,12 +62,13 @@ struct BarometerSession {
   let signal: StopSignal
 
   func run(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
-    let (device, compensator) = try connect(hasWorked: reporter.hasWorked)
-    reporter.available("\(compensator.chip) on \(device.busPath) at 0x\(String(settings.address, radix: 16))")
-    try read(device, compensator, sink: reporter.sink)
+    let (busPath, compensator) = try connect(hasWorked: reporter.hasWorked)
+    reporter.available("\(compensator.chip) on \(busPath) at 0x\(String(settings.address, radix: 16))")
+    try read(busPath, compensator, sink: reporter.sink)
   }
 
-  private func connect(hasWorked: Bool) throws(DeviceProblem) -> (I2CDevice, BMP280Compensator) {
+  /// Finds the bus and the chip and configures it; returns the bus's path.
+  private func connect(hasWorked: Bool) throws(DeviceProblem) -> (String, BMP280Compensator) {
     let absent: DeviceStatus.Condition = hasWorked ? .lost : .absent
     guard let bus = I2CDevice.findBus(settings.bus) else {
       let known = I2CDevice.busNames()
@@ -114,7 +115,7 @@ struct BarometerSession {
       }
       // The first filtered result needs a few measurements (~40 ms each at these settings).
       usleep(UInt32(min(1, settings.sensor.maximumMeasurementTime(for: chip) * 3) * 1e6))
-      return (device, BMP280Compensator(chip: chip, calibration: calibration, humidityCalibration: humidity))
+      return (bus, BMP280Compensator(chip: chip, calibration: calibration, humidityCalibration: humidity))
     } catch let problem as DeviceProblem {
       throw problem
     } catch {
@@ -123,12 +124,16 @@ struct BarometerSession {
   }
 
   /// Reads until stopped (returns) or until the chip stops answering (throws).
-  private func read(_ device: I2CDevice, _ compensator: BMP280Compensator, sink: any InputSink) throws(DeviceProblem) {
+  /// Reads until stopped (returns) or until the chip stops answering (throws). The bus is opened
+  /// for each reading, not held: a held /dev/i2c-N pins its adapter (an unplugged USB adapter,
+  /// or the test board's i2c-stub, could not go away), and opening is three syscalls a second.
+  private func read(_ busPath: String, _ compensator: BMP280Compensator, sink: any InputSink) throws(DeviceProblem) {
     let length = compensator.chip.hasHumidity ? BMP280Layout.dataLengthWithHumidity : BMP280Layout.dataLength
     var skipped = 0
     repeat {
       let burst: [UInt8]
       do {
+        let device = try I2CDevice(busPath: busPath, address: settings.address)
         burst = try device.readBlock(BMP280Register.data.rawValue, count: length)
       } catch {
         throw DeviceProblem(condition: .lost, description: "the \(compensator.chip) stopped answering: \(error)")

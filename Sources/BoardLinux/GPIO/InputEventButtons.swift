@@ -56,7 +56,8 @@ public final class InputEventButtons: DeviceSource, @unchecked Sendable {
   public func start(sink: any InputSink) { runner.start(sink: sink) }
   public func stop() { runner.stop() }
 
-  /// Finds an input device by name, or takes a /dev/input path as it is.
+  /// Finds an input device by its name or its driver's ("gpio-keys" finds the Raspberry Pi's
+  /// gpio-key overlay whatever its node is called), or takes a /dev/input path as it is.
   public static func findDevice(_ description: String, sysfs: String = "/sys/class/input") -> String? {
     if description.hasPrefix("/dev/") {
       return FileManager.default.fileExists(atPath: description) ? description : nil
@@ -66,7 +67,12 @@ public final class InputEventButtons: DeviceSource, @unchecked Sendable {
     }
     for entry in entries.sorted() {
       let name = (try? String(contentsOfFile: "\(sysfs)/\(entry)/device/name", encoding: .utf8)) ?? ""
-      if name.trimmingCharacters(in: .whitespacesAndNewlines) == description { return "/dev/input/\(entry)" }
+      let driver =
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(sysfs)/\(entry)/device/device/driver"))
+        .map { ($0 as NSString).lastPathComponent }
+      if name.trimmingCharacters(in: .whitespacesAndNewlines) == description || driver == description {
+        return "/dev/input/\(entry)"
+      }
     }
     return nil
   }

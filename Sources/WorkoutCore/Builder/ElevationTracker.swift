@@ -13,6 +13,8 @@ public struct ElevationTracker: Sendable, Hashable, Codable {
   }
 
   public private(set) var calibrator: SeaLevelCalibrator
+  /// The latest barometer reading, Pa.
+  public private(set) var pressure: Double?
   /// The latest calibrated barometric altitude, metres, and when (monotonic).
   public private(set) var barometricAltitude: Double?
   public private(set) var barometricAltitudeAt: Double?
@@ -43,6 +45,7 @@ public struct ElevationTracker: Sendable, Hashable, Codable {
   public mutating func pressure(_ pascals: Double, at time: Double) -> (ascent: Double, descent: Double) {
     guard pascals.isFinite, pascals > 0 else { return (0, 0) }
     calibrator.addPressure(pascals, at: time)
+    pressure = pascals
     barometricAltitude = calibrator.altitude(pressure: pascals)
     barometricAltitudeAt = time
     guard let standard = BarometricAltitude.altitude(pressure: pascals) else { return (0, 0) }
@@ -68,6 +71,7 @@ public struct ElevationTracker: Sendable, Hashable, Codable {
     countedGPS = Totals()
     barometricAltitude = nil
     barometricAltitudeAt = nil
+    pressure = nil
   }
 
   private func growth(

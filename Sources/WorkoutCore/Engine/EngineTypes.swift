@@ -157,6 +157,8 @@ public enum EngineCommand: Sendable, Hashable {
   case warmUpSensors
   /// Show this on the status LED (sent when it changes).
   case indicate(IndicatorPattern)
+  /// Sound this on the buzzer, if the board has one.
+  case chirp(ChirpPattern)
   case log(LogLevel, String)
 }
 
@@ -179,7 +181,7 @@ public struct EngineStep: Sendable, Hashable {
   public var touchesStore: Bool {
     commands.contains { command in
       switch command {
-      case .scheduleWakeup, .warmUpSensors, .indicate, .log: false
+      case .scheduleWakeup, .warmUpSensors, .indicate, .chirp, .log: false
       default: true
       }
     }

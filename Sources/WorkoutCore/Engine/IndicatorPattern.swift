@@ -81,3 +81,38 @@ public enum GPSCondition: String, Sendable, Hashable, Codable {
   case searching
   case fix
 }
+
+/// What the optional buzzer sounds: a short chirp for each thing the rider did or the system did
+/// to the session, so a press is confirmed without looking.
+public enum ChirpPattern: String, Sendable, Hashable, Codable, CaseIterable {
+  /// One short beep: started (countdown), resumed, a lap.
+  case single
+  /// Two short beeps: paused.
+  case double
+  /// One long beep: recording begins (end of the countdown), or the ride is saved.
+  case long
+  /// Three quick beeps: a fault began (disk full, a device lost).
+  case alarm
+
+  /// Alternating durations in seconds, beep first; played once.
+  public var timing: [Double] {
+    switch self {
+    case .single: [0.08]
+    case .double: [0.08, 0.12, 0.08]
+    case .long: [0.6]
+    case .alarm: [0.06, 0.06, 0.06, 0.06, 0.06]
+    }
+  }
+
+  /// The chirp for a transition, if any.
+  public static func forTransition(from: SessionState, to: SessionState) -> ChirpPattern? {
+    switch (from, to) {
+    case (_, .prepared): .single
+    case (.prepared, .running): .long
+    case (.running, .paused): .double
+    case (.paused, .running): .single
+    case (_, .stopped): .long
+    default: nil
+    }
+  }
+}

@@ -50,6 +50,11 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   public var altitude: Double?
   public var gps: GPSCondition = .none
   public var indicator: IndicatorPattern = .off
+  /// The latest barometer reading while it is current, Pa, and the sea-level pressure its
+  /// altitude is computed with ("standard" until calibrated, "gps" or "configured").
+  public var pressure: Double?
+  public var seaLevelPressure: Double?
+  public var seaLevelSource: String?
 }
 
 /// The heart of the logger: the session machine, the live builder and auto-pause, as a pure
@@ -167,6 +172,16 @@ public struct SessionEngine: Sendable {
       ? builder.elevation.barometricAltitude : builder.latest.fix?.altitude
     status.gps = gps
     status.indicator = indicator
+    if builder.elevation.source(at: now.monotonic) == .barometer {
+      status.pressure = builder.elevation.pressure
+      status.seaLevelPressure = builder.elevation.calibrator.seaLevelPressure
+      status.seaLevelSource =
+        switch builder.elevation.calibrator.source {
+        case .standard: "standard"
+        case .configured: "configured"
+        case .gps: "gps"
+        }
+    }
     return status
   }
 
@@ -235,6 +250,7 @@ public struct SessionEngine: Sendable {
     }
     let pattern = IndicatorPattern.choose(state: state, gps: gps, fault: storageFailing || !faultyDevices.isEmpty)
     if pattern != indicator {
+      if pattern == .fault { step.commands.append(.chirp(.alarm)) }
       indicator = pattern
       step.commands.append(.indicate(pattern))
     }
@@ -323,6 +339,9 @@ public struct SessionEngine: Sendable {
           "session \(current.id): \(transition.from.rawValue) → \(transition.to.rawValue) (\(transition.cause.kind)\(transition.cause.detail.map { ": \($0)" } ?? ""))"
         ))
       effects(of: transition, on: &current, at: now, into: &step)
+      if let chirp = ChirpPattern.forTransition(from: transition.from, to: transition.to) {
+        step.commands.append(.chirp(chirp))
+      }
       session = current
       return true
     case .lapMarked:
@@ -335,6 +354,7 @@ public struct SessionEngine: Sendable {
             kind: .lap, moment: now, cause: TransitionCause.button(source(of: signal)).kind, value: Double(lap.number)))
       )
       step.commands.append(.log(.info, "session \(current.id): lap \(lap.number) closed"))
+      step.commands.append(.chirp(.single))
       step.outcome = .lapMarked(number: lap.number)
       session = current
       return true
