@@ -1,0 +1,35 @@
+#!/bin/bash
+# Guest test runner (workoutd-hil.service). The kernel command line picks the
+# mode; /mnt/hil/env (written by the host) says what to run.
+#   workoutd.hil=suite     run tests/$NAME.sh for each NAME in HIL_TESTS, one
+#                          result line each into /mnt/hil/results.txt, power off
+#   workoutd.hil=powercut  record until the host pulls the plug (powercut/record.sh)
+set -uo pipefail
+# shellcheck source=lib.sh
+source /usr/lib/workoutd-hil/lib.sh
+# shellcheck source=/dev/null
+source "$HIL_SHARE/env"
+
+mode=$(sed -n 's/.*workoutd\.hil=\([a-z]*\).*/\1/p' /proc/cmdline)
+case $mode in
+  powercut) exec "$HIL_DIR/powercut/record.sh" ;;
+  suite) ;;
+  *) echo "unknown workoutd.hil mode '$mode'"; exit 1 ;;
+esac
+
+mkdir -p "$HIL_SHARE/logs"
+results=$HIL_SHARE/results.txt
+for test in ${HIL_TESTS:-}; do
+  log=$HIL_SHARE/logs/$test.log
+  t0=$EPOCHREALTIME
+  timeout -k 5 "${HIL_TEST_TIMEOUT:-240}" bash "$HIL_DIR/tests/$test.sh" > "$log" 2>&1
+  rc=$?
+  echo "test $test: exit $rc after $(since "$t0") s" >> "$log"
+  if ! grep -E '^[a-z0-9-]+: (PASS|FAIL|SKIP)' "$log" >> "$results"; then
+    echo "${test#[0-9]*-}: FAIL (no result line; exit $rc, see logs/$test.log)" >> "$results"
+  fi
+done
+journalctl -b --no-pager -o short-monotonic > "$HIL_SHARE/logs/journal.txt" 2>&1
+echo "HIL-DONE" >> "$results"
+sync
+systemctl poweroff

@@ -1,0 +1,50 @@
+#!/bin/bash
+# The gpio-sim buttons drive a whole session of the installed service, as a rider would:
+# START starts it (countdown, then running), pauses and resumes it; LAP marks a lap; a short
+# STOP does nothing (a knock never ends a ride); STOP held 2 s ends it.
+set -uo pipefail
+# shellcheck source=../lib.sh
+source /usr/lib/workoutd-hil/lib.sh
+name=$TEST_NAME
+require_workoutd "$name"
+
+state() { wkd_field .state; }
+state_is() { [[ $(state) == "$1" ]]; }
+problems=()
+# From no live session: end the one an earlier test left recording.
+case $(state) in
+  prepared | running | paused) workoutctl stop; wait_for 15 state_is ended ;;
+esac
+before=$(wkd_field .sessionId)
+
+button_press START
+wait_for 20 state_is running || problems+=("START did not start a session (state '$(state)')")
+session=$(wkd_field .sessionId)
+[[ $session != "$before" ]] || problems+=("START did not open a new session (still $before)")
+button_press START
+wait_for 5 state_is paused || problems+=("START on a running session: state '$(state)', want paused")
+button_press START
+wait_for 5 state_is running || problems+=("START on a paused session: state '$(state)', want running")
+laps() { timeout 10 workoutctl show "$session" --json | jq '[.events[] | select(.kind == "lap")] | length'; }
+laps_before=$(laps)
+button_press LAP
+more_laps() { (( $(laps) > laps_before )); }
+wait_for 5 more_laps || problems+=("LAP: lap events stayed at $laps_before")
+button_press STOP 0.3
+sleep 3
+state_is running || problems+=("a short STOP changed the state to '$(state)'")
+button_press STOP 3
+wait_for 10 state_is ended || problems+=("STOP held 3 s: state '$(state)', want ended")
+
+causes=$(timeout 10 workoutctl show "$session" --json |
+  jq -r '[.events[] | select(.kind == "transition" and .cause == "button") | .detail] | unique | join(",")')
+[[ $causes == gpio ]] || problems+=("button transitions came from '$causes', want gpio")
+note "session $session events:"
+timeout 10 workoutctl show "$session" | sed -n '/^events:/,$p'
+journalctl -b -u workoutd --no-pager | grep -i -E 'buttons|press|lap' | tail -8
+
+if ((${#problems[@]})); then
+  result "$name" FAIL "$(IFS=';'; echo "${problems[*]}")"
+else
+  result "$name" PASS "session $session: START started, paused, resumed; LAP lapped; short STOP ignored; long STOP ended it"
+fi

@@ -1,0 +1,39 @@
+#!/bin/bash
+# Boot the board VM once; becomes the QEMU process (exec), so the caller can
+# wait for it or SIGKILL it (a power cut).
+#   boot-vm.sh KERNEL INITRD IMAGE SHARE_DIR [options]
+#     --snapshot          throw the guest's disk writes away at exit
+#     --gps-socket PATH   guest /dev/ttyS1 = unix socket PATH (host feeds NMEA)
+#     --append "ARGS"     extra kernel command line
+# Console (ttyS0) goes to SHARE_DIR/../console-<image>.log unless --console FILE.
+set -euo pipefail
+kernel=$1 initrd=$2 image=$3 share=$4; shift 4
+snapshot='' gps_socket='' append='' console=''
+while (($#)); do
+  case $1 in
+    --snapshot) snapshot=,snapshot=on ;;
+    --gps-socket) gps_socket=$2; shift ;;
+    --append) append=$2; shift ;;
+    --console) console=$2; shift ;;
+    *) echo "boot-vm.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+console=${console:-$share/../console.log}
+gps=(-serial null)
+[[ -n $gps_socket ]] && gps=(-chardev "socket,id=gps,path=$gps_socket,server=on,wait=off" -serial chardev:gps)
+
+# TCG: this machine's /dev/kvm does not boot stock kernels.
+# cache=writeback: QEMU honours the guest's flushes, so an fsync in the guest
+# means what it means on a real disk; writes it had not submitted are lost
+# when QEMU is killed, like a pulled battery. (No qcow2 overlay for the cut
+# image: its metadata lives in QEMU's memory and a kill would test QEMU.)
+exec qemu-system-x86_64 \
+  -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
+  -display none -monitor none -no-reboot -nic none \
+  -kernel "$kernel" -initrd "$initrd" \
+  -append "console=ttyS0 quiet panic=-1 systemd.show_status=0 $append" \
+  -drive "file=$image,format=raw,if=virtio,cache=writeback$snapshot" \
+  -virtfs "local,path=$share,mount_tag=hil,security_model=none,id=hil" \
+  -serial "file:$console" "${gps[@]}" \
+  < /dev/null

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Build gpio-sim.ko out of tree for the guest kernel and print its path.
+# Debian's 6.1 kernel ships neither CONFIG_GPIO_SIM nor the irq_sim helper it
+# needs, so both are compiled from linux-source-$KSERIES into one module
+# against linux-headers-$KVER. The module is tied to that exact kernel build.
+set -euo pipefail
+# shellcheck source=../lib/common.sh
+source "$(dirname "$0")/../lib/common.sh"
+kernel_facts
+
+srcdeb=$(compgen -G "$CACHE_DIR/debs/linux-source-${KSERIES}_${KDEBVER}_all.deb") ||
+  die "linux-source-$KSERIES $KDEBVER not downloaded (run fetch-kernel.sh)"
+out="$CACHE_DIR/gpio-sim/$KVER-$KDEBVER-$(hash_inputs "$0")"
+if [[ -f $out/gpio-sim.ko ]]; then echo "$out/gpio-sim.ko"; exit 0; fi
+
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+log "building gpio-sim.ko for $KVER"
+dpkg-deb --fsys-tarfile "$srcdeb" | tar -xO "./usr/src/linux-source-$KSERIES.tar.xz" |
+  tar -xJ -C "$work" --strip-components=1 \
+    "linux-source-$KSERIES/drivers/gpio/gpio-sim.c" \
+    "linux-source-$KSERIES/drivers/gpio/gpiolib.h" \
+    "linux-source-$KSERIES/kernel/irq/irq_sim.c"
+mkdir "$work/m"
+cp "$work/drivers/gpio/gpio-sim.c" "$work/m/gpio-sim-main.c"   # object name must differ from the module's
+cp "$work/drivers/gpio/gpiolib.h" "$work/kernel/irq/irq_sim.c" "$work/m/"
+# irq_to_desc() is not exported to modules; generic_handle_irq() reaches the
+# same handle_simple_irq() through an exported path.
+sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' "$work/m/irq_sim.c"
+grep -q 'generic_handle_irq(irqnum)' "$work/m/irq_sim.c" || die "irq_sim.c changed upstream: patch no longer applies"
+printf 'obj-m := gpio-sim.o\ngpio-sim-objs := gpio-sim-main.o irq_sim.o\n' > "$work/m/Makefile"
+make -C "/usr/src/linux-headers-$KVER" M="$work/m" modules > "$work/build.log" 2>&1 ||
+  { tail -20 "$work/build.log"; die "gpio-sim build failed"; }
+modinfo -F vermagic "$work/m/gpio-sim.ko" | grep -q "^$KVER " || die "gpio-sim.ko vermagic does not match $KVER"
+mkdir -p "$out"; cp "$work/m/gpio-sim.ko" "$out/"
+prune_except "$out"
+echo "$out/gpio-sim.ko"

@@ -1,0 +1,87 @@
+#!/bin/bash
+# Power-cut series: boot a private raw copy of the board image, let the guest
+# record (powercut/record.sh), SIGKILL QEMU at a random moment, boot the same
+# disk again, CUTS times; each boot's powercut/precheck.sh reports what the
+# previous cut took. Prints one result line per series on stdout, the per-cut
+# numbers on stderr.
+# Usage: power-cut.sh KERNEL INITRD IMAGE CUTS RUN_DIR
+set -euo pipefail
+# shellcheck source=../lib/common.sh
+source "$(dirname "$0")/../lib/common.sh"
+kernel=$1 initrd=$2 image=$3 cuts=$4 dir=$5
+here=$BOARDVM_DIR/host
+share=$dir/share disk=$dir/cut.img gps=$dir/gps.sock
+rm -rf "$dir"; mkdir -p "$share"
+
+# A private copy: the cached image must stay clean. Raw, not a qcow2 overlay.
+cp --sparse=always "$image" "$disk"
+qemu=
+cleanup() {
+  [[ -n $qemu ]] && kill -KILL "$qemu" 2>/dev/null
+  touch "$gps.stop"; wait 2>/dev/null
+  rm -f "$disk"
+}
+trap cleanup EXIT
+# One feeder for the whole series: it reconnects to each new QEMU and keeps
+# the receiver's clock running forward across cuts.
+/usr/bin/python3 "$here/gps-feed.py" "$gps" "$BOARDVM_DIR/fixtures/bundg_zeus_9.log" \
+  --max-seconds 7200 2> "$dir/gps-feed.log" &
+
+for ((boot = 0; boot <= cuts; boot++)); do
+  final=$((boot == cuts ? 1 : 0))
+  printf 'HIL_BOOT=%d\nHIL_FINAL=%d\n' "$boot" "$final" > "$share/env"
+  t0=$(date +%s)
+  "$here/boot-vm.sh" "$kernel" "$initrd" "$disk" "$share" --gps-socket "$gps" \
+    --append workoutd.hil=powercut --console "$dir/console-$boot.log" &
+  qemu=$!
+  if ((final)); then
+    timeout 300 tail --pid="$qemu" -f /dev/null || { kill -KILL "$qemu"; die "boot $boot did not power off"; }
+    wait "$qemu" || true; qemu=
+    log "boot $boot: checked and powered off after $(elapsed_since "$t0") s"
+    break
+  fi
+  # wait for the guest to record, then pull the plug at a random moment
+  until [[ -f $share/boot-$boot/state ]]; do
+    kill -0 "$qemu" 2>/dev/null || die "boot $boot: VM exited before recording (see $dir/console-$boot.log)"
+    (( $(elapsed_since "$t0") < 300 )) || die "boot $boot: not recording after 300 s"
+    sleep 0.5
+  done
+  recording=$(elapsed_since "$t0")
+  delay=$(awk -v r="$RANDOM" 'BEGIN{printf "%.1f", 1 + 7 * r / 32767}')
+  sleep "$delay"
+  kill -KILL "$qemu"; wait "$qemu" 2>/dev/null || true; qemu=
+  log "boot $boot: recording after ${recording} s, power cut ${delay} s later"
+done
+
+# --- what each cut cost, as the next boot's precheck/postcheck saw it ----------
+value() { sed -n "s/^$2=//p" "$share/boot-$1/$3.txt" 2>/dev/null | tail -n 1; }
+control_lost=() unsynced_lost=() workoutd_lost=() control_bad=() workoutd_bad=()
+for ((cut = 1; cut <= cuts; cut++)); do
+  integrity=$(value "$cut" writer_full_integrity precheck)
+  lost=$(value "$cut" writer_full_lost precheck)
+  control_lost+=("${lost:-?}")
+  unsynced_lost+=("$(value "$cut" writer_off_lost precheck)")
+  [[ $integrity == ok && $lost == 0 ]] || control_bad+=("cut $cut: integrity '${integrity:-?}', ${lost:-?} rows lost")
+  if [[ -f $share/boot-$cut/precheck.txt ]] && grep -q '^workoutd_' "$share/boot-$cut/precheck.txt"; then
+    workoutd_lost+=("$(value "$cut" workoutd_lost_seconds precheck)")
+    for key in workoutd_cut_ok:precheck workoutd_resume_ok:postcheck; do
+      verdict=$(value "$cut" "${key%:*}" "${key#*:}")
+      [[ $verdict == yes* ]] || workoutd_bad+=("cut $cut: ${verdict:-no ${key%:*} reported}")
+    done
+  fi
+  log "cut $cut: $(paste -sd' ' "$share/boot-$cut/precheck.txt" "$share/boot-$cut/postcheck.txt" 2>/dev/null)"
+done
+
+if ((${#control_bad[@]})); then
+  echo "powercut-control: FAIL (${control_bad[*]:0:3})"
+else
+  echo "powercut-control: PASS ($cuts cuts, stand-in writer synchronous=FULL: integrity ok, committed rows lost per cut: ${control_lost[*]})"
+fi
+log "unsynced control (synchronous=OFF, not a test): rows lost per cut: ${unsynced_lost[*]}"
+if [[ ! -f $(dirname "$image")/has-workoutd ]]; then
+  echo "powercut-workoutd: SKIP (no /usr/bin/workoutd in the image)"
+elif ((${#workoutd_bad[@]})); then
+  echo "powercut-workoutd: FAIL (${workoutd_bad[*]:0:3}; seconds lost per cut: ${workoutd_lost[*]})"
+else
+  echo "powercut-workoutd: PASS ($cuts cuts: integrity ok, session resumed; seconds of points lost per cut: ${workoutd_lost[*]})"
+fi

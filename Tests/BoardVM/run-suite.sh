@@ -1,0 +1,135 @@
+#!/bin/bash
+# workoutd board-VM hardware-in-the-loop suite (issue 5).
+#
+# Builds (or reuses from the cache) a Debian 12 board image with systemd,
+# the qemu-virt board's simulated devices and, when the project has an
+# `install` target, workoutd itself; boots it under QEMU (TCG) and runs
+#   1. the board tests (guest/tests/[1-4]*): boot, gpsd fixes, buttons, BMP280;
+#   2. the daemon tests (guest/tests/[6-9]*), SKIP while the image has no workoutd;
+#   3. a power-cut series (host/power-cut.sh): POWER_CUTS kills of QEMU.
+# Prints "NAME: PASS|FAIL|SKIP (details)" per test, the wall time, and last
+# "N passed, N failed"; exits non-zero if anything failed.
+#
+# Environment: POWER_CUTS (default 10), WORKOUTD_BOARD_VM_CACHE (default
+# /var/tmp/workoutd-board-vm), BOARD_VM_SKIP_IS_FAILURE=1 to count SKIP as
+# failure, BOARD_VM_TESTS to run only some guest tests (e.g. "20-gpsd-fixes"),
+# BOARD_VM_PROJECT_STAGE=DIR to use a tree `make install DESTDIR=DIR` made
+# instead of building the project.
+set -euo pipefail
+# shellcheck source=lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
+suite_start=$(date +%s)
+power_cuts=${POWER_CUTS:-10}
+host=$BOARDVM_DIR/host
+run_dir=$CACHE_DIR/runs/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run_dir"
+# keep the last few runs' logs
+find "$CACHE_DIR/runs" -mindepth 1 -maxdepth 1 | sort | head -n -3 | xargs -r rm -rf
+results=$run_dir/results.txt
+: > "$results"
+say() { echo "$*" | tee -a "$results"; }
+step() { log "$* (+$(elapsed_since "$suite_start") s)"; current_step=$*; }
+count() { grep -c -E "^[a-z0-9-]+: $1" "$results" || true; }
+# A build step that fails stops the suite; still end with the summary line.
+summary_done=0
+on_exit() {
+  ((summary_done)) && return
+  say "board-vm-setup: FAIL (stopped during: ${current_step:-start}; see the log above)"
+  echo "$(count PASS) passed, $(count FAIL) failed"
+  exit 1
+}
+trap on_exit EXIT
+
+# --- build (each step cached by its inputs) ------------------------------------
+step "host packages"
+"$host/install-deps.sh"
+kernel_facts
+step "kernel $KPKG $KDEBVER"
+kroot=$("$host/fetch-kernel.sh")
+gpio_sim=$("$host/build-gpio-sim.sh")
+stage1=$("$host/build-stage1.sh" "$kroot")
+step "base root tree"
+base=$("$host/build-base-rootfs.sh")
+step "project build"
+stage='' rc=0
+if [[ -n ${BOARD_VM_PROJECT_STAGE:-} ]]; then
+  stage=$BOARD_VM_PROJECT_STAGE; rc=4
+else
+  stage=$("$host/build-project.sh") || rc=$?
+fi
+case $rc in
+  0) say "project-install: PASS (swift build --static-swift-stdlib + make install DESTDIR)" ;;
+  4) log "using the installed tree $stage (BOARD_VM_PROJECT_STAGE)" ;;
+  3) say "project-install: SKIP (no install target in the Makefile yet)" ;;
+  *) say "project-install: FAIL (build or make install failed, see $CACHE_DIR/project-build.log)"; stage= ;;
+esac
+step "image"
+image=$("$host/assemble-image.sh" "$kroot" "$gpio_sim" "$base" ${stage:+"$stage"})
+has_workoutd=0; [[ -f $(dirname "$image")/has-workoutd ]] && has_workoutd=1
+kernel=$kroot/boot/vmlinuz-$KVER
+
+# --- guest test boots ------------------------------------------------------------
+# boot_suite LABEL APPEND TEST...: one VM boot (disk snapshot) running the tests
+boot_suite() {
+  local label=$1 append=$2; shift 2
+  local dir=$run_dir/$label feed rc=0 t0
+  mkdir -p "$dir/share"
+  printf 'HIL_TESTS="%s"\n' "$*" > "$dir/share/env"
+  /usr/bin/python3 "$host/gps-feed.py" "$dir/gps.sock" "$BOARDVM_DIR/fixtures/bundg_zeus_9.log" \
+    --max-seconds 900 2> "$dir/gps-feed.log" &
+  feed=$!
+  t0=$(date +%s)
+  timeout -s KILL 900 "$host/boot-vm.sh" "$kernel" "$stage1" "$image" "$dir/share" --snapshot \
+    --gps-socket "$dir/gps.sock" --append "workoutd.hil=suite $append" --console "$dir/console.log" || rc=$?
+  touch "$dir/gps.sock.stop"; wait "$feed" || true
+  step "$label boot: QEMU exited ($rc) after $(elapsed_since "$t0") s"
+  grep -E '^[a-z0-9-]+: (PASS|FAIL|SKIP)' "$dir/share/results.txt" 2>/dev/null | tee -a "$results" || true
+  grep -qx HIL-DONE "$dir/share/results.txt" 2>/dev/null ||
+    say "$label-vm: FAIL (the guest runner did not finish, QEMU exit $rc; see $dir/console.log)"
+  # a failed test's log, for whoever reads the CI output
+  local test
+  for test in "$@"; do
+    if grep -q "^${test#[0-9]*-}: FAIL" "$dir/share/results.txt" 2>/dev/null; then
+      log "--- $dir/share/logs/$test.log (tail)"; tail -n 25 "$dir/share/logs/$test.log" >&2 || true
+    fi
+  done
+}
+
+tests_matching() {   # guest test names whose file name matches a glob
+  local f
+  for f in "$BOARDVM_DIR"/guest/tests/$1.sh; do
+    [[ -f $f ]] || continue
+    [[ -z ${BOARD_VM_TESTS:-} || " $BOARD_VM_TESTS " == *" $(basename "$f" .sh) "* ]] && basename "$f" .sh
+  done
+}
+
+mapfile -t board_tests < <(tests_matching '[1-4]*')
+mapfile -t daemon_tests < <(tests_matching '[6-9]*')
+if ((${#board_tests[@]})); then
+  step "board tests: ${board_tests[*]}"
+  # the daemon would hold the button lines the board tests drive
+  boot_suite board "systemd.mask=workoutd.service" "${board_tests[@]}"
+fi
+if ((${#daemon_tests[@]})); then
+  if ((has_workoutd)); then
+    step "daemon tests: ${daemon_tests[*]}"
+    boot_suite daemon "" "${daemon_tests[@]}"
+  else
+    for test in "${daemon_tests[@]}"; do say "${test#[0-9]*-}: SKIP (no /usr/bin/workoutd in the image)"; done
+  fi
+fi
+
+# --- power cuts -------------------------------------------------------------------
+if ((power_cuts > 0)); then
+  step "power-cut series: $power_cuts cuts"
+  "$host/power-cut.sh" "$kernel" "$stage1" "$image" "$power_cuts" "$run_dir/powercut" | tee -a "$results" ||
+    say "powercut-harness: FAIL (see $run_dir/powercut)"
+fi
+
+# --- summary ----------------------------------------------------------------------
+passed=$(count PASS) failed=$(count FAIL) skipped=$(count SKIP)
+summary_done=1
+if [[ ${BOARD_VM_SKIP_IS_FAILURE:-0} == 1 ]]; then failed=$((failed + skipped)); skipped=0; fi
+echo "board-vm: logs in $run_dir; $skipped skipped; wall time $(elapsed_since "$suite_start") s"
+echo "$passed passed, $failed failed"
+((failed == 0))
