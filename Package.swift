@@ -61,7 +61,8 @@ let package = Package(
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(
       name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "WorkoutCore", "WorkoutTestSupport"]),
-    .testTarget(name: "SensorProtocolsTests", dependencies: ["SensorProtocols", "WorkoutCore"]),
+    .testTarget(
+      name: "SensorProtocolsTests", dependencies: ["SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(
       name: "BoardLinuxTests", dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "BoardSimTests", dependencies: ["BoardSim", "WorkoutCore", "WorkoutTestSupport"]),

@@ -1,4 +1,5 @@
 import Testing
+import WorkoutTestSupport
 
 @testable import SensorProtocols
 
@@ -140,7 +141,7 @@ struct BMP280CompensationTests {
   /// Garbage from a bad bus read must give garbage numbers, never a trap: seeded random
   /// calibration images and raw values through every formula.
   @Test func garbageNeverTraps() {
-    var rng = BMP280TestRandom(seed: 0xB0_5C_11)
+    var rng = SeededRandom(seed: 0xB0_5C_11)
     var computed = 0
     for _ in 0..<2_000 {
       let image = (0..<24).map { _ in UInt8.random(in: 0...255, using: &rng) }
@@ -162,18 +163,5 @@ struct BMP280CompensationTests {
       computed += 1
     }
     #expect(computed > 1_900)
-  }
-}
-
-/// A small seeded generator, so randomised tests are reproducible.
-struct BMP280TestRandom: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

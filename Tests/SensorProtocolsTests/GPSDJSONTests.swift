@@ -1,4 +1,5 @@
 import Testing
+import WorkoutTestSupport
 
 @testable import SensorProtocols
 
@@ -97,7 +98,7 @@ struct GPSDJSONTests {
 
   @Test("no byte sequence traps: every prefix and many corruptions of real reports")
   func fuzz() throws {
-    var rng = GPSDTestRandom(seed: 0x6770_7364)
+    var rng = SeededRandom(seed: 0x6770_7364)
     var lines: [String] = []
     for name in ["bt451", "triton400", "quectel-eg25-g"] {
       lines += try GPSDCaptures.lines(name + ".log.chk").filter { $0.hasPrefix("{") }.prefix(40).map(String.init)
@@ -122,18 +123,5 @@ struct GPSDJSONTests {
     }
     // A strict prefix of a one-object line is never a whole object.
     #expect(decoded == 0)
-  }
-}
-
-/// A small deterministic generator (GPSDTestRandom) for the fuzz and noise tests.
-struct GPSDTestRandom: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutCore
 
@@ -78,7 +79,7 @@ struct AltitudeCalibratorTests {
   /// is 1008 hPa, GPS height has 3 m (1σ) of noise and reports epv 6 m.
   @Test func settlesFromGoodFixesWhileMoving() throws {
     let trueP0 = 100_800.0
-    var rng = AltitudeTestRandom(seed: 42)
+    var rng = SeededRandom(seed: 42)
     var calibrator = SeaLevelCalibrator()
     var settledAt: Int? = nil
     for second in 0..<60 {
@@ -168,24 +169,5 @@ struct AltitudeCalibratorTests {
     c.addPressure(.nan, at: 0)
     c.addPressure(-3, at: 0)
     #expect(c.addFix(Self.fix(10, epv: 1), at: 0) == .rejected(.noRecentPressure))
-  }
-}
-
-/// Seeded randomness for the altitude tests (SplitMix64 + Box–Muller).
-struct AltitudeTestRandom: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  /// Standard normal.
-  mutating func gaussian() -> Double {
-    let u1 = Double.random(in: Double.ulpOfOne..<1, using: &self)
-    let u2 = Double.random(in: 0..<1, using: &self)
-    return (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutCore
 
@@ -58,7 +59,7 @@ struct AscentAccumulatorTests {
   }
 
   @Test func totalsNeverDecrease() {
-    var rng = AltitudeTestRandom(seed: 7)
+    var rng = SeededRandom(seed: 7)
     var a = AscentAccumulator()
     var h = 200.0
     var lastUp = 0.0
@@ -79,7 +80,7 @@ struct AscentAccumulatorTests {
   /// BMP280 at the logger's settings): the raw sum of rises is hundreds of metres; the
   /// accumulator must report next to nothing.
   @Test func noiseAloneIsNotAscent() {
-    var rng = AltitudeTestRandom(seed: 2024)
+    var rng = SeededRandom(seed: 2024)
     var a = AscentAccumulator()
     var naive = 0.0
     var previous: Double? = nil
@@ -96,7 +97,7 @@ struct AscentAccumulatorTests {
 
   /// A real hill under noise: 120 m up at 0.4 m/s, 120 m down at 1 m/s, with 0.5 m noise.
   @Test func aHillUnderNoise() {
-    var rng = AltitudeTestRandom(seed: 99)
+    var rng = SeededRandom(seed: 99)
     var a = AscentAccumulator()
     var t = 0.0
     func feed(_ h: Double) {
@@ -123,7 +124,7 @@ struct AscentAccumulatorTests {
     }
     let oneHz = run(Array(stride(from: 0.0, through: 3000, by: 1)))
     let fast = run(Array(stride(from: 0.0, through: 3000, by: 0.04)))
-    var rng = AltitudeTestRandom(seed: 5)
+    var rng = SeededRandom(seed: 5)
     var irregular: [Double] = [0]
     while irregular.last! < 3000 {
       irregular.append(irregular.last! + Double.random(in: 0.5...6, using: &rng))
@@ -180,7 +181,7 @@ struct AscentAccumulatorTests {
   /// The accumulator is saved with the session and restored after a restart: a restored copy
   /// continues exactly as the original.
   @Test func survivesASnapshot() throws {
-    var rng = AltitudeTestRandom(seed: 11)
+    var rng = SeededRandom(seed: 11)
     var original = AscentAccumulator()
     var h = 300.0
     var samples: [(Double, Double)] = []

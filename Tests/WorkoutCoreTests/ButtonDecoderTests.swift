@@ -1,4 +1,5 @@
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutCore
 
@@ -337,7 +338,7 @@ struct ButtonChatterScript {
   var end = 0.0
 
   init(seed: UInt64, actions: Int, configuration c: ButtonConfiguration) {
-    var rng = ButtonTestRandom(seed: seed)
+    var rng = SeededRandom(seed: seed)
     var t = 1.0
     /// Renders a transition to `pressed` starting at `at`: 0…6 bounces (each 0.2–6 ms, always
     /// shorter than the debounce). Returns the time of the last edge, where the level settles.
@@ -435,18 +436,6 @@ struct ButtonChatterScript {
   }
 }
 
-struct ButtonTestRandom: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 @Suite("Buttons: randomised chatter")
 struct ButtonChatterTests {
   static func same(_ a: [ButtonEvent], _ b: [ButtonEvent]) -> Bool {
@@ -466,7 +455,7 @@ struct ButtonChatterTests {
 
     // Polled rarely (only edges and a final tick), densely (every 7 ms) and at random moments:
     // the same gestures at the same times.
-    var rng = ButtonTestRandom(seed: seed ^ 0xABCDEF)
+    var rng = SeededRandom(seed: seed ^ 0xABCDEF)
     let dense = Array(stride(from: 0.0, through: script.end, by: 0.007))
     var random: [Double] = []
     var t = 0.0

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutCore
 
@@ -9,7 +10,7 @@ struct GPSPositionFilterTests {
 
   @Test("follows a straight track through noise better than the raw fixes, with a steadier speed")
   func smoothsNoise() throws {
-    var rng = GPSTestRandom(seed: 7)
+    var rng = SeededRandom(seed: 7)
     var filter = PositionFilter()
     var rawError = 0.0
     var filteredError = 0.0

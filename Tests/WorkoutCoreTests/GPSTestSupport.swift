@@ -1,4 +1,5 @@
 import Foundation
+import WorkoutTestSupport
 
 @testable import WorkoutCore
 
@@ -42,7 +43,7 @@ enum GPSTestData {
   static func restingNoise(
     seconds: Int, sigma: Double, tau: Double, white: Double, seed: UInt64
   ) -> [(east: Double, north: Double)] {
-    var rng = GPSTestRandom(seed: seed)
+    var rng = SeededRandom(seed: seed)
     let a = exp(-1 / tau)
     let drive = (1 - a * a).squareRoot() * sigma
     var e = sigma * rng.gaussian()
@@ -54,25 +55,5 @@ enum GPSTestData {
       out.append((e + white * rng.gaussian(), n + white * rng.gaussian()))
     }
     return out
-  }
-}
-
-/// GPSTestRandom: a small deterministic generator, so noise tests are reproducible.
-struct GPSTestRandom: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
-  /// A standard normal sample (Box–Muller).
-  mutating func gaussian() -> Double {
-    let u1 = max(Double(next() >> 11) / Double(1 << 53), 1e-300)
-    let u2 = Double(next() >> 11) / Double(1 << 53)
-    return (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
   }
 }

@@ -1,4 +1,5 @@
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutCore
 
@@ -49,7 +50,7 @@ struct GPSTrackTests {
   func stationaryNoise(sigma: Double, tau: Double, white: Double, eph: Double) {
     for seed in UInt64(1)...4 {
       let noise = GPSTestData.restingNoise(seconds: 600, sigma: sigma, tau: tau, white: white, seed: seed)
-      var rng = GPSTestRandom(seed: seed &* 31)
+      var rng = SeededRandom(seed: seed &* 31)
       for withDoppler in [true, false] {
         var track = GPSTrack()
         var raw = 0.0
