@@ -21,7 +21,10 @@ let package = Package(
     .target(name: "SensorProtocols", dependencies: ["WorkoutCore"]),
     .target(
       name: "WorkoutStore",
-      dependencies: ["WorkoutCore", .product(name: "GRDB", package: "GRDB.swift")]
+      dependencies: [
+        "WorkoutCore", .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "GRDBSQLite", package: "GRDB.swift"),
+      ]
     ),
     .target(name: "CLinuxShims"),
     // libgps from Debian's libgps-dev (gpsd 3.22, API major 11).

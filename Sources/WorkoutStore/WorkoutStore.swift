@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import WorkoutCore
 
 /// What went wrong in the store, named by what failed. Writes that fail with `diskFull` or
@@ -153,6 +154,17 @@ public final class WorkoutStore: Sendable {
           throw DatabaseError(message: "could not switch \(db.description) to WAL (got \(mode ?? "nothing"))")
         }
         try db.execute(sql: "PRAGMA synchronous = FULL")
+        // Keep the -wal and -shm files when the service closes the database: a reader with
+        // read-only access (`workoutctl` run by a member of the service's group) cannot create
+        // them, and could not open the database while the service is stopped.
+        var persist: CInt = 1
+        let code = withUnsafeMutablePointer(to: &persist) {
+          sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, $0)
+        }
+        guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
+        // ...but empty: truncated after each checkpoint and on close, so no stale frames outlive
+        // the pages they were checkpointed into.
+        try db.execute(sql: "PRAGMA journal_size_limit = 0")
       }
     }
     return try DatabaseQueue(path: path, configuration: configuration)
@@ -165,22 +177,24 @@ public final class WorkoutStore: Sendable {
     formatter.timeZone = TimeZone(identifier: "UTC")
     formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
     let stamp = formatter.string(from: Date(timeIntervalSince1970: wallNow))
+    // One name for the database and its WAL files, none of which may be taken yet.
+    let suffixes = ["", "-wal", "-shm"]
+    var stem = "\(path).corrupt-\(stamp)"
+    var attempt = 1
+    while suffixes.contains(where: { FileManager.default.fileExists(atPath: stem + $0) }) {
+      attempt += 1
+      stem = "\(path).corrupt-\(stamp)-\(attempt)"
+    }
     var moved: [String] = []
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in suffixes {
       let source = path + suffix
       guard FileManager.default.fileExists(atPath: source) else { continue }
-      var target = "\(path).corrupt-\(stamp)\(suffix)"
-      var attempt = 1
-      while FileManager.default.fileExists(atPath: target) {
-        attempt += 1
-        target = "\(path).corrupt-\(stamp)-\(attempt)\(suffix)"
-      }
       do {
-        try FileManager.default.moveItem(atPath: source, toPath: target)
+        try FileManager.default.moveItem(atPath: source, toPath: stem + suffix)
       } catch {
         throw .cannotOpen("cannot move corrupt \(source) aside: \(error.localizedDescription)")
       }
-      moved.append(target)
+      moved.append(stem + suffix)
     }
     return moved
   }

@@ -68,6 +68,20 @@ struct WorkoutStoreTests {
     #expect(try reopened.durability().synchronous == 2)
   }
 
+  @Test func theWALFilesOutliveTheServiceSoReadOnlyReadersCanOpen() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try recordRide(into: store, seconds: 5)
+    }
+    // The service has closed the database: a reader that may not create files (a member of the
+    // service's group) needs -wal and -shm to be there already.
+    #expect(FileManager.default.fileExists(atPath: dir.database + "-wal"))
+    #expect(FileManager.default.fileExists(atPath: dir.database + "-shm"))
+    let reader = try WorkoutStore.openForReading(at: dir.database)
+    #expect(try reader.pointCount(sessionID: 1) == 5)
+  }
+
   @Test func aRideIsStoredAndResumesInTheStateItWasIn() throws {
     let dir = TemporaryDirectory()
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
@@ -171,7 +185,12 @@ struct WorkoutStoreTests {
       _ = try WorkoutStore.open(at: dir.database, wallNow: 1_795_323_600)
     }
     let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("corrupt") }.sorted()
-    #expect(names == ["workoutd.db.corrupt-20261122T050000Z", "workoutd.db.corrupt-20261122T050000Z-2"])
+    // The second time the fresh database's (kept, empty) WAL files go with it, under one name.
+    #expect(
+      names == [
+        "workoutd.db.corrupt-20261122T050000Z", "workoutd.db.corrupt-20261122T050000Z-2",
+        "workoutd.db.corrupt-20261122T050000Z-2-shm", "workoutd.db.corrupt-20261122T050000Z-2-wal",
+      ])
   }
 
   @Test func readingANonexistentDatabaseIsAClearError() {
