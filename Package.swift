@@ -63,7 +63,10 @@ let package = Package(
     .target(name: "WorkoutTestSupport", dependencies: ["WorkoutCore", "SensorProtocols"], path: "Tests/Support"),
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(
-      name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "WorkoutCore", "WorkoutTestSupport"]),
+      name: "WorkoutStoreTests",
+      dependencies: [
+        "WorkoutStore", "WorkoutCore", "WorkoutTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+      ]),
     .testTarget(
       name: "SensorProtocolsTests", dependencies: ["SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(

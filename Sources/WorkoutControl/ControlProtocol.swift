@@ -87,6 +87,8 @@ public struct StatusReport: Codable, Sendable {
   public var pressure: Double?
   public var seaLevelPressure: Double?
   public var seaLevelSource: String?
+  /// Relative humidity, %RH, while a BME280 reports it.
+  public var humidity: Double?
   /// "none" (no GPS reports), "searching" or "fix".
   public var gps: GPSCondition
   /// What the status LED shows.
@@ -144,6 +146,7 @@ public struct StatusReport: Codable, Sendable {
     pressure = status.pressure
     seaLevelPressure = status.seaLevelPressure
     seaLevelSource = status.seaLevelSource
+    humidity = status.humidity
     points = status.points
     lastPointSequence = status.lastPoint?.sequence
     lastPointTime = status.lastPoint?.moment.wall

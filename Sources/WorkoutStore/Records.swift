@@ -100,9 +100,14 @@ public struct PointRecord: Codable, Sendable, Hashable, FetchableRecord, Persist
   public var temperature: Double?
   public var fixDim: Int?
   public var hError: Double?
+  /// Pa, from the barometer (migration v3).
+  public var pressure: Double?
+  /// %RH, from a BME280 (migration v3).
+  public var humidity: Double?
 
   enum CodingKeys: String, CodingKey {
     case seq, wall, monotonic, elapsed, timer, distance, lat, lon, speed, hr, cadence, power, temperature
+    case pressure, humidity
     case sessionID = "session_id"
     case altGPS = "alt_gps"
     case altBaro = "alt_baro"
@@ -167,7 +172,7 @@ extension PointRecord {
       distance: point.distance, lat: point.latitude, lon: point.longitude, altGPS: point.altitude,
       altBaro: point.barometricAltitude, speed: point.speed, hr: point.heartRate, cadence: point.cadence,
       power: point.power, temperature: point.temperature, fixDim: point.fixDimension,
-      hError: point.horizontalError)
+      hError: point.horizontalError, pressure: point.pressure, humidity: point.humidity)
   }
 }
 

@@ -95,6 +95,13 @@ enum Schema {
           ALTER TABLE lap ADD COLUMN descent REAL NOT NULL DEFAULT 0;
           """)
     }
+    migrator.registerMigration("v3: barometric pressure and humidity of points") { db in
+      try db.execute(
+        sql: """
+          ALTER TABLE point ADD COLUMN pressure REAL;
+          ALTER TABLE point ADD COLUMN humidity REAL;
+          """)
+    }
     return migrator
   }
 }

@@ -159,6 +159,11 @@ struct Status: ParsableCommand {
           "ascent \(Int(status.ascent.rounded())) m, descent \(Int(status.descent.rounded())) m"
             + (status.altitude.map { ", altitude \(Int($0.rounded())) m" } ?? ""))
       }
+      if let pressure = status.pressure {
+        lines.append(
+          "barometer \(String(format: "%.1f", pressure / 100)) hPa"
+            + (status.humidity.map { ", humidity \(Int($0.rounded())) %" } ?? ""))
+      }
       if status.heartRate != nil || status.averageHeartRate != nil {
         lines.append(
           "heart rate \(status.heartRate.map { "\($0) bpm" } ?? "--")"

@@ -167,6 +167,28 @@ struct ElevationTests {
     #expect(h.points.last?.barometricAltitude == nil, "no stale barometric altitude in points")
   }
 
+  @Test func pressureAndBME280HumidityGoIntoPointsAndStatusWhileFresh() {
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    for second in 0..<10 {
+      h.advance(by: 1)
+      h.send(.reading(.barometer(pressure: pressure(300 + Double(second)), temperature: 18, humidity: 62.5)))
+      h.send(.tick)
+    }
+    #expect(h.points.last?.pressure == pressure(309))
+    #expect(h.points.last?.humidity == 62.5)
+    #expect(h.engine.status(at: h.now).humidity == 62.5)
+    // The sensor goes quiet: neither value outlives the sensor's freshness in points or status.
+    for _ in 0..<10 {
+      h.advance(by: 1)
+      h.send(.tick)
+    }
+    #expect(h.points.last?.pressure == nil)
+    #expect(h.points.last?.humidity == nil)
+    #expect(h.engine.status(at: h.now).humidity == nil)
+  }
+
   @Test func twoDFixesGiveNoAltitude() {
     var tracker = ElevationTracker()
     var t = 0.0

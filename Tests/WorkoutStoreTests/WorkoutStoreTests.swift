@@ -1,8 +1,10 @@
 import Foundation
+import GRDB
 import Testing
 import WorkoutCore
-import WorkoutStore
 import WorkoutTestSupport
+
+@testable import WorkoutStore
 
 /// A fresh directory per test, removed afterwards.
 final class TemporaryDirectory {
@@ -256,23 +258,80 @@ func run(_ arguments: String...) -> Int32 {
 }
 
 struct MigrationTests {
-  @Test func ascentAndDescentAreStoredWithSessionsAndLaps() throws {
-    let dir = TemporaryDirectory()
+  /// Records `seconds` of barometer readings, one a second, in a started session of a fresh store.
+  func recordBarometer(
+    into dir: TemporaryDirectory, seconds: Int, stop: Bool = false, reading: (Int) -> SensorReading
+  ) throws -> WorkoutStore {
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
     var h = EngineHarness()
     _ = h.press(.start)
     h.finishCountdown()
-    for second in 0..<60 {
+    for second in 0..<seconds {
       h.advance(by: 1)
-      h.send(.reading(.barometer(pressure: BarometricAltitude.pressure(altitude: Double(second))!, temperature: nil)))
+      h.send(.reading(reading(second)))
       h.send(.tick)
     }
-    _ = h.press(.stop)
+    if stop { _ = h.press(.stop) }
     try store.write(h.commands, clock: testClock)
+    return store
+  }
+
+  @Test func ascentAndDescentAreStoredWithSessionsAndLaps() throws {
+    let dir = TemporaryDirectory()
+    let store = try recordBarometer(into: dir, seconds: 60, stop: true) { second in
+      .barometer(pressure: BarometricAltitude.pressure(altitude: Double(second))!, temperature: nil)
+    }
     let session = try #require(try store.session(id: 1))
     #expect(session.ascent > 50)
     #expect(try store.laps(sessionID: 1).first?.ascent == session.ascent)
     #expect(try store.points(sessionID: 1).last?.altBaro != nil)
+  }
+
+  @Test func pressureAndHumidityAreStoredWithPoints() throws {
+    let dir = TemporaryDirectory()
+    let store = try recordBarometer(into: dir, seconds: 5) { second in
+      .barometer(pressure: 100_653.27 - Double(second), temperature: 25.08, humidity: 46.33)
+    }
+    let last = try #require(try store.points(sessionID: 1).last)
+    #expect(last.pressure == 100_653.27 - 4)
+    #expect(last.humidity == 46.33)
+    #expect(last.temperature == 25.08)
+  }
+
+  @Test func aBMP280LeavesHumidityEmpty() throws {
+    let dir = TemporaryDirectory()
+    let store = try recordBarometer(into: dir, seconds: 1) { _ in .barometer(pressure: 100_000, temperature: 20) }
+    let last = try #require(try store.points(sessionID: 1).last)
+    #expect(last.pressure == 100_000)
+    #expect(last.humidity == nil)
+  }
+
+  /// A database written by a release before v3 (points without pressure and humidity) is
+  /// upgraded in place on start: its points kept, the new columns empty, its session resumed.
+  @Test func aVersion2DatabaseIsUpgradedWithItsPointsKept() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try recordRide(into: store, seconds: 20)
+    }
+    // Take the file back to what v2 left: no pressure or humidity columns, v3 not applied.
+    do {
+      let queue = try DatabaseQueue(path: dir.database)
+      try queue.write { db in
+        try db.execute(sql: "ALTER TABLE point DROP COLUMN pressure")
+        try db.execute(sql: "ALTER TABLE point DROP COLUMN humidity")
+        try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v3:%'")
+      }
+      let applied = try queue.read { db in try Schema.migrator.appliedIdentifiers(db) }
+      #expect(applied.count == 2)
+    }
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let points = try store.points(sessionID: 1)
+    #expect(points.count == 20)
+    #expect(points.allSatisfy { $0.pressure == nil && $0.humidity == nil && $0.lat != nil })
+    #expect(try store.unfinishedSessions().map(\.session.id) == [1])
+    let columns = try DatabaseQueue(path: dir.database).read { db in try db.columns(in: "point").map(\.name) }
+    #expect(columns.contains("pressure") && columns.contains("humidity"), "v3 applied on start")
   }
 }
 

@@ -141,7 +141,10 @@ struct BarometerSession {
       do {
         let measurement = try compensator.measurement(burst: burst)
         if let pressure = measurement.pressure {
-          sink.post(.reading(.barometer(pressure: pressure, temperature: measurement.temperature)))
+          sink.post(
+            .reading(
+              .barometer(
+                pressure: pressure, temperature: measurement.temperature, humidity: measurement.humidity)))
           skipped = 0
         }
       } catch {

@@ -12,6 +12,9 @@ public struct LatestReadings: Sendable, Hashable, Codable {
   public var powerAt: Double?
   public var temperature: Double?
   public var temperatureAt: Double?
+  /// Relative humidity, %RH (BME280).
+  public var humidity: Double?
+  public var humidityAt: Double?
 
   public init() {}
 }
@@ -113,8 +116,12 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     case .temperature(let celsius):
       latest.temperature = celsius
       latest.temperatureAt = t
-    case .barometer(let pressure, let celsius):
+    case .barometer(let pressure, let celsius, let humidity):
       count(elevation.pressure(pressure, at: t), in: state)
+      if let humidity {
+        latest.humidity = humidity
+        latest.humidityAt = t
+      }
       if let celsius, latest.temperatureAt.map({ t - $0 > freshness.sensor }) ?? true {
         // The sensor's own temperature (warmed by the board) only when nothing better reports.
         latest.temperature = celsius
@@ -176,12 +183,14 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     }
     if let at = elevation.barometricAltitudeAt, now.monotonic - at <= freshness.sensor {
       point.barometricAltitude = elevation.barometricAltitude
+      point.pressure = elevation.pressure
     }
     point.heartRate = fresh(latest.heartRate, at: latest.heartRateAt, now: now, within: freshness.sensor)
     point.cadence = fresh(latest.cadence, at: latest.cadenceAt, now: now, within: freshness.sensor)
     point.power = fresh(latest.power, at: latest.powerAt, now: now, within: freshness.sensor)
     point.temperature = fresh(
       latest.temperature, at: latest.temperatureAt, now: now, within: freshness.sensor * 12)
+    point.humidity = fresh(latest.humidity, at: latest.humidityAt, now: now, within: freshness.sensor)
     if let speed = point.speed { addSample(speed, to: \.speed) }
     if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
     if let rpm = point.cadence { addSample(rpm, to: \.cadence) }

@@ -56,11 +56,15 @@ public struct TrackPoint: Sendable, Hashable, Codable {
   public var altitude: Double?
   /// Barometric altitude, metres (calibrated to sea level once GPS has settled it).
   public var barometricAltitude: Double?
+  /// Barometric pressure, Pa, the altitude above was computed from.
+  public var pressure: Double?
   public var speed: Double?
   public var heartRate: Int?
   public var cadence: Double?
   public var power: Int?
   public var temperature: Double?
+  /// Relative humidity, %RH (BME280).
+  public var humidity: Double?
   /// 2 or 3 when the position came from a fix of that dimension.
   public var fixDimension: Int?
   public var horizontalError: Double?

@@ -55,6 +55,8 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   public var pressure: Double?
   public var seaLevelPressure: Double?
   public var seaLevelSource: String?
+  /// Relative humidity while a BME280 reports it, %RH.
+  public var humidity: Double?
 }
 
 /// The heart of the logger: the session machine, the live builder and auto-pause, as a pure
@@ -181,6 +183,9 @@ public struct SessionEngine: Sendable {
         case .configured: "configured"
         case .gps: "gps"
         }
+    }
+    if let at = builder.latest.humidityAt, now.monotonic - at <= builder.freshness.sensor {
+      status.humidity = builder.latest.humidity
     }
     return status
   }

@@ -54,8 +54,9 @@ public enum SensorReading: Sendable, Hashable {
   case cadence(rpm: Double)
   case power(watts: Int)
   case temperature(celsius: Double)
-  /// A barometer reading: pressure in Pa, and the sensor's own temperature, °C.
-  case barometer(pressure: Double, temperature: Double?)
+  /// A barometer reading: pressure in Pa, the sensor's own temperature, °C, and relative
+  /// humidity, %RH, from a BME280 (nil from a BMP280, which has no humidity sensor).
+  case barometer(pressure: Double, temperature: Double?, humidity: Double? = nil)
 }
 
 /// The devices the service knows about, for status and events.
