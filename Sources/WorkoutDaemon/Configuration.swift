@@ -52,7 +52,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
   // [buttons], [led], [barometer]: off unless configured.
   public var buttons = Buttons()
-  public var led = LED()
+  public var led = OutputLine(line: "GPIO23")
   public var barometer = Barometer()
 
   public struct Buttons: Sendable, Equatable {
@@ -76,20 +76,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var longPress = 2.0
   }
 
-  public struct LED: Sendable, Equatable {
-    public var enabled = false
-    public var chip = raspberryPiGPIOChip
-    public var line = "GPIO23"
-    public var activeLow = false
-  }
-
   /// An optional buzzer on a GPIO output line: a chirp for each transition and lap.
-  public var buzzer = Buzzer()
+  public var buzzer = OutputLine(line: "GPIO24")
 
-  public struct Buzzer: Sendable, Equatable {
+  /// The status LED or the buzzer: one GPIO output line.
+  public struct OutputLine: Sendable, Equatable {
     public var enabled = false
     public var chip = raspberryPiGPIOChip
-    public var line = "GPIO24"
+    public var line: String
     public var activeLow = false
   }
 
@@ -246,16 +240,9 @@ extension DaemonConfiguration {
     if let longPress = buttons.number("long_press_seconds", 0.5...10) { configuration.buttons.longPress = longPress }
 
     let led = Section("led", in: root, file: file)
-    if let enabled = led.bool("enabled") { configuration.led.enabled = enabled }
-    if let chip = led.string("chip") { configuration.led.chip = chip }
-    if let line = led.string("line") { configuration.led.line = line }
-    if let activeLow = led.bool("active_low") { configuration.led.activeLow = activeLow }
-
+    led.read(into: &configuration.led)
     let buzzer = Section("buzzer", in: root, file: file)
-    if let enabled = buzzer.bool("enabled") { configuration.buzzer.enabled = enabled }
-    if let chip = buzzer.string("chip") { configuration.buzzer.chip = chip }
-    if let line = buzzer.string("line") { configuration.buzzer.line = line }
-    if let activeLow = buzzer.bool("active_low") { configuration.buzzer.activeLow = activeLow }
+    buzzer.read(into: &configuration.buzzer)
 
     let barometer = Section("barometer", in: root, file: file)
     if let enabled = barometer.bool("enabled") { configuration.barometer.enabled = enabled }
@@ -317,6 +304,14 @@ private final class Section {
     } else {
       table = nil
     }
+  }
+
+  /// The keys of an output line's section ([led], [buzzer]).
+  func read(into output: inout DaemonConfiguration.OutputLine) {
+    if let enabled = bool("enabled") { output.enabled = enabled }
+    if let chip = string("chip") { output.chip = chip }
+    if let line = string("line") { output.line = line }
+    if let activeLow = bool("active_low") { output.activeLow = activeLow }
   }
 
   func problem(_ key: String, _ text: String) {

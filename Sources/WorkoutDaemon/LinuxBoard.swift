@@ -53,22 +53,16 @@ struct LinuxBoardDevices {
               device: buttons.inputDevice, keys: keys, configuration: buttonConfiguration)))
       }
     }
-    if configuration.led.enabled {
-      let led = GPIOOutputLine(
+    func outputLine(_ output: DaemonConfiguration.OutputLine, role: String) -> GPIOOutputLine? {
+      guard output.enabled else { return nil }
+      return GPIOOutputLine(
         settings: GPIOOutputSettings(
-          chip: configuration.led.chip, line: GPIOLineSpec(parsing: configuration.led.line),
-          activeLow: configuration.led.activeLow), device: .indicator, role: "status LED")
-      self.led = led
-      devices.append(led)
+          chip: output.chip, line: GPIOLineSpec(parsing: output.line), activeLow: output.activeLow),
+        device: .indicator, role: role)
     }
-    if configuration.buzzer.enabled {
-      let buzzer = GPIOOutputLine(
-        settings: GPIOOutputSettings(
-          chip: configuration.buzzer.chip, line: GPIOLineSpec(parsing: configuration.buzzer.line),
-          activeLow: configuration.buzzer.activeLow), device: .indicator, role: "buzzer")
-      self.buzzer = buzzer
-      devices.append(buzzer)
-    }
+    led = outputLine(configuration.led, role: "status LED")
+    buzzer = outputLine(configuration.buzzer, role: "buzzer")
+    devices += [led, buzzer].compactMap { $0 }
     if configuration.barometer.enabled {
       devices.append(
         BMP280Source(

@@ -168,6 +168,11 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     fresh(latest.heartRate, at: latest.heartRateAt, now: now, within: freshness.sensor)
   }
 
+  /// The relative humidity (BME280) if it is fresh.
+  public func currentHumidity(at now: Moment) -> Double? {
+    fresh(latest.humidity, at: latest.humidityAt, now: now, within: freshness.sensor)
+  }
+
   /// Records one second: a point with every fresh reading, counted into the statistics.
   public mutating func recordPoint(at now: Moment) -> TrackPoint {
     var point = TrackPoint(
@@ -190,7 +195,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     point.power = fresh(latest.power, at: latest.powerAt, now: now, within: freshness.sensor)
     point.temperature = fresh(
       latest.temperature, at: latest.temperatureAt, now: now, within: freshness.sensor * 12)
-    point.humidity = fresh(latest.humidity, at: latest.humidityAt, now: now, within: freshness.sensor)
+    point.humidity = currentHumidity(at: now)
     if let speed = point.speed { addSample(speed, to: \.speed) }
     if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
     if let rpm = point.cadence { addSample(rpm, to: \.cadence) }

@@ -184,9 +184,7 @@ public struct SessionEngine: Sendable {
         case .gps: "gps"
         }
     }
-    if let at = builder.latest.humidityAt, now.monotonic - at <= builder.freshness.sensor {
-      status.humidity = builder.latest.humidity
-    }
+    status.humidity = builder.currentHumidity(at: now)
     return status
   }
 

@@ -82,6 +82,10 @@ button_press() {
 wkd_status() { timeout 10 workoutctl status --json 2>/dev/null; }
 # one field of the status (jq path, e.g. .state)
 wkd_field() { wkd_status | jq -r "$1 // empty" 2>/dev/null; }
+# the session's state (notStarted, prepared, running, paused, stopped, ended)
+wkd_state() { wkd_field .state; }
+# state_is STATE: whether the session is in STATE now (for wait_for)
+state_is() { [[ $(wkd_state) == "$1" ]]; }
 
 # wait_for SECONDS COMMAND...: poll until COMMAND succeeds
 wait_for() {

@@ -30,13 +30,12 @@ if [[ -x /usr/bin/workoutd ]]; then
   if [[ -z $before ]]; then
     workoutctl start
   fi
-  running() { [[ $(wkd_field .state) == running ]]; }
-  wait_for 60 running
+  wait_for 60 state_is running
   session=$(wkd_field .sessionId)
   points_a=$(wkd_field .points); sleep 4; points_b=$(wkd_field .points)
   recovered=$(timeout 10 workoutctl show "$session" --json 2>/dev/null |
               jq '[.events[]? | select(tostring | test("recovered"; "i"))] | length')
-  state=$(wkd_field .state)
+  state=$(wkd_state)
   report workoutd_session_before "${before:-none}"
   report workoutd_session_after "${session:-none}"
   report workoutd_state "$state"

@@ -10,8 +10,7 @@ require_workoutd "$name"
 note "before: $(wkd_status)"
 t0=$EPOCHREALTIME
 workoutctl start
-running() { [[ $(wkd_field .state) == running ]]; }
-wait_for 15 running || { result "$name" FAIL "state '$(wkd_field .state)' after workoutctl start"; exit 0; }
+wait_for 15 state_is running || { result "$name" FAIL "state '$(wkd_state)' after workoutctl start"; exit 0; }
 note "running after $(since "$t0") s"
 has_points() { (( $(wkd_field .points) > 0 )); }
 wait_for 30 has_points

@@ -8,23 +8,21 @@ source /usr/lib/workoutd-hil/lib.sh
 name=$TEST_NAME
 require_workoutd "$name"
 
-state() { wkd_field .state; }
-state_is() { [[ $(state) == "$1" ]]; }
 problems=()
 # From no live session: end the one an earlier test left recording.
-case $(state) in
+case $(wkd_state) in
   prepared | running | paused) workoutctl stop; wait_for 15 state_is ended ;;
 esac
 before=$(wkd_field .sessionId)
 
 button_press START
-wait_for 20 state_is running || problems+=("START did not start a session (state '$(state)')")
+wait_for 20 state_is running || problems+=("START did not start a session (state '$(wkd_state)')")
 session=$(wkd_field .sessionId)
 [[ $session != "$before" ]] || problems+=("START did not open a new session (still $before)")
 button_press START
-wait_for 5 state_is paused || problems+=("START on a running session: state '$(state)', want paused")
+wait_for 5 state_is paused || problems+=("START on a running session: state '$(wkd_state)', want paused")
 button_press START
-wait_for 5 state_is running || problems+=("START on a paused session: state '$(state)', want running")
+wait_for 5 state_is running || problems+=("START on a paused session: state '$(wkd_state)', want running")
 laps() { timeout 10 workoutctl show "$session" --json | jq '[.events[] | select(.kind == "lap")] | length'; }
 laps_before=$(laps)
 button_press LAP
@@ -32,9 +30,9 @@ more_laps() { (( $(laps) > laps_before )); }
 wait_for 5 more_laps || problems+=("LAP: lap events stayed at $laps_before")
 button_press STOP 0.3
 sleep 3
-state_is running || problems+=("a short STOP changed the state to '$(state)'")
+state_is running || problems+=("a short STOP changed the state to '$(wkd_state)'")
 button_press STOP 3
-wait_for 10 state_is ended || problems+=("STOP held 3 s: state '$(state)', want ended")
+wait_for 10 state_is ended || problems+=("STOP held 3 s: state '$(wkd_state)', want ended")
 
 causes=$(timeout 10 workoutctl show "$session" --json |
   jq -r '[.events[] | select(.kind == "transition" and .cause == "button") | .detail] | unique | join(",")')

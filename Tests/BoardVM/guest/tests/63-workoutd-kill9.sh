@@ -8,7 +8,6 @@ source /usr/lib/workoutd-hil/lib.sh
 name=$TEST_NAME
 require_workoutd "$name"
 
-state_is() { [[ $(wkd_field .state) == "$1" ]]; }
 state_is running || { workoutctl start; wait_for 15 state_is running; }
 sleep 3
 pid=$(systemctl show -p MainPID --value workoutd.service)
@@ -43,7 +42,7 @@ lost_seconds=$(jq -r --argjson a "$(python3 "$HIL_DIR/wkd.py" epoch "$acked_time
 
 problems=()
 [[ $(jq -r .sessionId <<< "$after") == "$session" ]] || problems+=("session $(jq -r .sessionId <<< "$after") after restart, was $session")
-state_is running || problems+=("state '$(wkd_field .state)' after restart")
+state_is running || problems+=("state '$(wkd_state)' after restart")
 ((p_b > p_a)) || problems+=("points did not grow after restart ($p_a -> $p_b)")
 [[ $(jq length <<< "$events" 2>/dev/null) -ge 1 ]] || problems+=("no recovered event in the session")
 (( $(systemctl show -p NRestarts --value workoutd.service) > restarts )) || problems+=("NRestarts did not grow")

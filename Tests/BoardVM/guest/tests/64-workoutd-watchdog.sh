@@ -7,7 +7,6 @@ source /usr/lib/workoutd-hil/lib.sh
 name=$TEST_NAME
 require_workoutd "$name"
 
-state_is() { [[ $(wkd_field .state) == "$1" ]]; }
 state_is running || { workoutctl start; wait_for 15 state_is running; }
 show() { systemctl show -p "$1" --value workoutd.service; }
 pid=$(show MainPID) restarts=$(show NRestarts) watchdog=$(show WatchdogUSec)

@@ -7,7 +7,6 @@ source /usr/lib/workoutd-hil/lib.sh
 name=$TEST_NAME
 require_workoutd "$name"
 
-state_is() { [[ $(wkd_field .state) == "$1" ]]; }
 led_value() { cat "$(sim_chip_dir)/sim_gpio$(line_offset LED)/value"; }
 # sample COUNT PERIOD: the LED's values, one character each
 sample() {
@@ -18,7 +17,7 @@ sample() {
 ones() { local s=${1//0/}; echo "${#s}"; }
 problems=()
 
-case $(wkd_field .state) in
+case $(wkd_state) in
   prepared | running | paused) workoutctl stop; wait_for 15 state_is ended ;;
 esac
 has_fix() { [[ $(wkd_field .gps) == fix ]]; }

@@ -8,7 +8,6 @@ source /usr/lib/workoutd-hil/lib.sh
 name=$TEST_NAME
 require_workoutd "$name"
 
-state_is() { [[ $(wkd_field .state) == "$1" ]]; }
 state_is running || { workoutctl start; wait_for 20 state_is running; }
 session=$(wkd_field .sessionId)
 problems=()
@@ -43,7 +42,7 @@ wait_for 15 lost || problems+=("barometer not reported lost: $(wkd_status | jq -
 points=$(wkd_field .points)
 more_points() { (( $(wkd_field .points) >= points + 3 )); }
 wait_for 15 more_points || problems+=("the ride stopped recording without the barometer")
-state_is running || problems+=("state '$(wkd_field .state)' after the barometer went")
+state_is running || problems+=("state '$(wkd_state)' after the barometer went")
 events=$(timeout 10 workoutctl show "$session" --json | jq -c '[.events[] | select(.kind == "deviceLost")] | map(.detail)')
 [[ $events == *barometer* ]] || problems+=("no deviceLost event for the barometer: $events")
 

@@ -36,29 +36,27 @@ open(path, "w").write(text)
 PY
 workoutd --config "$config" --check-config || problems+=("the input-keys configuration was refused")
 systemctl restart workoutd
-ready() { [[ -n $(wkd_field .state) ]]; }
+ready() { [[ -n $(wkd_state) ]]; }
 wait_for 60 ready || problems+=("workoutd did not come back with the input-keys configuration")
 keys_available() { [[ $(wkd_status | jq -r '.devices.buttons // ""') == available* ]]; }
 wait_for 30 keys_available || problems+=("buttons not available: $(wkd_status | jq -c .devices.buttons)")
 
-state() { wkd_field .state; }
-state_is() { [[ $(state) == "$1" ]]; }
-case $(state) in
+case $(wkd_state) in
   prepared | running | paused) workoutctl stop; wait_for 15 state_is ended ;;
 esac
 press KEY_PROG1
-wait_for 20 state_is running || problems+=("START key did not start a session (state '$(state)')")
+wait_for 20 state_is running || problems+=("START key did not start a session (state '$(wkd_state)')")
 session=$(wkd_field .sessionId)
 press KEY_PROG1
-wait_for 5 state_is paused || problems+=("START key on a running session: '$(state)'")
+wait_for 5 state_is paused || problems+=("START key on a running session: '$(wkd_state)'")
 press KEY_PROG1
-wait_for 5 state_is running || problems+=("START key on a paused session: '$(state)'")
+wait_for 5 state_is running || problems+=("START key on a paused session: '$(wkd_state)'")
 press KEY_PROG2
 laps() { timeout 10 workoutctl show "$session" --json | jq '[.events[] | select(.kind == "lap")] | length'; }
 has_lap() { (( $(laps) >= 1 )); }
 wait_for 5 has_lap || problems+=("LAP key: no lap")
 press KEY_PROG3 3
-wait_for 10 state_is ended || problems+=("STOP key held 3 s: '$(state)'")
+wait_for 10 state_is ended || problems+=("STOP key held 3 s: '$(wkd_state)'")
 causes=$(timeout 10 workoutctl show "$session" --json |
   jq -r '[.events[] | select(.kind == "transition" and .cause == "button") | .detail] | unique | join(",")')
 [[ $causes == inputEvent ]] || problems+=("button transitions came from '$causes', want inputEvent")

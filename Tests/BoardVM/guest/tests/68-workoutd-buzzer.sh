@@ -7,8 +7,7 @@ source /usr/lib/workoutd-hil/lib.sh
 name=$TEST_NAME
 require_workoutd "$name"
 
-state_is() { [[ $(wkd_field .state) == "$1" ]]; }
-case $(wkd_field .state) in
+case $(wkd_state) in
   prepared | running | paused) workoutctl stop; wait_for 15 state_is ended ;;
 esac
 pin=$(sim_chip_dir)/sim_gpio$(line_offset BUZZER)/value

@@ -22,7 +22,6 @@ poke() {
   i2cset -y "$bus" "$addr" "$reg" "${values[@]}" i
 }
 
-state_is() { [[ $(wkd_field .state) == "$1" ]]; }
 barometer_is() { [[ $(wkd_status | jq -r '.devices.barometer // ""') == "available"*"$1"* ]]; }
 restart_service() {
   systemctl restart workoutd.service
@@ -40,7 +39,7 @@ poke 0xA1 4b
 poke 0xE1 6a 01 00 13 29 03 1e
 poke 0xFD 75 30
 expected=54.997
-restart_service || problems+=("not running again after the restart: $(wkd_field .state)")
+restart_service || problems+=("not running again after the restart: $(wkd_state)")
 wait_for 60 barometer_is BME280 || problems+=("no BME280 found: $(wkd_status | jq -c .devices.barometer)")
 has_humidity() { [[ -n $(wkd_field .humidity) ]]; }
 wait_for 30 has_humidity || problems+=("no humidity in status")
