@@ -1,5 +1,6 @@
 import Foundation
 import SensorProtocols
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -26,7 +27,7 @@ public final class GPSFake {
 
   public let port: Int
   public let capture: String
-  private let pid: pid_t
+  private var pid: pid_t = 0
   private var exited = false
   private let directory: URL
   private let outputPath: String
@@ -53,7 +54,25 @@ public final class GPSFake {
     ]
     if singleShot { arguments.insert("-1", at: 1) }
     arguments.append(Self.fixtures + "/" + capture)
-    pid = try Self.spawn(arguments, stdout: outputPath, stderr: errorPath)
+    // gpsfake connects its own client once gpsd has made its control socket (gps/fake.py,
+    // wait_ready), which does not by itself mean gpsd listens on the TCP port yet; under load in
+    // CI gpsfake has died so, "socket error ... Connection refused", before replaying anything.
+    // Such a start is tried again on the same port (the source under test keeps retrying it).
+    for attempt in 1...3 {
+      exited = false
+      pid = try Self.spawn(arguments, stdout: outputPath, stderr: errorPath)
+      if waitUntilListening() || attempt == 3 || !stderr.contains("socket error") { break }
+    }
+  }
+
+  /// Waits until gpsd accepts connections on the port (true), or gpsfake has ended (false).
+  private func waitUntilListening(timeout: Double = 30) -> Bool {
+    var listening = false
+    gpsdWaitUntil(timeout: timeout) {
+      listening = Self.accepts(port: port)
+      return listening || !isRunning
+    }
+    return listening
   }
 
   deinit {
@@ -146,22 +165,49 @@ public final class GPSFake {
 
   public var stderr: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
 
-  /// A TCP port on 127.0.0.1 that nobody listens on (bind to 0, read it back, close).
+  /// A TCP port on 127.0.0.1 that nobody listens on, below the kernel's ephemeral range
+  /// (net.ipv4.ip_local_port_range). A port in that range can be taken by the source under test
+  /// itself: while gpsd is not up yet it keeps connecting to the port, and a connection whose
+  /// ephemeral source port happens to equal the port connects to itself (TCP simultaneous
+  /// open) and holds it, so gpsd cannot bind it. Ports are handed out in turn from a random
+  /// start, so tests running at once in this process never get the same one.
   public static func freePort() -> Int {
+    let ephemeralLow =
+      (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+      .flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } } ?? 32768
+    let range = 10_000..<max(ephemeralLow, 10_001)
+    for _ in 0..<200 {
+      let port = range.lowerBound + nextPort.add(1, ordering: .relaxed).oldValue % range.count
+      if canBind(port: port) { return port }
+    }
+    return range.lowerBound + Int(getpid()) % range.count
+  }
+
+  private static let nextPort = Atomic<Int>(Int.random(in: 0..<20_000))
+
+  /// Whether something accepts a TCP connection on 127.0.0.1:`port` (closed at once).
+  private static func accepts(port: Int) -> Bool { onLoopback(port: port) { connect($0, $1, $2) } }
+
+  /// Whether 127.0.0.1:`port` is free to bind (released at once).
+  private static func canBind(port: Int) -> Bool { onLoopback(port: port) { bind($0, $1, $2) } }
+
+  /// Calls `call` (connect or bind) with a fresh TCP socket and 127.0.0.1:`port`, then closes
+  /// the socket; true when the call succeeded.
+  private static func onLoopback(
+    port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32
+  ) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer -> Bool in
-        bind(fd, sockaddrPointer, length) == 0 && getsockname(fd, sockaddrPointer, &length) == 0
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
       }
     }
-    guard bound else { return 20_000 + Int(getpid() % 10_000) }
-    return Int(UInt16(bigEndian: address.sin_port))
   }
 }
 
