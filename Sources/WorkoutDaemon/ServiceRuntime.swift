@@ -11,6 +11,8 @@ enum RuntimeMessage: Sendable {
   case input(EngineInput, Moment)
   case control(ControlRequest, ReplyBox)
   case terminate(signal: Int32)
+  /// The background integrity check of the database finished: `["ok"]` or what it found.
+  case integrityChecked([String], seconds: Double)
 }
 
 /// A control client's reply, handed from the engine thread to the server thread.
@@ -73,15 +75,24 @@ final class ServiceRuntime {
   private struct PendingWrite {
     var commands: [EngineCommand]
     var stamp: ClockStamp
-    var attempts = 0
   }
+  /// Writes not yet committed, in order. A write the store refuses, whatever the error, stays
+  /// here and is retried every second with everything after it: nothing is given up while
+  /// the service runs, short of `pendingLimit`.
   private var pending: [PendingWrite] = []
   private var pendingHead = 0
   /// About a day of seconds: beyond this the oldest held write is given up, loudly.
   private let pendingLimit = 86_400
-  private var storageFailing = false
-  private var lastStorageError: String?
+  /// Why writes fail, while they do.
+  private var writeFailure: StoreError?
+  /// What the background integrity check found, if the database is damaged.
+  private var integrityFailure: String?
+  /// The storage condition last reported (log, event, LED, status), nil while sound.
+  private var reportedStorageProblem: String?
   private var retryAtHost = 0.0
+
+  private var storageFailing: Bool { writeFailure != nil || integrityFailure != nil }
+  private var lastStorageError: String? { writeFailure?.description ?? integrityFailure }
 
   private var wakeups: [Double] = []
   private var nextTick: Double
@@ -157,7 +168,7 @@ final class ServiceRuntime {
         if isDone { return 0 }
         continue
       }
-      if storageFailing && SystemClocks.monotonic() >= retryAtHost { flush() }
+      if writeFailure != nil && SystemClocks.monotonic() >= retryAtHost { flush() }
 
       if var replay = pulledReplay {
         if let message = queue.poll() {
@@ -178,7 +189,7 @@ final class ServiceRuntime {
       var boardDeadline = nextTick
       if let due = wakeups.min() { boardDeadline = min(boardDeadline, due) }
       var hostDeadline = clock.hostDeadline(forBoardTime: boardDeadline)
-      if storageFailing { hostDeadline = min(hostDeadline, retryAtHost) }
+      if writeFailure != nil { hostDeadline = min(hostDeadline, retryAtHost) }
       guard let message = queue.next(until: hostDeadline) else { continue }
       if process(message) { return 0 }
     }
@@ -194,6 +205,14 @@ final class ServiceRuntime {
     case .terminate(let signal):
       shutDown(signal: signal)
       return true
+    case .integrityChecked(let result, let seconds):
+      if result == ["ok"] {
+        log(.info, "database \(store.path) passed its integrity check (\(formatSeconds(seconds)))")
+      } else {
+        integrityFailure =
+          "the database failed its integrity check (\(result.prefix(3).joined(separator: "; "))); it is moved aside at the next start: copy the ride off first"
+        updateStorageCondition()
+      }
     }
     return false
   }
@@ -279,29 +298,18 @@ final class ServiceRuntime {
     }
   }
 
-  /// Writes held writes in order until one fails.
+  /// Writes held writes in order until one fails; that one and all after it wait for the
+  /// next try, a second later.
   private func flush() {
     while pendingHead < pending.count {
       let write = pending[pendingHead]
       do {
         try store.write(write.commands, clock: write.stamp)
       } catch {
-        lastStorageError = error.description
         retryAtHost = SystemClocks.monotonic() + 1
-        if error.isTransient {
-          if !storageFailing {
-            storageFailing = true
-            log(.error, "cannot write to \(store.path): \(error); holding the ride in memory and retrying every second")
-            notifier.notify("STATUS=storage failing: \(error)")
-            handle(.storage(.failing(error.description)), at: clock.now())
-          }
-          return
-        }
-        pending[pendingHead].attempts += 1
-        if pending[pendingHead].attempts < 3 { return }
-        log(.error, "giving up a write that failed 3 times (\(error)): \(describe(write.commands))")
-        pendingHead += 1
-        continue
+        writeFailure = error
+        updateStorageCondition()
+        return
       }
       pendingHead += 1
       for case .finalizeSession(let id, _) in write.commands {
@@ -310,12 +318,48 @@ final class ServiceRuntime {
     }
     pending.removeAll(keepingCapacity: pending.count < 4096)
     pendingHead = 0
-    if storageFailing {
-      storageFailing = false
-      log(.notice, "storage works again: everything held in memory is written")
-      lastStorageError = nil
-      handle(.storage(.recovered("held writes caught up")), at: clock.now())
+    if writeFailure != nil {
+      writeFailure = nil
+      updateStorageCondition()
     }
+  }
+
+  /// Reports a change of the storage condition once: a log line, the systemd status, and the
+  /// engine's storage event (the LED's fault pattern, and an event written once writes work).
+  /// The condition is the kind of failure, not its text, so a disk that stays full is one line.
+  private func updateStorageCondition() {
+    let problem: String? =
+      if let writeFailure {
+        switch writeFailure {
+        case .diskFull: "disk full"
+        case .ioFailure: "I/O error"
+        case .readOnly: "read-only"
+        case .corrupt: "corrupt"
+        default: "write failing"
+        }
+      } else if integrityFailure != nil {
+        "damaged"
+      } else {
+        nil
+      }
+    guard problem != reportedStorageProblem else { return }
+    reportedStorageProblem = problem
+    guard problem != nil, let reason = lastStorageError else {
+      log(.notice, "storage works again: everything held in memory is written")
+      notifier.notify("STATUS=storage works again")
+      handle(.storage(.recovered("held writes caught up")), at: clock.now())
+      return
+    }
+    if let writeFailure {
+      log(
+        .error,
+        "cannot write to \(store.path): \(writeFailure); holding the ride in memory and retrying every second (\(pendingCount) writes held)"
+      )
+    } else {
+      log(.error, "database \(store.path): \(reason)")
+    }
+    notifier.notify("STATUS=storage failing: \(reason)")
+    handle(.storage(.failing(reason)), at: clock.now())
   }
 
   private func describe(_ commands: [EngineCommand]) -> String {

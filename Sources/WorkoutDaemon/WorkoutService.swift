@@ -16,6 +16,10 @@ public enum ServiceExit {
   public static let failure: Int32 = 1
   /// A bad configuration: fix the file, restarting will not help.
   public static let badConfiguration: Int32 = 2
+  /// The database cannot be used as it is (read-only to this user, written by a newer
+  /// release, a directory it cannot write): the log names the file and the fix. Nothing was
+  /// written to it.
+  public static let storageNeedsOperator: Int32 = 3
 }
 
 /// Wires the service together: store, board, engine, control socket, systemd; then runs the
@@ -43,11 +47,18 @@ public enum WorkoutService {
             .error,
             "database \(path) failed its integrity check (\(reason)); moved it aside to \(movedTo.joined(separator: ", ")) and started a fresh one"
           )
+        case .uncleanStop(let path, let walBytes):
+          log(
+            .notice,
+            "database \(path): the last stop was not clean (\(walBytes) bytes of WAL to replay); checking it in the background"
+          )
+        case .checkedAgain(let path, let result):
+          log(.notice, "database \(path): an earlier check found damage; checked again: \(result)")
         }
       }
     } catch {
       log(.error, "cannot open database \(configuration.databasePath): \(error)")
-      return ServiceExit.failure
+      return error.needsOperator ? ServiceExit.storageNeedsOperator : ServiceExit.failure
     }
 
     // The board: its clock and devices.
@@ -136,26 +147,7 @@ public enum WorkoutService {
     let settings = configuration.engineSettings
     var engine: SessionEngine
     var startupCommands: [EngineCommand] = []
-    do {
-      let nextID = try store.maxSessionID() + 1
-      let unfinished = try store.unfinishedSessions()
-      if let latest = unfinished.last {
-        let now = ClockStamp(epoch: clock.epoch, moment: clock.now(), wallTrusted: clock.wallTrusted)
-        let gap = RecoveryGap.between(latest.lastCommit, and: now)
-        (engine, startupCommands) = SessionEngine.resuming(
-          latest.session, settings: settings, nextSessionID: nextID, gap: gap, at: now.moment)
-        for older in unfinished.dropLast() {
-          log(
-            .warning,
-            "session \(older.session.id) was also left \(older.session.state.rawValue); only the latest is resumed")
-        }
-      } else {
-        engine = SessionEngine(settings: settings, nextSessionID: nextID)
-      }
-    } catch {
-      log(.error, "cannot read unfinished sessions from \(store.path): \(error)")
-      return ServiceExit.failure
-    }
+    (engine, startupCommands) = resumeUnfinished(store: store, settings: settings, clock: clock, log: log)
 
     let runtime = ServiceRuntime(
       engine: engine, store: store, clock: clock, queue: queue, notifier: notifier, log: log, boardName: boardName,
@@ -193,6 +185,15 @@ public enum WorkoutService {
       .notice,
       "ready: database \(store.path), control socket \(server.path), \(boardName) board, \(settings.activity.rawValue)")
 
+    if store.integrityCheckIsDue {
+      // Off the engine thread, on a read-only connection of its own: recording goes on.
+      Thread.detachNewThread {
+        let started = SystemClocks.monotonic()
+        let result = store.backgroundIntegrityCheck()
+        queue.post(.integrityChecked(result, seconds: SystemClocks.monotonic() - started))
+      }
+    }
+
     let code = runtime.run()
     for device in devices { device.stop() }
     server.stop()
@@ -202,6 +203,53 @@ public enum WorkoutService {
       log(.notice, "the simulated ride is over")
     }
     return code
+  }
+
+  /// The engine, carrying on the latest unfinished session. Never fatal: a session whose saved
+  /// state this binary cannot read is rebuilt from its events and points; one that cannot be
+  /// rebuilt either is closed with an `abandoned` event and its data kept; a store that cannot
+  /// even be asked starts an engine with nothing to resume (its writes will then fail loudly).
+  static func resumeUnfinished(
+    store: WorkoutStore, settings: EngineSettings, clock: any BoardClock, log: Log
+  ) -> (SessionEngine, [EngineCommand]) {
+    let now = ClockStamp(epoch: clock.epoch, moment: clock.now(), wallTrusted: clock.wallTrusted)
+    var resumable: [ResumableSession] = []
+    var nextID: Int64 = 1
+    do {
+      nextID = try store.maxSessionID() + 1
+      for unfinished in try store.unfinishedSessions(settings: settings) {
+        switch unfinished {
+        case .resumable(let session):
+          if case .rebuilt(let reason) = session.basis {
+            log(
+              .warning,
+              "session \(session.session.id): resume checkpoint unreadable (\(reason)); rebuilt it from its events and points"
+            )
+          }
+          resumable.append(session)
+        case .unresumable(let id, let state, let reason):
+          log(.error, "session \(id) cannot be resumed (\(reason)): closing it; its points and events are kept")
+          do {
+            try store.closeUnresumable(sessionID: id, state: state, reason: reason, clock: now)
+          } catch {
+            log(.error, "cannot close session \(id): \(error)")
+          }
+        }
+      }
+    } catch {
+      log(.error, "cannot read unfinished sessions from \(store.path): \(error); starting with none to resume")
+    }
+    guard let latest = resumable.last else {
+      return (SessionEngine(settings: settings, nextSessionID: nextID), [])
+    }
+    for older in resumable.dropLast() {
+      log(
+        .warning,
+        "session \(older.session.id) was also left \(older.session.state.rawValue); only the latest is resumed")
+    }
+    let gap = RecoveryGap.between(latest.lastCommit, and: now)
+    return SessionEngine.resuming(
+      latest.session, settings: settings, nextSessionID: nextID, gap: gap, at: now.moment, lastPoint: latest.lastPoint)
   }
 
   private static func groupID(_ name: String?) throws(SystemError) -> gid_t? {

@@ -20,8 +20,11 @@ public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, Persi
   public var ascent: Double
   public var descent: Double
   public var points: Int
-  /// JSON of `ActiveSession`, written with every committed second.
+  /// The resume checkpoint: JSON of `ActiveSession`, written when the session changes and
+  /// every `SessionEngine.checkpointInterval` points (see `ResumeCheckpoint`).
   public var snapshot: String
+  /// `ResumeCheckpoint.format` of `snapshot` (migration v4; 1 for what earlier releases wrote).
+  public var snapshotVersion: Int
   /// JSON of `SessionSummary`, once finalised.
   public var summary: String?
   /// The clock reading of the last commit, to measure the gap after a restart.
@@ -33,6 +36,7 @@ public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, Persi
   enum CodingKeys: String, CodingKey {
     case id, activity, state, elapsed, timer, distance, ascent, descent, points, snapshot, summary
     case openedWall = "opened_wall"
+    case snapshotVersion = "snapshot_version"
     case startWall = "start_wall"
     case endWall = "end_wall"
     case clockEpoch = "clock_epoch"
@@ -173,6 +177,59 @@ extension PointRecord {
       altBaro: point.barometricAltitude, speed: point.speed, hr: point.heartRate, cadence: point.cadence,
       power: point.power, temperature: point.temperature, fixDim: point.fixDimension,
       hError: point.horizontalError, pressure: point.pressure, humidity: point.humidity)
+  }
+}
+
+extension PointRecord {
+  /// The point as the engine made it.
+  public var trackPoint: TrackPoint {
+    var point = TrackPoint(
+      sequence: seq, moment: Moment(monotonic: monotonic, wall: wall), elapsed: elapsed, timer: timer,
+      distance: distance)
+    point.latitude = lat
+    point.longitude = lon
+    point.altitude = altGPS
+    point.barometricAltitude = altBaro
+    point.pressure = pressure
+    point.speed = speed
+    point.heartRate = hr
+    point.cadence = cadence
+    point.power = power
+    point.temperature = temperature
+    point.humidity = humidity
+    point.fixDimension = fixDim
+    point.horizontalError = hError
+    return point
+  }
+
+  /// One prepared statement for every recorded second (GRDB's `insert` would build its
+  /// arguments through a dictionary each time).
+  static let insertSQL = """
+    INSERT OR REPLACE INTO point (session_id, seq, wall, monotonic, elapsed, timer, distance, lat, lon, alt_gps,
+      alt_baro, speed, hr, cadence, power, temperature, fix_dim, h_error, pressure, humidity)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    """
+
+  var insertArguments: StatementArguments {
+    [
+      sessionID, seq, wall, monotonic, elapsed, timer, distance, lat, lon, altGPS, altBaro, speed, hr, cadence,
+      power, temperature, fixDim, hError, pressure, humidity,
+    ]
+  }
+}
+
+extension LapRecord {
+  /// The lap's totals as far as the row keeps them (counts and sums of samples are not kept).
+  var summary: LapSummary {
+    var totals = IntervalTotals()
+    totals.elapsed = elapsed
+    totals.timer = timer
+    totals.distance = distance
+    totals.ascent = ascent
+    totals.descent = descent
+    return LapSummary(
+      number: number, start: Moment(monotonic: .nan, wall: startWall), end: Moment(monotonic: .nan, wall: endWall),
+      totals: totals, trigger: LapSummary.Trigger(rawValue: trigger) ?? .lapPress)
   }
 }
 

@@ -102,6 +102,10 @@ enum Schema {
           ALTER TABLE point ADD COLUMN humidity REAL;
           """)
     }
+    migrator.registerMigration("v4: format of the resume checkpoint") { db in
+      // What earlier releases wrote is format 1 (see ResumeCheckpoint).
+      try db.execute(sql: "ALTER TABLE session ADD COLUMN snapshot_version INTEGER NOT NULL DEFAULT 1")
+    }
     return migrator
   }
 }

@@ -12,6 +12,10 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   case readOnly(String)
   case cannotOpen(String)
   case unreadableSnapshot(sessionID: Int64, String)
+  /// The database has migrations this binary does not know: a newer release wrote it.
+  case newerSchema(String)
+  /// The database's directory does not let this process create the database or its WAL.
+  case directoryNotWritable(String)
   case failed(String)
 
   public var description: String {
@@ -22,6 +26,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case .readOnly(let detail): "database is read-only: \(detail)"
     case .cannotOpen(let detail): "cannot open database: \(detail)"
     case .unreadableSnapshot(let id, let detail): "session \(id) snapshot unreadable: \(detail)"
+    case .newerSchema(let detail): "database from a newer workoutd: \(detail)"
+    case .directoryNotWritable(let detail): "directory not writable: \(detail)"
     case .failed(let detail): "database error: \(detail)"
     }
   }
@@ -34,7 +40,20 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     }
   }
 
+  /// Whether only the operator can fix it (ownership, permissions, a downgrade): at start-up
+  /// the service stops with exit code 3 and says what to do, rather than record nowhere.
+  public var needsOperator: Bool {
+    switch self {
+    case .readOnly, .newerSchema, .directoryNotWritable: true
+    default: false
+    }
+  }
+
   init(_ error: any Error) {
+    if let error = error as? StoreError {
+      self = error
+      return
+    }
     guard let error = error as? DatabaseError else {
       self = .failed("\(error)")
       return
@@ -54,8 +73,22 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 /// Something the store did on opening that the operator should hear about.
 public enum StoreNotice: Sendable, Hashable {
   case created(path: String)
-  /// The database failed its integrity check and was moved aside (never deleted).
+  /// The database failed its integrity check, or its WAL could not be matched to it, and it
+  /// was moved aside with its WAL files (never deleted).
   case movedAside(path: String, to: [String], reason: String)
+  /// The last stop was not clean (the WAL still held frames): SQLite replays them, and the
+  /// database gets a full check in the background (`integrityCheckIsDue`).
+  case uncleanStop(path: String, walBytes: Int)
+  /// A background check had found damage; this start checked again before opening.
+  case checkedAgain(path: String, result: String)
+}
+
+/// How an unfinished session was put back together after a restart.
+public enum ResumeBasis: Sendable, Hashable {
+  /// From its checkpoint and the points recorded after it.
+  case checkpoint
+  /// From its events, laps and points: the checkpoint could not be used, for this reason.
+  case rebuilt(reason: String)
 }
 
 /// An unfinished session found on opening, ready to resume.
@@ -63,64 +96,160 @@ public struct ResumableSession: Sendable {
   public var session: ActiveSession
   /// The clock reading of its last committed second.
   public var lastCommit: ClockStamp
+  /// Its last recorded point, for status.
+  public var lastPoint: TrackPoint?
+  public var basis: ResumeBasis
+}
+
+/// An unfinished session as the store found it.
+public enum UnfinishedSession: Sendable {
+  case resumable(ResumableSession)
+  /// Neither its checkpoint nor its record could be read back: it is to be closed, its rows
+  /// kept (`closeUnresumable`).
+  case unresumable(sessionID: Int64, state: String, reason: String)
 }
 
 /// The workout database: SQLite in WAL mode with `synchronous=FULL`, so that each committed
 /// second survives a power cut (NORMAL may lose the transactions since the last checkpoint
 /// when power fails; it only protects against a process crash).
+///
+/// The WAL: checkpointed automatically every 1000 pages (SQLite's default, a few minutes of a
+/// ride at about one page per recorded second), kept on disk between checkpoints (persistent
+/// WAL, at most `walSizeLimit` long) so that it is not truncated and grown again each time,
+/// and truncated to nothing when the service closes the database. So a WAL that holds frames
+/// at the next start means the last stop was not clean.
 public final class WorkoutStore: Sendable {
   public let path: String
   private let queue: DatabaseQueue
+  /// Whether a full integrity check is warranted (an unclean stop, or none for a week): run
+  /// it off the engine thread with `backgroundIntegrityCheck()`.
+  public let integrityCheckIsDue: Bool
 
-  private init(path: String, queue: DatabaseQueue) {
+  /// The WAL is truncated back to this after a checkpoint if it grew beyond (a long write
+  /// transaction); 1000 pages of 4 KiB fit.
+  static let walSizeLimit = 8 << 20
+  /// How long a clean database goes without a full check.
+  static let integrityCheckInterval = 7.0 * 86_400
+
+  private init(path: String, queue: DatabaseQueue, integrityCheckIsDue: Bool = false) {
     self.path = path
     self.queue = queue
+    self.integrityCheckIsDue = integrityCheckIsDue
   }
 
   // MARK: - Opening
 
-  /// Opens (or creates) the database for the service: checks its integrity, moves a corrupt
-  /// file aside under a timestamped name and starts afresh, then migrates.
+  /// Opens (or creates) the database for the service, in time that does not grow with its
+  /// size: no full integrity check here (see `integrityCheckIsDue`). Refuses, writing nothing,
+  /// a database this process may not write or a newer release wrote (`needsOperator`); moves
+  /// aside, never deletes, a file that is not a database, a WAL that cannot belong to it, or
+  /// a database a background check found damaged; then migrates.
   public static func open(at path: String, wallNow: Double) throws(StoreError) -> (WorkoutStore, [StoreNotice]) {
     var notices: [StoreNotice] = []
     let fileManager = FileManager.default
+    let files = DatabaseFiles(path: path)
     let directory = (path as NSString).deletingLastPathComponent
     if !directory.isEmpty {
       do {
         try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
       } catch {
-        throw .cannotOpen("cannot create \(directory): \(error.localizedDescription)")
+        throw .directoryNotWritable(
+          "cannot create \(directory): \(error.localizedDescription); fix: create it for \(DatabaseFiles.processOwner), or point the state directory elsewhere"
+        )
       }
     }
+    let directoryProblem = DatabaseFiles.notWritable(directory.isEmpty ? "." : directory)
+    if let directoryProblem {
+      throw .directoryNotWritable(
+        "\(directory) is not writable (\(directoryProblem)): the database and its WAL cannot be created there; fix: chown \(DatabaseFiles.processOwner) \(directory), or point the state directory elsewhere"
+      )
+    }
+    var uncleanStop = false
     if fileManager.fileExists(atPath: path) {
-      var problem: String?
-      do {
-        let queue = try makeQueue(path: path, readonly: false)
-        let check = try queue.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
-        if check == ["ok"] {
-          let store = WorkoutStore(path: path, queue: queue)
-          try store.migrate()
-          return (store, notices)
+      for file in [path, files.wal, files.shm] where fileManager.fileExists(atPath: file) {
+        if let problem = DatabaseFiles.notWritable(file) {
+          throw .readOnly(
+            "\(file) cannot be written by this process (\(problem)); fix: chown \(DatabaseFiles.processOwner) \(path) \(path)-wal \(path)-shm"
+          )
         }
-        problem = check.prefix(5).joined(separator: "; ")
-      } catch let error as StoreError {
-        guard case .corrupt(let detail) = error else { throw error }
-        problem = detail
-      } catch {
-        let storeError = StoreError(error)
-        guard case .corrupt(let detail) = storeError else { throw storeError }
-        problem = detail
       }
-      let moved = try moveAside(path: path, wallNow: wallNow)
-      notices.append(.movedAside(path: path, to: moved, reason: problem ?? "integrity check failed"))
+      var problem: String?
+      switch files.walCondition() {
+      case .empty:
+        break
+      case .uncleanStop(let bytes):
+        uncleanStop = true
+        notices.append(.uncleanStop(path: path, walBytes: bytes))
+      case .unmatched(let reason):
+        problem = "the WAL cannot be matched to the database: \(reason)"
+      }
+      if problem == nil {
+        do {
+          try inspect(path: path)
+          if fileManager.fileExists(atPath: checkFailedMarker(path)) {
+            let check = try quickCheck(path: path)
+            notices.append(.checkedAgain(path: path, result: check.prefix(3).joined(separator: "; ")))
+            if check == ["ok"] {
+              try? fileManager.removeItem(atPath: checkFailedMarker(path))
+            } else {
+              problem = check.prefix(5).joined(separator: "; ")
+            }
+          }
+        } catch {
+          guard case .corrupt(let detail) = error else { throw error }
+          problem = detail
+        }
+      }
+      if let problem {
+        let moved = try moveAside(path: path, wallNow: wallNow)
+        try? fileManager.removeItem(atPath: checkFailedMarker(path))
+        notices.removeAll { if case .uncleanStop = $0 { true } else { false } }
+        notices.append(.movedAside(path: path, to: moved, reason: problem))
+        uncleanStop = false
+      } else {
+        let store = try openForWriting(path: path, integrityCheckIsDue: uncleanStop || checkIsOverdue(path))
+        return (store, notices)
+      }
     }
+    let store = try openForWriting(path: path, integrityCheckIsDue: false)
+    notices.append(.created(path: path))
+    return (store, notices)
+  }
+
+  /// Looks at an existing database through a read-only connection, writing nothing: that it is
+  /// a database (its schema reads), and that every migration it has is one this binary knows.
+  private static func inspect(path: String) throws(StoreError) {
+    let applied: [String]
     do {
-      let store = WorkoutStore(path: path, queue: try makeQueue(path: path, readonly: false))
+      let queue = try makeQueue(path: path, readonly: true)
+      applied = try queue.read { db in
+        guard try db.tableExists("grdb_migrations") else { return [] }
+        return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
+      }
+    } catch {
+      throw StoreError(error)
+    }
+    let known = Set(Schema.migrator.migrations)
+    if let unknown = applied.first(where: { !known.contains($0) }) {
+      throw .newerSchema(
+        "\(path) was written by a newer workoutd (it has migration \"\(unknown)\", which this version does not know), so this version will not write to it; fix: install the newer workoutd again, or move \(path) and its -wal and -shm files away to start a new database"
+      )
+    }
+  }
+
+  private static func openForWriting(path: String, integrityCheckIsDue: Bool) throws(StoreError) -> WorkoutStore {
+    do {
+      let queue = try makeQueue(path: path, readonly: false)
+      // SQLite opens a file it may not write read-only, silently (a read-only mount, say).
+      let readonly = try queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
+      if readonly {
+        throw StoreError.readOnly(
+          "SQLite could open \(path) only for reading (a read-only file system, or files this process may not write); fix: remount it read-write, or chown \(DatabaseFiles.processOwner) \(path) \(path)-wal \(path)-shm"
+        )
+      }
+      let store = WorkoutStore(path: path, queue: queue, integrityCheckIsDue: integrityCheckIsDue)
       try store.migrate()
-      notices.append(.created(path: path))
-      return (store, notices)
-    } catch let error as StoreError {
-      throw error
+      return store
     } catch {
       throw StoreError(error)
     }
@@ -162,12 +291,56 @@ public final class WorkoutStore: Sendable {
           sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, $0)
         }
         guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
-        // ...but empty: truncated after each checkpoint and on close, so no stale frames outlive
-        // the pages they were checkpointed into.
-        try db.execute(sql: "PRAGMA journal_size_limit = 0")
+        // Between checkpoints the WAL keeps its size (SQLite writes it again from the start),
+        // rather than being cut to nothing and grown again after each one; on close SQLite
+        // truncates a persistent WAL to zero bytes whatever this limit.
+        try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimit)")
+        try db.execute(sql: "PRAGMA wal_autocheckpoint = 1000")
       }
     }
     return try DatabaseQueue(path: path, configuration: configuration)
+  }
+
+  // MARK: - Integrity
+
+  private static func checkFailedMarker(_ path: String) -> String { path + ".check-failed" }
+  private static func checkedMarker(_ path: String) -> String { path + ".checked" }
+
+  private static func checkIsOverdue(_ path: String) -> Bool {
+    guard let attributes = try? FileManager.default.attributesOfItem(atPath: checkedMarker(path)),
+      let date = attributes[.modificationDate] as? Date
+    else { return true }
+    return Date().timeIntervalSince(date) > integrityCheckInterval
+  }
+
+  private static func quickCheck(path: String) throws(StoreError) -> [String] {
+    do {
+      let queue = try makeQueue(path: path, readonly: true)
+      return try queue.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+    } catch {
+      throw StoreError(error)
+    }
+  }
+
+  /// `PRAGMA quick_check` on a connection of its own (read-only, so recording goes on beside
+  /// it in WAL mode). Its result is kept beside the database: `<db>.checked` when sound, for
+  /// the weekly schedule; `<db>.check-failed` with the findings when not, so that the next
+  /// start checks again and moves a damaged database aside. Returns `["ok"]` or the findings.
+  public func backgroundIntegrityCheck() -> [String] {
+    let result: [String]
+    do {
+      result = try Self.quickCheck(path: path)
+    } catch {
+      result = [error.description]
+    }
+    if result == ["ok"] {
+      FileManager.default.createFile(atPath: Self.checkedMarker(path), contents: Data())
+      try? FileManager.default.removeItem(atPath: Self.checkFailedMarker(path))
+    } else {
+      FileManager.default.createFile(
+        atPath: Self.checkFailedMarker(path), contents: Data(result.joined(separator: "\n").utf8))
+    }
+    return result
   }
 
   /// Renames the database and its WAL and shared-memory files to `<name>.corrupt-<UTC time>`.
@@ -212,6 +385,10 @@ public final class WorkoutStore: Sendable {
   /// Writes the store commands of one engine step in one transaction, stamping the session
   /// with `clock` (the reading the next start will measure its gap from). Commands that are
   /// not for the store are skipped.
+  ///
+  /// A recorded second is one point row: an append to the end of `point`'s b-tree, about one
+  /// page in the WAL. The session row (with its checkpoint) is written only when the engine
+  /// saves a checkpoint, and with statements prepared once.
   public func write(_ commands: [EngineCommand], clock: ClockStamp) throws(StoreError) {
     do {
       try queue.inTransaction { db in
@@ -220,8 +397,6 @@ public final class WorkoutStore: Sendable {
         }
         return .commit
       }
-    } catch let error as StoreError {
-      throw error
     } catch {
       throw StoreError(error)
     }
@@ -235,16 +410,24 @@ public final class WorkoutStore: Sendable {
       var record = EventRecord(sessionID: sessionID, event: event, epoch: clock.epoch)
       try record.insert(db)
     case .recordPoint(let sessionID, let point):
-      try PointRecord(sessionID: sessionID, point: point).insert(db, onConflict: .replace)
+      let statement = try db.cachedStatement(sql: PointRecord.insertSQL)
+      try statement.execute(arguments: PointRecord(sessionID: sessionID, point: point).insertArguments)
     case .recordLap(let sessionID, let lap):
       try LapRecord(sessionID: sessionID, lap: lap).insert(db, onConflict: .replace)
     case .saveSnapshot(let session):
-      var record = try SessionRecord(session, clock: clock)
-      if let existing = try SessionRecord.fetchOne(db, key: session.id) {
-        record.summary = existing.summary
-        record.endWall = existing.endWall
-      }
-      try record.update(db)
+      let record = try SessionRecord(session, clock: clock)
+      let statement = try db.cachedStatement(
+        sql: """
+          UPDATE session SET state = ?, start_wall = ?, elapsed = ?, timer = ?, distance = ?, ascent = ?,
+            descent = ?, points = ?, snapshot = ?, snapshot_version = ?, clock_epoch = ?, clock_monotonic = ?,
+            clock_wall = ?, clock_wall_trusted = ?
+          WHERE id = ?
+          """)
+      try statement.execute(arguments: [
+        record.state, record.startWall, record.elapsed, record.timer, record.distance, record.ascent,
+        record.descent, record.points, record.snapshot, record.snapshotVersion, record.clockEpoch,
+        record.clockMonotonic, record.clockWall, record.clockWallTrusted, record.id,
+      ])
     case .finalizeSession(let sessionID, let summary):
       try db.execute(
         sql: "UPDATE session SET summary = ?, end_wall = ? WHERE id = ?",
@@ -286,30 +469,152 @@ public final class WorkoutStore: Sendable {
     try read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM session") ?? 0 }
   }
 
-  /// Sessions that were not ended, oldest first, in the state their event log says.
-  public func unfinishedSessions() throws(StoreError) -> [ResumableSession] {
-    let rows: [(SessionRecord, String?)] = try read { db in
+  /// Sessions that were not ended, oldest first, each put back together as it stood at its
+  /// last committed second: from its checkpoint and the points recorded after it, or, when
+  /// the checkpoint is of another format or does not decode, from its events, laps and points
+  /// (see `ResumeCheckpoint`). The event log decides the state either way.
+  public func unfinishedSessions(
+    settings: EngineSettings = EngineSettings()
+  ) throws(StoreError)
+    -> [UnfinishedSession]
+  {
+    try read { db in
       try SessionRecord.fetchAll(db, sql: "SELECT * FROM session WHERE state != 'ended' ORDER BY id")
-        .map { record in
-          let logged = try String.fetchOne(
-            db,
-            sql: "SELECT to_state FROM event WHERE session_id = ? AND kind = 'transition' ORDER BY id DESC LIMIT 1",
-            arguments: [record.id])
-          return (record, logged)
-        }
+        .map { record in try Self.resumable(record, settings: settings, in: db) }
     }
-    return try rows.map { (record, logged) throws(StoreError) in
-      var session: ActiveSession
-      do {
-        session = try Self.decode(ActiveSession.self, from: record.snapshot)
-      } catch {
-        throw .unreadableSnapshot(sessionID: record.id, "\(error)")
+  }
+
+  private static func resumable(
+    _ record: SessionRecord, settings: EngineSettings, in db: Database
+  ) throws -> UnfinishedSession {
+    let lastTransition = try Row.fetchOne(
+      db,
+      sql:
+        "SELECT to_state, cause, detail FROM event WHERE session_id = ? AND kind = 'transition' ORDER BY id DESC LIMIT 1",
+      arguments: [record.id])
+    let loggedState = (lastTransition?["to_state"] as String?).flatMap(SessionState.init(rawValue:))
+    guard let state = loggedState ?? SessionState(rawValue: record.state), state.isUnfinished else {
+      return .unresumable(
+        sessionID: record.id, state: record.state,
+        reason: "its state \"\(lastTransition?["to_state"] as String? ?? record.state)\" is not one this version knows")
+    }
+    let pausedBySystem =
+      state == .paused && (lastTransition?["detail"] as String?) == SystemReason.autoPause.rawValue
+
+    var rebuild: SessionRebuild
+    var basis = ResumeBasis.checkpoint
+    switch Self.checkpoint(of: record) {
+    case .success(let checkpoint):
+      rebuild = SessionRebuild(checkpoint: checkpoint)
+    case .failure(let problem):
+      guard let activity = ActivityType(rawValue: record.activity) else {
+        return .unresumable(
+          sessionID: record.id, state: record.state,
+          reason: "\(problem), and its activity \"\(record.activity)\" is not one this version knows")
       }
-      // The event log is the record of what happened; the snapshot follows it.
-      if let logged, let state = SessionState(rawValue: logged), state != session.state {
-        session.machine = SessionMachine(state: state, pausedBySystem: session.machine.pausedBySystem)
+      basis = .rebuilt(reason: problem)
+      let opened = try Row.fetchOne(
+        db, sql: "SELECT wall, monotonic FROM event WHERE session_id = ? ORDER BY id LIMIT 1", arguments: [record.id])
+      let started = try Row.fetchOne(
+        db,
+        sql:
+          "SELECT wall, monotonic FROM event WHERE session_id = ? AND kind = 'transition' AND to_state = 'running' ORDER BY id LIMIT 1",
+        arguments: [record.id])
+      var closedLaps = ClosedLaps()
+      for lap in try LapRecord.fetchAll(
+        db, sql: "SELECT * FROM lap WHERE session_id = ? ORDER BY number", arguments: [record.id])
+      {
+        closedLaps.add(lap.summary)
       }
-      return ResumableSession(session: session, lastCommit: record.lastCommit)
+      rebuild = SessionRebuild(
+        id: record.id, activity: activity, machine: SessionMachine(state: state),
+        openedAt: Moment(monotonic: opened?["monotonic"] ?? record.clockMonotonic, wall: record.openedWall),
+        start: started.map { Moment(monotonic: $0["monotonic"], wall: $0["wall"]) }, closedLaps: closedLaps,
+        settings: settings)
+    }
+    let points = try PointRecord.fetchCursor(
+      db, sql: "SELECT * FROM point WHERE session_id = ? AND seq >= ? ORDER BY seq",
+      arguments: [record.id, rebuild.firstPoint])
+    while let point = try points.next() {
+      rebuild.add(point.trackPoint)
+    }
+    var session = rebuild.session
+    // The event log is the record of what happened; the checkpoint follows it.
+    if session.state != state || session.machine.pausedBySystem != pausedBySystem {
+      session.machine = SessionMachine(state: state, pausedBySystem: pausedBySystem)
+    }
+    // The last committed second: the last point when it is newer than the checkpoint (it was
+    // written in the same run of the service, as every run saves a checkpoint on taking the
+    // session up), else the checkpoint's own clock reading.
+    var lastCommit = record.lastCommit
+    if let last = rebuild.lastPoint, last.sequence >= record.points {
+      lastCommit.moment = last.moment
+    }
+    return .resumable(
+      ResumableSession(session: session, lastCommit: lastCommit, lastPoint: rebuild.lastPoint, basis: basis))
+  }
+
+  /// The session's checkpoint if this binary can read it, else why not.
+  private enum CheckpointLookup {
+    case success(ActiveSession)
+    case failure(String)
+  }
+
+  private static func checkpoint(of record: SessionRecord) -> CheckpointLookup {
+    guard record.snapshotVersion == ResumeCheckpoint.format else {
+      return .failure(
+        "its checkpoint is of format \(record.snapshotVersion), this version reads format \(ResumeCheckpoint.format)")
+    }
+    do {
+      let session = try decode(ActiveSession.self, from: record.snapshot)
+      guard session.id == record.id else {
+        return .failure("its checkpoint is of session \(session.id)")
+      }
+      return .success(session)
+    } catch {
+      return .failure("its checkpoint does not decode (\(Self.describe(error)))")
+    }
+  }
+
+  private static func describe(_ error: any Error) -> String {
+    switch error {
+    case DecodingError.keyNotFound(let key, let context):
+      "no \"\(key.stringValue)\" at \(path(context))"
+    case DecodingError.typeMismatch(let type, let context):
+      "\(context.codingPath.isEmpty ? "the whole" : path(context)) is not \(type)"
+    case DecodingError.valueNotFound(let type, let context):
+      "no \(type) at \(path(context))"
+    case DecodingError.dataCorrupted(let context):
+      "\(context.debugDescription)\(context.codingPath.isEmpty ? "" : " at " + path(context))"
+    default:
+      "\(error)"
+    }
+  }
+
+  private static func path(_ context: DecodingError.Context) -> String {
+    context.codingPath.isEmpty ? "the top level" : context.codingPath.map(\.stringValue).joined(separator: ".")
+  }
+
+  /// Closes an unfinished session that cannot be resumed: `ended`, with an `abandoned` event
+  /// that says why. Its points, laps and events stay as they are.
+  public func closeUnresumable(sessionID: Int64, state: String, reason: String, clock: ClockStamp) throws(StoreError) {
+    do {
+      try queue.inTransaction { db in
+        try db.execute(
+          sql: "UPDATE session SET state = 'ended', end_wall = COALESCE(end_wall, clock_wall) WHERE id = ?",
+          arguments: [sessionID])
+        var event = EventRecord(
+          sessionID: sessionID,
+          event: SessionEvent(
+            kind: .abandoned, moment: clock.moment, to: .ended, cause: TransitionCause.recovery.kind,
+            detail: reason),
+          epoch: clock.epoch)
+        event.fromState = state
+        try event.insert(db)
+        return .commit
+      }
+    } catch {
+      throw StoreError(error)
     }
   }
 
@@ -367,12 +672,13 @@ public final class WorkoutStore: Sendable {
     }
   }
 
-  /// The live resume snapshot of a session.
-  public func snapshot(of record: SessionRecord) throws(StoreError) -> ActiveSession {
-    do {
-      return try Self.decode(ActiveSession.self, from: record.snapshot)
-    } catch {
-      throw .unreadableSnapshot(sessionID: record.id, "\(error)")
+  /// An unfinished session as it stands at its last committed second: its checkpoint with
+  /// the points recorded since folded in, or rebuilt from its rows (what a restart would resume).
+  public func current(of record: SessionRecord) throws(StoreError) -> ActiveSession {
+    let found = try read { db in try Self.resumable(record, settings: EngineSettings(), in: db) }
+    switch found {
+    case .resumable(let resumable): return resumable.session
+    case .unresumable(let id, _, let reason): throw .unreadableSnapshot(sessionID: id, reason)
     }
   }
 
@@ -384,6 +690,11 @@ public final class WorkoutStore: Sendable {
         try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
       )
     }
+  }
+
+  /// An integer pragma's value on the writing connection (tests assert the settings).
+  func pragma(_ name: String) throws(StoreError) -> Int {
+    try read { db in try Int.fetchOne(db, sql: "PRAGMA \(name)") ?? -1 }
   }
 
   /// `PRAGMA integrity_check`: `["ok"]` for a sound database.
@@ -408,7 +719,7 @@ extension SessionRecord {
       openedWall: session.openedAt.wall, startWall: session.builder.startMoment?.wall, endWall: nil,
       elapsed: totals.elapsed, timer: totals.timer, distance: totals.distance, ascent: totals.ascent,
       descent: totals.descent, points: session.builder.pointCount,
-      snapshot: try WorkoutStore.encode(session), summary: nil,
+      snapshot: try WorkoutStore.encode(session), snapshotVersion: ResumeCheckpoint.format, summary: nil,
       clockEpoch: clock.epoch, clockMonotonic: session.lastMoment.monotonic,
       clockWall: session.lastMoment.wall, clockWallTrusted: clock.wallTrusted)
   }

@@ -219,9 +219,10 @@ struct SessionSummaryJSON: Codable {
       totals = summary.totals
       laps = summary.laps
     } else {
-      let live = try store.snapshot(of: record)
+      let live = try store.current(of: record)
       totals = live.builder.totals
       laps = live.builder.lapNumber - 1
+      points = live.builder.pointCount
     }
     elapsed = totals.elapsed
     timer = totals.timer

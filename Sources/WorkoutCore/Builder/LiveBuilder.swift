@@ -234,6 +234,68 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     elevation.resume()
   }
 
+  // MARK: - Rebuilding from recorded points
+
+  /// A builder for a session whose saved state cannot be used: it starts at `start` (the
+  /// first `running`), with `closedLaps` already closed, and takes its statistics from the
+  /// session's points through `absorb`.
+  public init(
+    rebuildingFrom start: Moment?, closedLaps: ClosedLaps, freshness: Freshness, elevation: ElevationTracker
+  ) {
+    self.freshness = freshness
+    self.elevation = elevation
+    startMoment = start
+    lapNumber = closedLaps.count + 1
+    lapStart = closedLaps.lastEnd ?? start
+    countedUntil = start?.monotonic
+  }
+
+  /// Counts a point recorded after this builder's state was saved into the statistics, as
+  /// `recordPoint` counted it when it was made: elapsed, timer and distance are the point's
+  /// own (they are cumulative), its samples join the session's and the lap's, and ascent is
+  /// taken from its altitudes through `climbing` (one accumulator for the whole run of points,
+  /// fed by the point's elapsed time, which never goes back). A point already counted is
+  /// ignored.
+  public mutating func absorb(_ point: TrackPoint, climbing: inout AscentAccumulator) {
+    guard point.sequence >= pointCount else { return }
+    let elapsed = max(0, point.elapsed - totals.elapsed)
+    let timer = max(0, point.timer - totals.timer)
+    let distance = max(0, point.distance - totals.distance)
+    totals.elapsed += elapsed
+    lapTotals.elapsed += elapsed
+    totals.timer += timer
+    lapTotals.timer += timer
+    totals.distance += distance
+    lapTotals.distance += distance
+    if let altitude = point.barometricAltitude ?? (point.fixDimension == 3 ? point.altitude : nil) {
+      let before = (climbing.totalAscent, climbing.totalDescent)
+      if climbing.add(altitude: altitude, at: point.elapsed) {
+        // Points are recorded only while running, so all of it counts.
+        count((climbing.totalAscent - before.0, climbing.totalDescent - before.1), in: .running)
+      }
+    }
+    if let speed = point.speed { addSample(speed, to: \.speed) }
+    if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
+    if let rpm = point.cadence { addSample(rpm, to: \.cadence) }
+    if let watts = point.power { addSample(Double(watts), to: \.power) }
+    if startMoment == nil {
+      startMoment = point.moment
+      lapStart = lapStart ?? point.moment
+    }
+    pointCount = point.sequence + 1
+  }
+
+  /// Makes the current lap's totals what is left of the session's once the closed laps are
+  /// taken out, keeping only `openLap`'s samples (those of the points after the last lap).
+  mutating func settleOpenLap(closedLaps: ClosedLaps, openLap samples: IntervalTotals) {
+    lapTotals = samples
+    lapTotals.elapsed = max(0, totals.elapsed - closedLaps.elapsed)
+    lapTotals.timer = max(0, totals.timer - closedLaps.timer)
+    lapTotals.distance = max(0, totals.distance - closedLaps.distance)
+    lapTotals.ascent = max(0, totals.ascent - closedLaps.ascent)
+    lapTotals.descent = max(0, totals.descent - closedLaps.descent)
+  }
+
   private mutating func addSample(_ value: Double, to channel: WritableKeyPath<IntervalTotals, SampleStatistics>) {
     totals[keyPath: channel].add(value)
     lapTotals[keyPath: channel].add(value)

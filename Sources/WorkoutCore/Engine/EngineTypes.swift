@@ -65,6 +65,9 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     case storageRecovered
     /// GPS time was trusted: `value` is how far off the board's wall clock was, seconds.
     case clockCorrected
+    /// An unfinished session that could not be put back together after a restart was closed
+    /// (`ended`) with its data kept: `detail` says why.
+    case abandoned
   }
 
   public var kind: Kind

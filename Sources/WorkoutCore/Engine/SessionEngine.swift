@@ -88,6 +88,14 @@ public struct SessionEngine: Sendable {
   public private(set) var storageFailing = false
   /// The pattern last sent to the LED.
   public private(set) var indicator = IndicatorPattern.off
+  /// The session's point count when its checkpoint was last saved.
+  private var pointsAtCheckpoint = 0
+
+  /// A running session's checkpoint is saved every this many points (and whenever the session
+  /// changes otherwise). Between checkpoints a second writes only its point: a restart folds
+  /// the points recorded since the checkpoint back in (`SessionRebuild`). A minute keeps the
+  /// checkpoint's share of the writes small (its JSON is a few KB) and the roll-forward short.
+  public static let checkpointInterval = 60
 
   public init(settings: EngineSettings, nextSessionID: Int64 = 1) {
     self.settings = settings
@@ -100,9 +108,10 @@ public struct SessionEngine: Sendable {
   /// that was running, and finishes the finalisation of a stopped session.
   public static func resuming(
     _ persisted: ActiveSession, settings: EngineSettings, nextSessionID: Int64,
-    gap: RecoveryGap, at now: Moment
+    gap: RecoveryGap, at now: Moment, lastPoint: TrackPoint? = nil
   ) -> (SessionEngine, [EngineCommand]) {
     var engine = SessionEngine(settings: settings, nextSessionID: max(nextSessionID, persisted.id + 1))
+    engine.lastPoint = lastPoint
     var session = persisted
     session.builder.resume(after: gap, at: now, in: session.state)
     session.autoPause?.reset()
@@ -139,6 +148,7 @@ public struct SessionEngine: Sendable {
     }
     commands.append(.saveSnapshot(session))
     engine.session = session
+    engine.pointsAtCheckpoint = session.builder.pointCount
     return (engine, commands)
   }
 
@@ -206,7 +216,7 @@ public struct SessionEngine: Sendable {
         session = current
         lastPoint = point
         step.commands.append(.recordPoint(sessionID: current.id, point))
-        changed = true
+        if current.builder.pointCount - pointsAtCheckpoint >= Self.checkpointInterval { changed = true }
       }
     case .wakeup:
       changed = fireDueCountdown(at: now, into: &step)
@@ -250,6 +260,7 @@ public struct SessionEngine: Sendable {
     }
     if changed, let session {
       step.commands.append(.saveSnapshot(session))
+      pointsAtCheckpoint = session.builder.pointCount
     }
     let pattern = IndicatorPattern.choose(state: state, gps: gps, fault: storageFailing || !faultyDevices.isEmpty)
     if pattern != indicator {
@@ -324,6 +335,7 @@ public struct SessionEngine: Sendable {
     nextSessionID += 1
     session = opened
     lastPoint = nil
+    pointsAtCheckpoint = 0
     step.commands.append(.openSession(opened))
     step.commands.append(.log(.info, "opened session \(opened.id) (\(opened.activity.rawValue))"))
   }

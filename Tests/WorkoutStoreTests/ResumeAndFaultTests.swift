@@ -1,0 +1,332 @@
+import Foundation
+import GRDB
+import Testing
+import WorkoutCore
+import WorkoutTestSupport
+
+@testable import WorkoutStore
+
+let upgradeFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+  .appendingPathComponent("Fixtures/upgrade").path
+
+/// A copy of an upgrade fixture (a mid-ride database written by an earlier release) and what
+/// its session row said when it was made: state, points, distance, timer, elapsed.
+func upgradeFixture(
+  _ name: String, into dir: TemporaryDirectory
+) throws -> (
+  state: String, points: Int, distance: Double, timer: Double, elapsed: Double
+) {
+  try FileManager.default.copyItem(atPath: "\(upgradeFixtures)/\(name).db", toPath: dir.database)
+  let fields = try String(contentsOfFile: "\(upgradeFixtures)/\(name).expected", encoding: .utf8)
+    .split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+  return (fields[0], Int(fields[1])!, Double(fields[2])!, Double(fields[3])!, Double(fields[4])!)
+}
+
+func resumable(_ store: WorkoutStore) throws -> ResumableSession {
+  let unfinished = try store.unfinishedSessions()
+  guard unfinished.count == 1, case .resumable(let session) = unfinished[0] else {
+    throw StoreTestFailure("expected one resumable session, got \(unfinished)")
+  }
+  return session
+}
+
+struct StoreTestFailure: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// Copies the database files as a crash would leave them: the WAL with what was committed.
+func crashCopy(of dir: TemporaryDirectory, to other: TemporaryDirectory) throws {
+  for suffix in ["", "-wal"] {
+    try FileManager.default.copyItem(atPath: dir.database + suffix, toPath: other.database + suffix)
+  }
+}
+
+func sha256(_ path: String) throws -> String {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+  process.arguments = [path]
+  let pipe = Pipe()
+  process.standardOutput = pipe
+  try process.run()
+  let data = pipe.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
+}
+
+struct UpgradeTests {
+  /// What the release before this one wrote mid-ride resumes with its distance, timer and
+  /// state, from its own checkpoint (format 1 is still this binary's).
+  @Test(arguments: ["running-v3", "paused-v3"])
+  func aMidRideDatabaseOfTheLastReleaseResumes(_ name: String) throws {
+    let dir = TemporaryDirectory()
+    let expected = try upgradeFixture(name, into: dir)
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let resumed = try resumable(store)
+    #expect(resumed.basis == .checkpoint)
+    #expect(resumed.session.state.rawValue == expected.state)
+    let totals = resumed.session.builder.totals
+    #expect(abs(totals.distance - expected.distance) < 1e-6)
+    #expect(abs(totals.timer - expected.timer) < 1e-6)
+    #expect(abs(totals.elapsed - expected.elapsed) < 1e-6)
+    #expect(resumed.session.builder.pointCount == expected.points)
+    #expect(try store.pointCount(sessionID: 1) == expected.points)
+    #expect(try store.session(id: 1)?.snapshotVersion == 1)
+  }
+
+  /// Each way a checkpoint can be unreadable: the session is rebuilt from its events and
+  /// points, in the state its log says, with the distance and timer of its last point.
+  @Test(arguments: [
+    ("garbage", "UPDATE session SET snapshot = 'garbage'"),
+    ("empty", "UPDATE session SET snapshot = ''"),
+    ("key deleted", "UPDATE session SET snapshot = json_remove(snapshot, '$.builder')"),
+    ("type changed", "UPDATE session SET snapshot = json_set(snapshot, '$.builder.totals', 7)"),
+    ("nested key deleted", "UPDATE session SET snapshot = json_remove(snapshot, '$.machine.state')"),
+    ("unknown format", "UPDATE session SET snapshot_version = 999"),
+    ("another session's", "UPDATE session SET snapshot = json_set(snapshot, '$.id', 42)"),
+  ])
+  func anUnreadableCheckpointIsRebuiltFromEventsAndPoints(_ variant: (String, String)) throws {
+    for name in ["running-v3", "paused-v3"] {
+      let dir = TemporaryDirectory()
+      let expected = try upgradeFixture(name, into: dir)
+      do {
+        let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+        _ = store  // migrated to v4 (snapshot_version)
+      }
+      let db = try DatabaseQueue(path: dir.database)
+      try db.write { try $0.execute(sql: variant.1) }
+      try db.close()
+
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      let resumed = try resumable(store)
+      guard case .rebuilt(let reason) = resumed.basis else {
+        Issue.record("\(variant.0): expected a rebuild, got \(resumed.basis)")
+        continue
+      }
+      #expect(!reason.isEmpty)
+      let session = resumed.session
+      #expect(session.id == 1)
+      #expect(session.state.rawValue == expected.state, "\(variant.0)")
+      let last = try #require(try store.points(sessionID: 1).last)
+      #expect(session.builder.pointCount == expected.points)
+      #expect(session.builder.totals.distance == last.distance)
+      #expect(session.builder.totals.timer == last.timer)
+      #expect(session.builder.totals.elapsed == last.elapsed)
+      #expect(abs(session.builder.totals.distance - expected.distance) < 1e-6)
+      #expect(session.builder.startMoment != nil)
+      #expect(resumed.lastPoint?.sequence == expected.points - 1)
+      #expect((session.builder.totals.heartRate.count, session.builder.totals.speed.count) != (0, 0))
+    }
+  }
+
+  @Test func aSessionWhoseStateIsUnknownIsClosedWithItsDataKept() throws {
+    let dir = TemporaryDirectory()
+    _ = try upgradeFixture("running-v3", into: dir)
+    do { _ = try WorkoutStore.open(at: dir.database, wallNow: 0) }
+    let db = try DatabaseQueue(path: dir.database)
+    try db.write {
+      try $0.execute(sql: "UPDATE session SET snapshot = 'x', state = 'hovering', activity = 'levitation'")
+      try $0.execute(sql: "UPDATE event SET to_state = 'hovering' WHERE kind = 'transition'")
+    }
+    try db.close()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let unfinished = try store.unfinishedSessions()
+    guard case .unresumable(let id, let state, let reason)? = unfinished.first else {
+      Issue.record("expected an unresumable session, got \(unfinished)")
+      return
+    }
+    #expect(id == 1)
+    try store.closeUnresumable(sessionID: id, state: state, reason: reason, clock: testClock)
+    #expect(try store.unfinishedSessions().isEmpty)
+    #expect(try store.pointCount(sessionID: 1) == 590, "its points are kept")
+    let abandoned = try #require(try store.events(sessionID: 1).last)
+    #expect(abandoned.kind == "abandoned")
+    #expect(abandoned.detail == reason)
+  }
+}
+
+struct CheckpointTests {
+  /// A second writes its point; the session row and its checkpoint only every
+  /// `checkpointInterval` points. A crash between checkpoints loses nothing: the points after
+  /// the checkpoint are folded back in.
+  @Test func pointsBetweenCheckpointsAreFoldedBackInAfterACrash() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let h = try recordRide(into: store, seconds: 150)
+    let live = try #require(h.engine.session)
+    let row = try #require(try store.session(id: 1))
+    #expect(row.points == 120, "the checkpoint of the 120th point is the last")
+    #expect(try store.pointCount(sessionID: 1) == live.builder.pointCount)
+
+    let resumed = try resumable(store)
+    #expect(resumed.basis == .checkpoint)
+    let totals = resumed.session.builder.totals
+    #expect(resumed.session.builder.pointCount == live.builder.pointCount)
+    #expect(totals.distance == live.builder.totals.distance)
+    #expect(totals.timer == live.builder.totals.timer)
+    #expect(totals.elapsed == live.builder.totals.elapsed)
+    #expect(totals.speed == live.builder.totals.speed)
+    #expect(totals.heartRate == live.builder.totals.heartRate)
+    #expect(resumed.session.builder.lapTotals.timer == live.builder.lapTotals.timer)
+    // The last committed second is the last point, not the older checkpoint.
+    #expect(resumed.lastCommit.moment == h.engine.lastPoint?.moment)
+  }
+
+  /// The rebuild without any checkpoint gives what the live builder had, laps included.
+  @Test func aRebuildFromPointsAloneMatchesTheLiveSession() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    var h = try recordRide(into: store, seconds: 70)
+    var written = h.commands.count
+    _ = h.press(.lap)
+    var position = GeoPoint(latitude: 46.06, longitude: 14.5)
+    h.ride(seconds: 45, speed: 7, heartRate: 160, from: &position)
+    try store.write(Array(h.commands[written...]), clock: testClock)
+    written = h.commands.count
+    let live = try #require(h.engine.session)
+    let db = try DatabaseQueue(path: dir.database)
+    try db.write { try $0.execute(sql: "UPDATE session SET snapshot = 'lost'") }
+    try db.close()
+
+    let resumed = try resumable(store)
+    let builder = resumed.session.builder
+    #expect(builder.lapNumber == 2)
+    #expect(builder.pointCount == live.builder.pointCount)
+    #expect(builder.totals.distance == live.builder.totals.distance)
+    #expect(builder.totals.timer == live.builder.totals.timer)
+    #expect(builder.totals.speed.count == live.builder.totals.speed.count)
+    #expect(builder.totals.heartRate.maximum == live.builder.totals.heartRate.maximum)
+    #expect(abs(builder.lapTotals.timer - live.builder.lapTotals.timer) < 1e-6)
+    #expect(abs(builder.lapTotals.distance - live.builder.lapTotals.distance) < 1e-6)
+    #expect(builder.lapTotals.heartRate.count == live.builder.lapTotals.heartRate.count)
+    #expect(builder.startMoment == live.builder.startMoment)
+  }
+}
+
+struct StartUpFaultTests {
+  @Test func aNewerSchemaIsRefusedAndTheFileLeftAsItWas() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try recordRide(into: store, seconds: 5)
+    }
+    let db = try DatabaseQueue(path: dir.database)
+    try db.write {
+      try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from a newer release')")
+    }
+    try db.close()
+    let before = try sha256(dir.database)
+    #expect {
+      _ = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    } throws: { error in
+      guard let error = error as? StoreError, case .newerSchema(let detail) = error else { return false }
+      return error.needsOperator && detail.contains(dir.database) && detail.contains("fix:")
+        && detail.contains("v99: from a newer release")
+    }
+    #expect(try sha256(dir.database) == before)
+  }
+
+  /// A crash leaves frames in the WAL: the open says so and asks for a full check, which is
+  /// not done on the way to ready.
+  @Test func anUncleanStopIsNoticedAndItsWALReplayed() throws {
+    let dir = TemporaryDirectory()
+    let crashed = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    try recordRide(into: store, seconds: 30)
+    try crashCopy(of: dir, to: crashed)
+    let (reopened, notices) = try WorkoutStore.open(at: crashed.database, wallNow: 0)
+    #expect(notices.contains { if case .uncleanStop = $0 { true } else { false } })
+    #expect(reopened.integrityCheckIsDue)
+    #expect(try reopened.pointCount(sessionID: 1) == 30, "what was in the WAL is there")
+    #expect(reopened.backgroundIntegrityCheck() == ["ok"])
+  }
+
+  @Test func aCleanStopRecentlyCheckedOpensWithoutACheck() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try recordRide(into: store, seconds: 5)
+      #expect(store.backgroundIntegrityCheck() == ["ok"])
+    }
+    #expect(DatabaseFiles.size(of: dir.database + "-wal") == 0, "a clean close empties the WAL")
+    let (store, notices) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    #expect(notices.isEmpty)
+    #expect(!store.integrityCheckIsDue)
+  }
+
+  /// A WAL that cannot belong to its database is moved aside with it, bytes intact: SQLite
+  /// would silently start the WAL afresh and lose the seconds in it.
+  @Test(arguments: ["empty database", "garbage WAL", "wrong page size"])
+  func aWALThatCannotBeMatchedIsMovedAsideWithItsDatabase(_ variant: String) throws {
+    let dir = TemporaryDirectory()
+    let crashed = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    try recordRide(into: store, seconds: 20)
+    try crashCopy(of: dir, to: crashed)
+    switch variant {
+    case "empty database":
+      try Data().write(to: URL(fileURLWithPath: crashed.database))
+    case "garbage WAL":
+      let size = DatabaseFiles.size(of: crashed.database + "-wal")!
+      var generator = SeededRandom(seed: 7)
+      let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+      try Data(bytes).write(to: URL(fileURLWithPath: crashed.database + "-wal"))
+    default:
+      // The header's page size says 1024: recompute its checksum so only the size is wrong.
+      let handle = try FileHandle(forUpdating: URL(fileURLWithPath: crashed.database + "-wal"))
+      var header = [UInt8](try handle.read(upToCount: 32)!)
+      header[8...11] = [0, 0, 4, 0]
+      let (s0, s1) = DatabaseFiles.walChecksum(Array(header[0..<24]), bigEndian: header[3] & 1 == 1)
+      for (index, word) in [s0, s1].enumerated() {
+        for byte in 0..<4 { header[24 + index * 4 + byte] = UInt8(truncatingIfNeeded: word >> (24 - 8 * byte)) }
+      }
+      try handle.seek(toOffset: 0)
+      try handle.write(contentsOf: Data(header))
+      try handle.close()
+    }
+    let walBefore = try sha256(crashed.database + "-wal")
+    let (fresh, notices) = try WorkoutStore.open(at: crashed.database, wallNow: 1_795_323_600)
+    guard case .movedAside(_, let movedTo, let reason)? = notices.first else {
+      Issue.record("\(variant): expected the files to be moved aside, got \(notices)")
+      return
+    }
+    #expect(reason.contains("WAL"), "\(reason)")
+    let movedWAL = try #require(movedTo.first { $0.hasSuffix("-wal") })
+    #expect(try sha256(movedWAL) == walBefore, "the WAL is kept as it was")
+    #expect(movedTo.first == crashed.database + ".corrupt-20261122T050000Z")
+    #expect(try fresh.maxSessionID() == 0)
+  }
+
+  /// Damage a clean stop cannot reveal is found by the background check, which marks the
+  /// database; the next start checks it again and moves it aside.
+  @Test func damageFoundInTheBackgroundMovesTheDatabaseAsideAtTheNextStart() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try recordRide(into: store, seconds: 600)
+    }
+    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: dir.database))
+    try handle.seek(toOffset: 4096 * 2)
+    try handle.write(contentsOf: Data(repeating: 0xA5, count: 4096 * 6))
+    try handle.close()
+
+    do {
+      let (store, notices) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      #expect(!notices.contains { if case .movedAside = $0 { true } else { false } }, "no full check on the way")
+      #expect(store.backgroundIntegrityCheck() != ["ok"])
+    }
+    #expect(FileManager.default.fileExists(atPath: dir.database + ".check-failed"))
+    let (fresh, notices) = try WorkoutStore.open(at: dir.database, wallNow: 1_795_323_600)
+    #expect(notices.contains { if case .movedAside = $0 { true } else { false } }, "\(notices)")
+    #expect(try fresh.maxSessionID() == 0)
+    #expect(!FileManager.default.fileExists(atPath: dir.database + ".check-failed"))
+  }
+
+  @Test func theWALKeepsItsSizeBetweenCheckpoints() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let limit = try store.pragma("journal_size_limit")
+    #expect(limit == WorkoutStore.walSizeLimit)
+    #expect(try store.pragma("wal_autocheckpoint") == 1000)
+  }
+}
