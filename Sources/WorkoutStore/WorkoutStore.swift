@@ -128,6 +128,8 @@ public final class WorkoutStore: Sendable {
   /// The WAL is truncated back to this after a checkpoint if it grew beyond (a long write
   /// transaction); 1000 pages of 4 KiB fit.
   static let walSizeLimit = 8 << 20
+  /// The page size of databases this version creates.
+  static let newDatabasePageSize = 2048
   /// How long a clean database goes without a full check.
   static let integrityCheckInterval = 7.0 * 86_400
 
@@ -278,6 +280,13 @@ public final class WorkoutStore: Sendable {
       // Durability is chosen here, explicitly, and asserted by a test: see the type's comment.
       // (GRDB's own `.wal` setup would set NORMAL.)
       configuration.prepareDatabase { db in
+        // A new database gets 2 KiB pages (an existing one keeps its own: the size is fixed by
+        // the first write). A recorded second is one WAL frame of a page plus 24 bytes, and the
+        // kernel writes whole 4 KiB blocks: a 4 KiB page's frame always spans two blocks, a
+        // 2 KiB one about half the time, so the committed second costs 1.5 blocks, not 2
+        // (measured in `make bench`; BENCHMARKS.md). Point rows (~150 bytes) still fit a page
+        // many times over, as a WITHOUT ROWID table wants.
+        try db.execute(sql: "PRAGMA page_size = \(Self.newDatabasePageSize)")
         let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
         guard mode == "wal" else {
           throw DatabaseError(message: "could not switch \(db.description) to WAL (got \(mode ?? "nothing"))")

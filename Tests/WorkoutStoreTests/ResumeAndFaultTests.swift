@@ -328,5 +328,6 @@ struct StartUpFaultTests {
     let limit = try store.pragma("journal_size_limit")
     #expect(limit == WorkoutStore.walSizeLimit)
     #expect(try store.pragma("wal_autocheckpoint") == 1000)
+    #expect(try store.pragma("page_size") == WorkoutStore.newDatabasePageSize, "a new database's pages")
   }
 }
