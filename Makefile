@@ -25,7 +25,7 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all deps build release run test lint format verify-units bench install uninstall test-board clean
+.PHONY: all deps build release run test faults lint format verify-units bench install uninstall test-board clean
 
 all: build
 
@@ -87,6 +87,12 @@ verify-units: build
 	echo "sysusers/tmpfiles: user $$(grep '^workoutd:' $$root/etc/passwd | cut -d: -f1,3,6)," \
 	  "/var/lib/workoutd mode $$(stat -c %a $$root/var/lib/workoutd) group $$(stat -c %g $$root/var/lib/workoutd)"; \
 	rc=$$?; rm -rf $$root; exit $$rc
+
+# The fault campaign: the real binaries on the simulated board, broken the ways the field breaks
+# them (kill -9 at 100 random moments, unreadable resume snapshots, a database owned by someone
+# else or from a newer release, a lost WAL, a full disk, a corrupt file). Under 8 minutes.
+faults: build
+	python3 Tests/Faults/campaign.py --bin $$($(SWIFT) build --show-bin-path)
 
 # One formatter for all: swift-format from the toolchain, with the checked-in .swift-format.
 lint:
