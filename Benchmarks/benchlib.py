@@ -53,7 +53,7 @@ def load_figures(path):
 def save_figures(path, section, figures, label):
     """Merges `figures` into `path` under `section` (one file holds every script's figures)."""
     data = load_figures(path)
-    data.setdefault("binary", label)
+    data["binary"] = label
     data["machine"] = machine()
     data[section] = figures
     data.setdefault("measured", {})[section] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
