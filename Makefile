@@ -17,7 +17,7 @@ UDEVRULESDIR ?= $(or $(call PKG_VAR,udev,udevdir),/lib/udev)/rules.d
 
 # Debian bookworm packages: C libraries we link (-dev), and the real programs tests run.
 APT_PACKAGES = pkg-config libsqlite3-dev libgps-dev libgpiod-dev gpsd gpsd-clients python3 sqlite3 \
-               systemd udev
+               systemd udev strace
 DEPS_STAMP   = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
 SUDO         = $(if $(filter 0,$(shell id -u)),,sudo)
 
@@ -101,9 +101,22 @@ lint:
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
 
+# The per-second cost on a Pi's terms (BENCHMARKS.md): bytes written, fsyncs, CPU and RSS per
+# recorded second; workoutd against gpxlogger on one gpsd at 1 Hz (CPU, wake-ups, writes); READY
+# time on a 1 GB database; and the GPS client's per-fix cost. The baseline's figures (f426fad) are
+# printed beside this build's: stored in Benchmarks/baseline-f426fad.json, or measured live in the
+# same run with BASELINE_BIN=DIR (a release build of f426fad: its `swift build --show-bin-path`).
+BASELINE_BIN ?=
+BENCH_FLAGS   = $(if $(BASELINE_BIN),--baseline-bin $(BASELINE_BIN))
 bench: release
-	python3 Benchmarks/recording.py --bin $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
-	python3 Benchmarks/GPS/bench.py --bin $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); start=$$(date +%s); \
+	echo "machine: $$(nproc) CPUs, $$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)," \
+	  "$$(findmnt -n -o FSTYPE,SOURCE -T .)"; echo; \
+	python3 Benchmarks/recording.py --bin $$bin $(BENCH_FLAGS) && echo && \
+	python3 Benchmarks/device.py --bin $$bin $(BENCH_FLAGS) && echo && \
+	python3 Benchmarks/ready.py --bin $$bin $(BENCH_FLAGS) && echo && \
+	python3 Benchmarks/GPS/bench.py --bin $$bin && \
+	echo && echo "make bench: $$(( $$(date +%s) - start )) s"
 
 install: release
 	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \

@@ -1,20 +1,36 @@
 #!/usr/bin/env python3
-"""make bench: how fast the real workoutd records, and whether its memory stays flat.
+"""make bench: what each recorded second costs the real workoutd, on a Pi's terms.
 
 Replays a 1-hour and a 12-hour ride at full speed (`--speed max`: virtual time, each recorded
 second committed to SQLite with synchronous=FULL as in a real ride) through the real process on
-the simulated board, and prints points per second and peak RSS for each. The long ride is the
-bundled Edge 500 ride ridden back and forth. Fails if peak RSS grows with session length.
+the simulated board. The long ride is the bundled Edge 500 ride ridden back and forth. For each
+ride, from the child's rusage (wait4):
 
-Usage: Benchmarks/recording.py --bin DIR_WITH_WORKOUTD
+- bytes written to storage per recorded second: ru_oublock x 512 (the kernel's block-I/O
+  accounting, = /proc/PID/io write_bytes) / point rows recorded; and per day of riding (x 86,400);
+- CPU per recorded second: (ru_utime + ru_stime) / point rows;
+- peak RSS: ru_maxrss.
+
+Then the 1-hour ride once more under `strace -f -c` counting fsync/fdatasync (strace slows it,
+so its CPU is not used): fsyncs per recorded second.
+
+The state directory is under .build/ (on the repository's disk: a tmpfs /tmp would write nothing).
+Targets (printed, never an exit status): <= 8.5 KB written per recorded second on both rides, and
+the 12 h figure not above the 1 h one. Exits non-zero only if workoutd fails or if this build's
+peak RSS grows with session length.
+
+Usage: Benchmarks/recording.py --bin DIR [--baseline-bin DIR] [--save-json FILE]
 """
 import argparse
 import os
 import sqlite3
 import subprocess
 import sys
+import shutil
 import tempfile
 import time
+
+import benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUNDLED = os.path.join(HERE, "..", "board", "sim", "rides", "garmin-edge-500-2011-09-25.csv")
@@ -61,44 +77,128 @@ def make_ride(path, seconds):
         f.writelines(out)
 
 
-def run(binary_dir, hours):
-    with tempfile.TemporaryDirectory(prefix="workoutd-bench-") as tmp:
+def scratch_dir():
+    base = os.path.join(benchlib.ROOT, ".build", "bench")
+    os.makedirs(base, exist_ok=True)
+    return tempfile.TemporaryDirectory(prefix="recording-", dir=base)
+
+
+SYNC_CALLS = ("fsync", "fdatasync", "sync_file_range", "syncfs", "msync")
+
+
+def strace_command():
+    if not shutil.which("strace"):
+        return None
+    command = ["strace", "-f", "-c", "-e", "trace=" + ",".join(SYNC_CALLS)]
+    # seccomp-bpf stops workoutd only at these calls (much faster); strace < 5.3 lacks it.
+    probe = subprocess.run(command + ["--seccomp-bpf", "-o", "/dev/null", "true"], capture_output=True)
+    return command + ["--seccomp-bpf"] if probe.returncode == 0 else command
+
+
+def sync_calls(path):
+    """Sums the calls column of strace -c's table for the sync calls."""
+    total = 0
+    with open(path) as f:
+        for line in f:
+            fields = line.split()
+            if fields and fields[-1] in SYNC_CALLS and len(fields) >= 5:
+                total += int(fields[3])
+    return total
+
+
+def run(binary_dir, hours, traced=False):
+    with scratch_dir() as tmp:
         ride = os.path.join(tmp, "ride.csv")
         make_ride(ride, hours * 3600)
         state = os.path.join(tmp, "state")
         args = [os.path.join(binary_dir, "workoutd"), "--board", "sim", "--speed", "max", "--exit-at-end",
                 "--ride", ride, "--state-dir", state, "--runtime-dir", os.path.join(tmp, "run"),
                 "--log-level", "warning"]
+        trace = os.path.join(tmp, "strace.txt")
+        if traced:
+            args = strace_command() + ["-o", trace] + args
         start = time.monotonic()
         proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+        stderr = proc.stderr.read()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - start
-        stderr = proc.stderr.read()
         if status != 0:
             sys.exit("workoutd failed (%d) on the %d-hour ride:\n%s" % (status, hours, stderr))
         db = sqlite3.connect(os.path.join(state, "workoutd.db"))
         points = db.execute("select count(*) from point").fetchone()[0]
+        db.close()
         size = os.path.getsize(os.path.join(state, "workoutd.db"))
-        return points, wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, size
+        if traced:
+            return {"fsyncs_per_s": sync_calls(trace) / points}
+        written = usage.ru_oublock * 512
+        return {
+            "points": points, "wall_s": wall, "points_per_s": points / wall,
+            "kb_per_s": written / points / 1000, "mb_per_day": written / points * 86400 / 1e6,
+            "cpu_us": (usage.ru_utime + usage.ru_stime) / points * 1e6,
+            "rss_mib": usage.ru_maxrss / 1024, "db_mib": size / 2**20,
+            "db_kb_per_s": size / points / 1000,
+        }
+
+
+def measure(binary_dir, label):
+    figures = {}
+    for hours in (1, 12):
+        print("  %s: %d-hour ride..." % (label, hours), flush=True)
+        for key, value in run(binary_dir, hours).items():
+            figures["%dh.%s" % (hours, key)] = value
+    if strace_command():
+        print("  %s: 1-hour ride under strace -c..." % label, flush=True)
+        figures.update({"1h." + k: v for k, v in run(binary_dir, 1, traced=True).items()})
+    return figures
+
+
+def kb_target(value, figures):
+    return value <= 8.5
+
+
+def not_above_1h(value, figures):
+    # "Not above": 1 % allowed for run-to-run noise.
+    return figures.get("1h.kb_per_s") is not None and value <= figures["1h.kb_per_s"] * 1.01
+
+
+ROWS = [benchlib.Row("1h.points", "1 h ride: points recorded", "%d"),
+        benchlib.Row("1h.kb_per_s", "  KB written / recorded s", "%.2f", ("<= 8.5", kb_target)),
+        benchlib.Row("1h.mb_per_day", "  MB written / day (86,400 s)", "%.0f"),
+        benchlib.Row("1h.db_kb_per_s", "  database KB / recorded s", "%.3f"),
+        benchlib.Row("1h.fsyncs_per_s", "  fsyncs / recorded s", "%.2f"),
+        benchlib.Row("1h.cpu_us", "  CPU µs / recorded s", "%.0f"),
+        benchlib.Row("1h.rss_mib", "  peak RSS MiB", "%.1f"),
+        benchlib.Row("1h.points_per_s", "  recorded s / wall s", "%.0f"),
+        benchlib.Row("12h.points", "12 h ride: points recorded", "%d"),
+        benchlib.Row("12h.kb_per_s", "  KB written / recorded s", "%.2f", ("<= 8.5, <= 1 h", lambda v, f: kb_target(v, f) and not_above_1h(v, f))),
+        benchlib.Row("12h.mb_per_day", "  MB written / day (86,400 s)", "%.0f"),
+        benchlib.Row("12h.db_kb_per_s", "  database KB / recorded s", "%.3f"),
+        benchlib.Row("12h.cpu_us", "  CPU µs / recorded s", "%.0f"),
+        benchlib.Row("12h.rss_mib", "  peak RSS MiB", "%.1f"),
+        benchlib.Row("12h.points_per_s", "  recorded s / wall s", "%.0f")]
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", required=True)
+    benchlib.add_common_arguments(parser)
     options = parser.parse_args()
-    print("recording benchmark: the real workoutd, simulated board at full speed, one SQLite")
-    print("transaction (synchronous=FULL) per recorded second\n")
-    print("%-8s %8s %9s %12s %14s %13s %10s" % ("ride", "points", "wall s", "points/s", "CPU µs/point", "peak RSS MiB", "db MiB"))
-    results = {}
-    for hours in (1, 12):
-        points, wall, rss_kib, cpu, size = run(options.bin, hours)
-        results[hours] = rss_kib
-        print("%-8s %8d %9.1f %12.0f %14.0f %13.1f %10.1f" % (
-            "%d hour" % hours, points, wall, points / wall, cpu / points * 1e6, rss_kib / 1024, size / 2**20))
-    growth = results[12] - results[1]
-    print("\npeak RSS, 12 h minus 1 h: %+.1f MiB" % (growth / 1024))
+    print("recording benchmark: the real workoutd, simulated board at full speed (virtual time), one")
+    print("SQLite transaction (synchronous=FULL) per recorded second; written = rusage ru_oublock x 512\n")
+    new = measure(options.bin, "this build")
+    if options.save_json:
+        benchlib.save_figures(options.save_json, "recording", new, "this build")
+    if options.baseline_bin:
+        base, label = measure(options.baseline_bin, "baseline"), "baseline (live)"
+        if options.save_baseline_json:
+            benchlib.save_figures(options.save_baseline_json, "recording", base, "f426fad")
+    else:
+        base, label = benchlib.baseline_source(options, "recording")
+    print()
+    benchlib.table(ROWS, new, base, label)
+    growth = new["12h.rss_mib"] - new["1h.rss_mib"]
+    print("\npeak RSS, 12 h minus 1 h: %+.1f MiB" % growth)
     # Flat means: twelve times the ride may not cost more than noise (10 % or 4 MiB).
-    if growth > max(results[1] * 0.10, 4096):
+    if growth > max(new["1h.rss_mib"] * 0.10, 4):
         sys.exit("FAIL: peak RSS grows with session length")
     print("OK: memory does not grow with session length")
 

@@ -1,0 +1,178 @@
+"""Shared by the `make bench` scripts: the machine, the figures table (this build beside the
+baseline, with targets), the stored baseline figures, a NOTIFY_SOCKET listener and /proc counters.
+
+Python standard library only.
+"""
+import json
+import os
+import platform
+import socket
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, ".."))
+# Figures of the baseline binary (commit f426fad), measured by these scripts; `make bench`
+# prints them beside this build's when no baseline binary is given to measure live.
+BASELINE_JSON = os.path.join(HERE, "baseline-f426fad.json")
+
+
+def machine():
+    """nproc, CPU model, and the file system and disk under the repository (where benches write)."""
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    disk = "?"
+    try:
+        source, fstype = subprocess.run(["findmnt", "-n", "-o", "SOURCE,FSTYPE", "-T", ROOT],
+                                        capture_output=True, text=True).stdout.split()[:2]
+        name = os.path.basename(source)
+        base = name.rstrip("0123456789") if not name.startswith("nvme") else name.split("p")[0]
+        rotational = open(f"/sys/block/{base}/queue/rotational").read().strip() if os.path.exists(
+            f"/sys/block/{base}/queue/rotational") else "?"
+        disk = f"{fstype} on {source} (rotational={rotational})"
+    except (OSError, ValueError):
+        pass
+    return {"nproc": os.cpu_count(), "cpu": cpu, "disk": disk, "kernel": platform.release()}
+
+
+def load_figures(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def save_figures(path, section, figures, label):
+    """Merges `figures` into `path` under `section` (one file holds every script's figures)."""
+    data = load_figures(path)
+    data["binary"] = label
+    data["machine"] = machine()
+    data[section] = figures
+    data.setdefault("measured", {})[section] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+class Row:
+    """One figure: its key in the figures dict, a label, a format, and optionally a target:
+    (text, predicate(value, figures) -> bool)."""
+
+    def __init__(self, key, label, fmt="%.1f", target=None):
+        self.key, self.label, self.fmt, self.target = key, label, fmt, target
+
+
+def table(rows, new, base, base_label):
+    """Prints rows as: figure | baseline | this build | target | verdict (this build; baseline)."""
+    width = max(len(r.label) for r in rows) + 2
+    print("%-*s %14s %14s   %s" % (width, "", base_label[:14], "this build", "target"))
+
+    def cell(row, figures):
+        value = figures.get(row.key) if figures else None
+        return "-" if value is None else row.fmt % value
+
+    for row in rows:
+        line = "%-*s %14s %14s" % (width, row.label, cell(row, base), cell(row, new))
+        if row.target:
+            text, ok = row.target
+            verdicts = []
+            for figures in (new, base):
+                value = figures.get(row.key) if figures else None
+                verdicts.append("-" if value is None else ("PASS" if ok(value, figures) else "FAIL"))
+            line += "   %-14s %s (baseline %s)" % (text, verdicts[0], verdicts[1])
+        print(line)
+
+
+def baseline_source(args, section):
+    """The baseline figures for `section`: measured live (args.baseline_bin) by the caller, or the
+    stored ones. Returns (figures or None, label)."""
+    stored = load_figures(args.baseline_json).get(section)
+    if stored:
+        return stored, "f426fad stored"
+    return None, "baseline"
+
+
+def add_common_arguments(parser):
+    parser.add_argument("--bin", required=True, help="directory holding this build's workoutd")
+    parser.add_argument("--baseline-bin", help="directory holding the baseline workoutd, measured live too")
+    parser.add_argument("--baseline-json", default=BASELINE_JSON,
+                        help="stored baseline figures, shown when no --baseline-bin is given")
+    parser.add_argument("--save-json", help="write this build's figures (merged by section) to this file")
+    parser.add_argument("--save-baseline-json", help="write the live baseline's figures to this file")
+
+
+class NotifySocket:
+    """An AF_UNIX datagram socket bound as systemd's NOTIFY_SOCKET would be."""
+
+    def __init__(self, directory):
+        self.path = os.path.join(directory, "notify.sock")
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+
+    def wait_ready(self, timeout, alive=lambda: True):
+        """Waits for a datagram with READY=1; returns time.monotonic() at its arrival, or None."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and alive():
+            self.sock.settimeout(min(0.2, max(0.001, deadline - time.monotonic())))
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            if b"READY=1" in data.split(b"\n"):
+                return time.monotonic()
+        return None
+
+    def close(self):
+        self.sock.close()
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+def proc_counters(pid):
+    """CPU seconds of all live threads (/proc/PID/task/*/schedstat: nanoseconds on a CPU; the
+    clock-tick utime + stime of /proc/PID/stat is the fallback, too coarse for gpxlogger's
+    milliseconds), context switches (voluntary + involuntary, summed over
+    /proc/PID/task/*/status: each is a wake-up), and bytes written to storage
+    (/proc/PID/io write_bytes). Threads that ended are lost from both sums (workoutd's threads
+    live as long as it does)."""
+    cpu_ns, switches, have_schedstat = 0, 0, True
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                cpu_ns += int(f.read().split()[0])
+        except OSError:
+            have_schedstat = False
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        switches += int(line.split()[1])
+        except OSError:
+            pass
+    cpu = cpu_ns / 1e9
+    if not have_schedstat:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    written = 0
+    with open(f"/proc/{pid}/io") as f:
+        for line in f:
+            if line.startswith("write_bytes:"):
+                written = int(line.split()[1])
+    return {"cpu": cpu, "switches": switches, "written": written}
+
+
+def delta(after, before):
+    return {key: after[key] - before[key] for key in after}

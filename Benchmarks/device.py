@@ -1,0 +1,425 @@
+#!/usr/bin/env python3
+"""make bench: workoutd on a real gpsd at one fix a second, against gpsd's own gpxlogger.
+
+One gpsd (started by gpsfake, Debian's gpsd-clients) replays a real receiver capture from
+Tests/Fixtures/gpsd at the receiver's own pace: bundg_zeus_9.log is a 1 Hz chartplotter
+(149 one-second epochs of about 34 sentences), so gpsfake's `-c` (seconds between sentences) is
+epochs / sentences, about 0.03 s, and an epoch arrives about once a second. The replay is the
+capture forth and then back (the epochs in reverse order, re-timed forwards, checksums redone), so
+a run longer than the capture's 2.5 minutes never sees time go backwards or the boat jump.
+Only the capture's GNSS sentences are replayed (GGA GSA GSV RMC VTG GLL ZDA: what a GPS module
+sends; about 9 an epoch, 2 TPVs and a SKY from gpsd); --all-sentences keeps the chartplotter's
+instrument and autopilot sentences too, which gpsd 3.22 reports as ~17 TPVs an epoch.
+
+Attached to that gpsd at the same time, real time:
+- gpxlogger -e sockets, writing a GPX file (gpsd's small honest logger: fflush per point, no fsync);
+- the real `workoutd --board linux` (this build, and the baseline when --baseline-bin is given),
+  each with a configuration whose [gps] points at this gpsd and no other device;
+- a plain JSON client (this script) that timestamps every TPV, to count the fixes of each phase.
+
+After READY=1 (a NOTIFY_SOCKET datagram socket bound here) and a settling pause: an idle phase
+(no session, 30 s), then `workoutctl start` (countdown 0, auto-pause off) and a recording phase
+(120 s, running). For each phase and each process, deltas of: CPU (all threads,
+/proc/PID/task/*/schedstat), wake-ups (voluntary + involuntary context switches over
+/proc/PID/task/*/status) and bytes written to storage (/proc/PID/io write_bytes). workoutd's
+recorded seconds are its point rows added in the phase; gpxlogger's fixes are the replay's epochs
+with a 2D/3D TPV in the phase (its trkpts are printed too).
+
+Targets (printed, never an exit status): workoutd CPU per recorded second <= 2x gpxlogger's CPU
+per fix, <= 2 wake-ups/s recording, near 0 (<= 0.5) idle. About 3 minutes.
+
+Usage: Benchmarks/device.py --bin DIR [--baseline-bin DIR] [--idle 30] [--recording 120]
+"""
+import argparse
+import json
+import os
+import random
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import benchlib
+
+FIXTURES = os.path.join(benchlib.ROOT, "Tests", "Fixtures", "gpsd")
+TIME_FIELD = {"GGA": 1, "RMC": 1, "ZDA": 1, "GNS": 1, "GLL": 5, "GST": 1, "GBS": 1}
+# What a GPS module on a bike computer's UART sends. The chartplotter capture also carries its
+# instruments' and autopilot's sentences (heading at 10 Hz, depth, wind, route: ~25 a second),
+# each of which gpsd 3.22 reports as a TPV of its own (16 TPVs an epoch instead of 2).
+GNSS_SENTENCES = {"GGA", "GSA", "GSV", "RMC", "VTG", "GLL", "ZDA", "GNS", "GST", "GBS"}
+
+
+def checksum(body):
+    value = 0
+    for ch in body.encode("ascii", "replace"):
+        value ^= ch
+    return "%02X" % value
+
+
+def epochs_of(path, gnss_only):
+    """The capture's comment header and its sentences grouped in epochs: a new epoch begins at
+    each sentence whose UTC time differs from the previous timed sentence's."""
+    header, epochs, current, stamp = [], [], [], None
+    for line in open(path, encoding="ascii", errors="replace"):
+        if not line.startswith(("$", "!")):
+            if not epochs and not current:
+                header.append(line)
+            continue
+        kind = line[3:6]
+        if gnss_only and kind not in GNSS_SENTENCES:
+            continue
+        fields = line.split("*")[0].split(",")
+        if kind in TIME_FIELD and len(fields) > TIME_FIELD[kind] and fields[TIME_FIELD[kind]]:
+            t = fields[TIME_FIELD[kind]][:6]
+            if stamp is not None and t != stamp and current:
+                epochs.append(current)
+                current = []
+            stamp = t
+        current.append(line.rstrip("\r\n"))
+    if current:
+        epochs.append(current)
+    return header, epochs
+
+
+def retime(line, seconds):
+    """`line` with its UTC time field set to `seconds` after midnight (fraction kept)."""
+    if "*" not in line:
+        return line
+    body = line[1:].split("*")[0]
+    fields = body.split(",")
+    index = TIME_FIELD.get(fields[0][2:5])
+    if index is None or len(fields) <= index or not fields[index]:
+        return line
+    fraction = fields[index][6:]
+    fields[index] = "%02d%02d%02d%s" % (seconds // 3600 % 24, seconds // 60 % 60, seconds % 60, fraction)
+    body = ",".join(fields)
+    return "%s%s*%s" % (line[0], body, checksum(body))
+
+
+def make_replay(capture, path, gnss_only=True):
+    """The capture forth, then back (epochs reversed, times going on forwards). Returns
+    (epochs, sentences) of the result."""
+    header, epochs = epochs_of(capture, gnss_only)
+    last = None
+    for epoch in epochs:
+        for line in epoch:
+            fields = line.split("*")[0].split(",")
+            index = TIME_FIELD.get(fields[0][3:6])
+            if index is not None and len(fields) > index and fields[index][:6].isdigit():
+                t = fields[index]
+                last = int(t[0:2]) * 3600 + int(t[2:4]) * 60 + int(t[4:6])
+    out = list(header) + ["# replayed forth, then back re-timed by Benchmarks/device.py\n"]
+    out += [line + "\r\n" for epoch in epochs for line in epoch]
+    for n, epoch in enumerate(reversed(epochs)):
+        out += [retime(line, last + 1 + n) + "\r\n" for line in epoch]
+    with open(path, "w", newline="") as f:
+        f.writelines(out)
+    return 2 * len(epochs), sum(1 for line in out if line.startswith(("$", "!")))
+
+
+def free_port():
+    """A free loopback port below the ephemeral range (see Tests/Support/GPSFake.swift: a port in
+    that range can be taken by a client's own retrying connection)."""
+    try:
+        low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError):
+        low = 32768
+    for _ in range(200):
+        port = random.randrange(10000, max(low, 10001))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    sys.exit("no free port")
+
+
+def listening(port):
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+class Watcher(threading.Thread):
+    """A plain JSON client of gpsd: every TPV with its arrival time (monotonic)."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.port, self.tpvs, self.stopped = port, [], False
+
+    def run(self):
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            s.sendall(b'?WATCH={"enable":true,"json":true}\n')
+            s.settimeout(1)
+            buffer = b""
+            while not self.stopped:
+                try:
+                    data = s.recv(65536)
+                except socket.timeout:
+                    continue
+                if not data:
+                    return
+                buffer += data
+                *lines, buffer = buffer.split(b"\n")
+                now = time.monotonic()
+                for line in lines:
+                    if line.startswith(b'{"class":"TPV"'):
+                        try:
+                            report = json.loads(line)
+                        except ValueError:
+                            continue
+                        self.tpvs.append((now, report.get("mode", 0), report.get("time")))
+
+    def fixes(self, start, end):
+        """(TPVs with mode >= 2, distinct fix times = epochs with a fix) that arrived in [start, end)."""
+        inside = [t for t in self.tpvs if start <= t[0] < end and t[1] >= 2]
+        return len(inside), len({t[2] for t in inside})
+
+
+CONFIG = """# Benchmarks/device.py: gpsd only, no other device.
+[service]
+board = "linux"
+log_level = "info"
+[session]
+countdown_seconds = 0
+[auto_pause]
+enabled = false
+[gps]
+host = "127.0.0.1"
+port = {port}
+[buttons]
+enabled = false
+[led]
+enabled = false
+[buzzer]
+enabled = false
+[barometer]
+enabled = false
+"""
+
+
+class Daemon:
+    """One real workoutd on the linux board, with its own state, runtime and notify socket."""
+
+    def __init__(self, label, binary_dir, work, port):
+        self.label, self.bin = label, binary_dir
+        self.dir = os.path.join(work, label.replace(" ", "-"))
+        os.makedirs(self.dir)
+        self.config = os.path.join(self.dir, "workoutd.toml")
+        with open(self.config, "w") as f:
+            f.write(CONFIG.replace("{port}", str(port)))
+        self.state, self.runtime = os.path.join(self.dir, "state"), os.path.join(self.dir, "run")
+        self.notify = benchlib.NotifySocket(self.dir)
+        self.log = open(os.path.join(self.dir, "workoutd.log"), "w")
+        self.proc = subprocess.Popen(
+            [os.path.join(binary_dir, "workoutd"), "--config", self.config, "--state-dir", self.state,
+             "--runtime-dir", self.runtime], stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+            env=dict(os.environ, NOTIFY_SOCKET=self.notify.path))
+
+    def ctl(self, *args):
+        return subprocess.run([os.path.join(self.bin, "workoutctl"), *args, "--state-dir", self.state,
+                               "--runtime-dir", self.runtime], capture_output=True, text=True, timeout=20)
+
+    def points(self):
+        db = sqlite3.connect("file:%s?mode=ro" % os.path.join(self.state, "workoutd.db"), uri=True, timeout=5)
+        try:
+            return db.execute("select count(*) from point").fetchone()[0]
+        finally:
+            db.close()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.notify.close()
+        self.log.close()
+
+
+def stop_gpsfake(fake):
+    if fake.poll() is not None:
+        return
+    gpsd = []
+    try:
+        gpsd = [int(p) for p in open(f"/proc/{fake.pid}/task/{fake.pid}/children").read().split()]
+    except OSError:
+        pass
+    fake.terminate()
+    try:
+        fake.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        for pid in gpsd:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        fake.kill()
+        fake.wait()
+
+
+def start_gpsfake(replay, cycle, port, work):
+    """gpsfake, tried again when it loses gpsfake's own start-up race (see GPSFake.swift)."""
+    for attempt in range(3):
+        err = open(os.path.join(work, "gpsfake.err"), "w")
+        fake = subprocess.Popen(["gpsfake", "-q", "-c", "%.5f" % cycle, "-P", str(port), replay],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and fake.poll() is None and not listening(port):
+            time.sleep(0.02)
+        if listening(port):
+            return fake
+        stop_gpsfake(fake)
+    sys.exit("gpsd did not start: " + open(os.path.join(work, "gpsfake.err")).read())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    benchlib.add_common_arguments(parser)
+    parser.add_argument("--capture", default="bundg_zeus_9.log")
+    parser.add_argument("--all-sentences", action="store_true",
+                        help="keep the capture's non-GNSS sentences (instruments, autopilot)")
+    parser.add_argument("--idle", type=float, default=30)
+    parser.add_argument("--recording", type=float, default=120)
+    args = parser.parse_args()
+    for program in ("/usr/bin/gpsfake", "/usr/bin/gpxlogger", "/usr/sbin/gpsd"):
+        if not os.access(program, os.X_OK):
+            sys.exit(f"missing {program} (apt-get install gpsd gpsd-clients)")
+
+    os.makedirs(os.path.join(benchlib.ROOT, ".build", "bench"), exist_ok=True)
+    work = tempfile.mkdtemp(prefix="device-", dir=os.path.join(benchlib.ROOT, ".build", "bench"))
+    replay = os.path.join(work, "replay.log")
+    epochs, sentences = make_replay(os.path.join(FIXTURES, args.capture), replay, not args.all_sentences)
+    cycle = epochs / sentences / 1.0  # seconds between sentences: one epoch a second
+    port = free_port()
+    kept = "every sentence" if args.all_sentences else "its GNSS sentences (" + " ".join(sorted(GNSS_SENTENCES)) + ")"
+    print(f"device benchmark: {args.capture}, {kept}, forth and back")
+    print(f"({epochs} epochs, {sentences} sentences) through gpsd")
+    print(f"(gpsfake -c {cycle:.4f}: one epoch a second), gpxlogger and workoutd --board linux attached, real time;")
+    print(f"idle {args.idle:.0f} s, then recording {args.recording:.0f} s\n", flush=True)
+
+    fake = start_gpsfake(replay, cycle, port, work)
+    daemons, logger, watcher = [], None, None
+    try:
+        watcher = Watcher(port)
+        watcher.start()
+        gpx = os.path.join(work, "track.gpx")
+        logger = subprocess.Popen(["gpxlogger", "-e", "sockets", "-f", gpx, f"127.0.0.1:{port}"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        binaries = [("this build", args.bin)] + ([("baseline", args.baseline_bin)] if args.baseline_bin else [])
+        started = time.monotonic()
+        daemons = [Daemon(label, path, work, port) for label, path in binaries]
+        for d in daemons:
+            ready = d.notify.wait_ready(30, alive=lambda: d.proc.poll() is None)
+            if ready is None:
+                sys.exit(f"{d.label}: no READY=1 (log: {d.log.name})")
+            print(f"{d.label}: READY after {ready - started:.2f} s", flush=True)
+        time.sleep(3)  # connections settle, first fixes in
+
+        def snapshot():
+            return {"time": time.monotonic(), "logger": benchlib.proc_counters(logger.pid),
+                    "trkpts": open(gpx).read().count("<trkpt") if os.path.exists(gpx) else 0,
+                    **{d.label: dict(benchlib.proc_counters(d.proc.pid), points=d.points()) for d in daemons}}
+
+        idle0 = snapshot()
+        time.sleep(args.idle)
+        idle1 = snapshot()
+        for d in daemons:
+            result = d.ctl("start")
+            if result.returncode != 0:
+                sys.exit(f"{d.label}: workoutctl start failed: {result.stdout}{result.stderr}")
+        time.sleep(2)  # the session is running, its first points are in
+        rec0 = snapshot()
+        time.sleep(args.recording)
+        rec1 = snapshot()
+        states = {d.label: d.ctl("status", "--json").stdout for d in daemons}
+    finally:
+        for d in daemons:
+            d.stop()
+        if logger is not None and logger.poll() is None:
+            logger.terminate()
+            logger.wait(timeout=10)
+        if watcher is not None:
+            watcher.stopped = True
+        stop_gpsfake(fake)
+
+    figures = {}
+    for label, (a, b) in (("idle", (idle0, idle1)), ("recording", (rec0, rec1))):
+        seconds = b["time"] - a["time"]
+        tpvs, fixes = watcher.fixes(a["time"], b["time"])
+        lg = benchlib.delta(b["logger"], a["logger"])
+        figures.update({
+            f"{label}.seconds": seconds, f"{label}.tpvs": tpvs, f"{label}.fixes": fixes,
+            f"{label}.trkpts": b["trkpts"] - a["trkpts"],
+            f"{label}.gpxlogger.cpu_us_per_s": lg["cpu"] / seconds * 1e6,
+            f"{label}.gpxlogger.cpu_us_per_fix": lg["cpu"] / fixes * 1e6 if fixes else None,
+            f"{label}.gpxlogger.cpu_us_per_tpv": lg["cpu"] / tpvs * 1e6 if tpvs else None,
+            f"{label}.gpxlogger.wakeups_per_s": lg["switches"] / seconds,
+            f"{label}.gpxlogger.bytes_per_s": lg["written"] / seconds,
+        })
+        for d in daemons:
+            w = benchlib.delta(b[d.label], a[d.label])
+            key = f"{label}.{d.label}"
+            figures.update({
+                f"{key}.points": w["points"], f"{key}.cpu_us_per_s": w["cpu"] / seconds * 1e6,
+                f"{key}.cpu_us_per_point": w["cpu"] / w["points"] * 1e6 if w["points"] else None,
+                f"{key}.wakeups_per_s": w["switches"] / seconds, f"{key}.bytes_per_s": w["written"] / seconds,
+            })
+
+    def part(owner):
+        """This binary's figures, named as in the table (and in the stored baseline)."""
+        out = {k.replace(f".{owner}.", ".workoutd."): v for k, v in figures.items() if f".{owner}." in k}
+        out.update({k: v for k, v in figures.items() if ".gpxlogger." in k or k.count(".") == 1})
+        fix = out.get("recording.gpxlogger.cpu_us_per_fix")
+        if fix and out.get("recording.workoutd.cpu_us_per_point") is not None:
+            out["recording.ratio"] = out["recording.workoutd.cpu_us_per_point"] / fix
+        return out
+
+    new = part("this build")
+    if args.save_json:
+        benchlib.save_figures(args.save_json, "device", new, "this build")
+    if args.baseline_bin:
+        base, label = part("baseline"), "baseline (live)"
+        if args.save_baseline_json:
+            benchlib.save_figures(args.save_baseline_json, "device", base, "f426fad")
+    else:
+        base, label = benchlib.baseline_source(args, "device")
+
+    print(f"\nidle {figures['idle.seconds']:.0f} s: {figures['idle.fixes']} fixes ({figures['idle.tpvs']} TPVs, "
+          f"{figures['idle.trkpts']} GPX points); recording {figures['recording.seconds']:.0f} s: "
+          f"{figures['recording.fixes']} fixes ({figures['recording.tpvs']} TPVs, {figures['recording.trkpts']} GPX points)")
+    for d in daemons:
+        try:
+            state = json.loads(states[d.label]).get("state", "?")
+        except (ValueError, AttributeError):
+            state = "?"
+        print(f"{d.label}: session {state} at the end of the recording phase "
+              f"({figures[f'recording.{d.label}.points']} points recorded in it)")
+    print()
+    R = benchlib.Row
+    benchlib.table([
+        R("recording.workoutd.cpu_us_per_point", "workoutd CPU µs / recorded s", "%.0f"),
+        R("recording.gpxlogger.cpu_us_per_fix", "gpxlogger CPU µs / fix", "%.0f"),
+        R("recording.gpxlogger.cpu_us_per_tpv", "  (gpxlogger CPU µs / TPV)", "%.0f"),
+        R("recording.ratio", "ratio workoutd / gpxlogger", "%.1f", ("<= 2x", lambda v, f: v <= 2)),
+        R("recording.workoutd.wakeups_per_s", "workoutd wake-ups/s recording", "%.1f", ("<= 2", lambda v, f: v <= 2)),
+        R("idle.workoutd.wakeups_per_s", "workoutd wake-ups/s idle", "%.1f", ("~0 (<= 0.5)", lambda v, f: v <= 0.5)),
+        R("recording.gpxlogger.wakeups_per_s", "gpxlogger wake-ups/s recording", "%.1f"),
+        R("idle.gpxlogger.wakeups_per_s", "gpxlogger wake-ups/s idle", "%.1f"),
+        R("idle.workoutd.cpu_us_per_s", "workoutd CPU µs/s idle", "%.0f"),
+        R("idle.gpxlogger.cpu_us_per_s", "gpxlogger CPU µs/s idle", "%.0f"),
+        R("recording.workoutd.bytes_per_s", "workoutd bytes written/s recording", "%.0f"),
+        R("idle.workoutd.bytes_per_s", "workoutd bytes written/s idle", "%.0f"),
+        R("recording.gpxlogger.bytes_per_s", "gpxlogger bytes written/s", "%.0f"),
+    ], new, base, label)
+    print(f"\n(work directory: {work})")
+
+
+if __name__ == "__main__":
+    main()
