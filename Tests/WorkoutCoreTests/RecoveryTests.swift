@@ -103,3 +103,49 @@ struct RecoveryTests {
     #expect(abs(engine.session!.builder.totals.distance - distanceBefore - 55) < 0.5)
   }
 }
+
+/// A running session saves its checkpoint when it changes and every `checkpointInterval`
+/// points, not every second: the per-second write is the point alone.
+struct CheckpointCadenceTests {
+  @Test func aRunningSessionCheckpointsEveryIntervalAndOnEachChange() {
+    var h = EngineHarness()
+    var position = GeoPoint(latitude: 50, longitude: 8)
+    _ = h.press(.start)
+    h.finishCountdown()
+    h.commands.removeAll()
+    h.ride(seconds: 150, speed: 5, heartRate: 140, from: &position)
+    let saved = h.commands.compactMap { command -> Int? in
+      if case .saveSnapshot(let session) = command { session.builder.pointCount } else { nil }
+    }
+    let points = h.commands.filter { if case .recordPoint = $0 { true } else { false } }.count
+    #expect(points == 150)
+    #expect(saved == [60, 120])
+    h.commands.removeAll()
+    _ = h.press(.pause)
+    #expect(h.commands.contains { if case .saveSnapshot = $0 { true } else { false } }, "a transition saves")
+  }
+
+  /// The checkpoint plus the points after it give back what the live builder had.
+  @Test func foldingThePointsAfterACheckpointGivesTheLiveTotals() throws {
+    var h = EngineHarness()
+    var position = GeoPoint(latitude: 50, longitude: 8)
+    _ = h.press(.start)
+    h.finishCountdown()
+    h.ride(seconds: 100, speed: 6, heartRate: 150, from: &position)
+    let checkpoint = try #require(
+      h.commands.compactMap { if case .saveSnapshot(let s) = $0 { s } else { nil } }.last)
+    let later = h.commands.compactMap { if case .recordPoint(_, let p) = $0 { p } else { nil } }
+      .filter { $0.sequence >= checkpoint.builder.pointCount }
+    #expect(later.count == 40)
+    var rebuild = SessionRebuild(checkpoint: checkpoint)
+    for point in later { rebuild.add(point) }
+    let live = try #require(h.engine.session).builder
+    let rebuilt = rebuild.session.builder
+    #expect(rebuilt.pointCount == live.pointCount)
+    #expect(rebuilt.totals.distance == live.totals.distance)
+    #expect(rebuilt.totals.timer == live.totals.timer)
+    #expect(rebuilt.totals.speed == live.totals.speed)
+    #expect(rebuilt.totals.heartRate == live.totals.heartRate)
+    #expect(rebuilt.lapTotals.distance == live.lapTotals.distance)
+  }
+}
