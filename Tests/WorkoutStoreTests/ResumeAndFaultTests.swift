@@ -305,9 +305,14 @@ struct StartUpFaultTests {
       let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
       try recordRide(into: store, seconds: 600)
     }
+    // Scribble over point pages near the end of the file, away from the schema's pages at the
+    // start (damage there is found on opening already).
     let handle = try FileHandle(forUpdating: URL(fileURLWithPath: dir.database))
-    try handle.seek(toOffset: 4096 * 2)
-    try handle.write(contentsOf: Data(repeating: 0xA5, count: 4096 * 6))
+    let size = try handle.seekToEnd()
+    let page = UInt64(WorkoutStore.newDatabasePageSize)
+    #expect(size > page * 20)
+    try handle.seek(toOffset: size - page * 8)
+    try handle.write(contentsOf: Data(repeating: 0xA5, count: Int(page) * 6))
     try handle.close()
 
     do {
