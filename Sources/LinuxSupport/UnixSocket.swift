@@ -71,11 +71,18 @@ public final class UnixSocket: @unchecked Sendable {
     return UnixSocket(descriptor: fd)
   }
 
-  /// Waits up to `timeout` seconds until the socket has something to read.
+  /// Waits up to `timeout` seconds (infinity: until something happens) until the socket has
+  /// something to read, or was shut down.
   public func waitReadable(timeout: Double) throws(SystemError) -> Bool {
     var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-    let ready = try retryingInterrupts("poll") { poll(&poller, 1, Int32(timeout * 1000)) }
+    let milliseconds = timeout.isFinite ? Int32(max(0, min(timeout, 86_400)) * 1000) : -1
+    let ready = try retryingInterrupts("poll") { poll(&poller, 1, milliseconds) }
     return ready > 0
+  }
+
+  /// Shuts the socket down for both directions: a thread blocked in `poll` on it wakes up.
+  public func shutDown() {
+    _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
   }
 
   /// Sets how long a read or write may block before failing with EAGAIN.

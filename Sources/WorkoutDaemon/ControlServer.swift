@@ -38,6 +38,9 @@ final class ControlServer: @unchecked Sendable {
 
   func stop() {
     lock.withLock { stopping = true }
+    // The accept loop blocks without a timeout (an idle board should not wake for nothing):
+    // shutting the socket down wakes it.
+    socket.shutDown()
     for _ in 0..<100 where !lock.withLock({ finished }) { usleep(10_000) }
     socket.close()
     unlink(path)
@@ -48,8 +51,9 @@ final class ControlServer: @unchecked Sendable {
     while !lock.withLock({ stopping }) {
       let client: UnixSocket?
       do {
-        client = try socket.accept(timeout: 0.25)
+        client = try socket.accept(timeout: .infinity)
       } catch {
+        if lock.withLock({ stopping }) { break }
         log(.warning, "control socket: \(error)")
         usleep(100_000)
         continue

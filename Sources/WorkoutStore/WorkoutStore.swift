@@ -343,10 +343,10 @@ public final class WorkoutStore: Sendable {
       result = [error.description]
     }
     if result == ["ok"] {
-      FileManager.default.createFile(atPath: Self.checkedMarker(path), contents: Data())
+      _ = FileManager.default.createFile(atPath: Self.checkedMarker(path), contents: Data())
       try? FileManager.default.removeItem(atPath: Self.checkFailedMarker(path))
     } else {
-      FileManager.default.createFile(
+      _ = FileManager.default.createFile(
         atPath: Self.checkFailedMarker(path), contents: Data(result.joined(separator: "\n").utf8))
     }
     return result

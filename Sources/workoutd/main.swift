@@ -14,7 +14,9 @@ struct Workoutd: ParsableCommand {
     discussion: """
       Configuration is read from --config (default /etc/workoutd/workoutd.toml, which may be \
       absent: every key has a default); flags override it. Exit codes: 0 stopped cleanly, \
-      1 runtime failure, 2 bad configuration.
+      1 runtime failure, 2 bad configuration, 3 a database that cannot be used as it is \
+      (read-only to this user, from a newer release, an unwritable directory: the log says \
+      which file and the fix).
       """)
 
   @Option(help: "The TOML configuration file.")
