@@ -17,6 +17,18 @@ ROOT = os.path.normpath(os.path.join(HERE, ".."))
 BASELINE_JSON = os.path.join(HERE, "baseline-f426fad.json")
 
 
+# The TOML sections that switch off every device but GPS (the benches' linux board).
+OTHER_DEVICES_OFF = """[buttons]
+enabled = false
+[led]
+enabled = false
+[buzzer]
+enabled = false
+[barometer]
+enabled = false
+"""
+
+
 def machine():
     """nproc, CPU model, and the file system and disk under the repository (where benches write)."""
     cpu = platform.processor() or "?"

@@ -191,15 +191,7 @@ enabled = false
 [gps]
 host = "127.0.0.1"
 port = {port}
-[buttons]
-enabled = false
-[led]
-enabled = false
-[buzzer]
-enabled = false
-[barometer]
-enabled = false
-"""
+""" + benchlib.OTHER_DEVICES_OFF
 
 
 class Daemon:

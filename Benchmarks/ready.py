@@ -43,15 +43,7 @@ NO_DEVICES = """# Benchmarks/ready.py: the linux board with no device: start-up 
 board = "linux"
 [gps]
 enabled = false
-[buttons]
-enabled = false
-[led]
-enabled = false
-[buzzer]
-enabled = false
-[barometer]
-enabled = false
-"""
+""" + benchlib.OTHER_DEVICES_OFF
 
 
 def columns(db, table):

@@ -308,6 +308,16 @@ def expect_refusal(service, names, words, timeout=10):
     raise Fail("no log line with %s" % ", ".join(repr(w) for w in wanted), service.tail())
 
 
+def ready_keeping(service, d, digest, what):
+    """Waits until ready, and for the moved-aside files, one of which must have `digest`."""
+    service.wait_ready()
+    _, kept = moved_aside(service, d)
+    state = os.path.join(d, "state")
+    if not any(sha256(os.path.join(state, n)) == digest for n in kept):
+        raise Fail("no moved-aside file has %s bytes: %s" % (what, ", ".join(kept)), service.tail())
+    return kept
+
+
 def moved_aside(service, d):
     """The `moved aside` log line and the workoutd.db.corrupt-* files it names (which exist)."""
     line = next((l for l in service.log().splitlines() if re.search(r"moved (it )?aside", l)), None)
@@ -548,10 +558,7 @@ def lost_wal(name, damage):
         wal_hash = sha256(wal)
         service = Service(env, d)
         try:
-            service.wait_ready()
-            line, kept = moved_aside(service, d)
-            if not any(sha256(os.path.join(state, n)) == wal_hash for n in kept):
-                raise Fail("no moved-aside file has the WAL's bytes: %s" % ", ".join(kept), service.tail())
+            kept = ready_keeping(service, d, wal_hash, "the WAL's")
             check_integrity(d)
             return "ready on a fresh database; kept %s" % ", ".join(kept)
         finally:
@@ -643,10 +650,7 @@ def case_corrupt_database(env, d):
     corrupt_hash = sha256(database)
     service = Service(env, d)
     try:
-        service.wait_ready()
-        line, kept = moved_aside(service, d)
-        if not any(sha256(os.path.join(state, n)) == corrupt_hash for n in kept):
-            raise Fail("no moved-aside file has the corrupt database's bytes: %s" % ", ".join(kept))
+        kept = ready_keeping(service, d, corrupt_hash, "the corrupt database's")
         check_integrity(d)
         return "ready on a fresh database; kept %s" % ", ".join(kept)
     finally:
