@@ -70,7 +70,8 @@ let package = Package(
     .testTarget(
       name: "SensorProtocolsTests", dependencies: ["SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(
-      name: "BoardLinuxTests", dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
+      name: "BoardLinuxTests",
+      dependencies: ["BoardLinux", "LinuxSupport", "SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "BoardSimTests", dependencies: ["BoardSim", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "WorkoutDaemonTests", dependencies: ["WorkoutDaemon", "WorkoutCore", "WorkoutStore"]),
     .testTarget(

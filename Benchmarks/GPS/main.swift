@@ -61,7 +61,7 @@ do {
 var connected = false
 for _ in 0..<500 {
   do {
-    try connection.open(host: host, port: port, receiveTimeout: 0.25)
+    try connection.open(host: host, port: port)
     connected = true
     break
   } catch {
@@ -92,6 +92,9 @@ while true {
   let now = clock(CLOCK_MONOTONIC)
   guard let message else {
     if now - lastReport > 5 { break }
+    // Nothing buffered: wait for gpsd (the socket is non-blocking), as the service does.
+    var socket = pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0)
+    _ = poll(&socket, 1, 250)
     continue
   }
   lastReport = now

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CLinuxShims.h"
 
+#include <sys/eventfd.h>
+
 #include <sys/socket.h>
 #include <sys/timex.h>
 #include <time.h>
@@ -118,3 +120,13 @@ int shim_input_key_code(const char *name) {
   }
   return -1;
 }
+
+int shim_event_open(void) {
+  return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+int shim_event_signal(int fd) {
+  uint64_t one = 1;
+  return write(fd, &one, sizeof one) == (ssize_t)sizeof one ? 0 : -1;
+}
+

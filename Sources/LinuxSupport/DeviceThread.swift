@@ -5,12 +5,24 @@ import CLinuxShims
 #endif
 
 /// A stop request a device thread can sleep on: `wait(seconds:)` returns early when `stop()` is
-/// called, so a backoff sleep never delays a shutdown.
+/// called, so a backoff sleep never delays a shutdown; and `poll(_:until:)` waits on the
+/// device's own descriptors and the stop request together (an eventfd that becomes readable at
+/// `stop()`), so a device loop blocks with no timeout at all instead of waking to check a flag.
 public final class StopSignal: @unchecked Sendable {
   private let condition = MonotonicCondition()
   private var stopped = false
+  /// Readable once `stop()` was called (eventfd(2)); -1 if the kernel refused one, and then
+  /// `poll` falls back to waking every `fallbackInterval` to look at the flag.
+  private let event: Int32
+  static let fallbackInterval = 0.25
 
-  public init() {}
+  public init() {
+    event = shim_event_open()
+  }
+
+  deinit {
+    if event >= 0 { close(event) }
+  }
 
   public var isStopRequested: Bool {
     condition.locked { stopped }
@@ -20,6 +32,9 @@ public final class StopSignal: @unchecked Sendable {
     condition.locked {
       stopped = true
       condition.broadcast()
+    }
+    if event >= 0 {
+      _ = shim_event_signal(event)
     }
   }
 
@@ -32,6 +47,30 @@ public final class StopSignal: @unchecked Sendable {
         if !condition.wait(until: deadline) { break }
       }
       return stopped
+    }
+  }
+
+  /// `poll(2)` on `descriptors` and the stop request, until one is ready or `deadline`
+  /// (CLOCK_MONOTONIC seconds; nil waits for ever). `revents` are set in `descriptors`;
+  /// returns true if a stop was requested. EINTR is retried; another poll failure is thrown.
+  public func poll(_ descriptors: inout [pollfd], until deadline: Double?) throws(SystemError) -> Bool {
+    var all = descriptors
+    if event >= 0 { all.append(pollfd(fd: event, events: Int16(POLLIN), revents: 0)) }
+    while true {
+      if isStopRequested { return true }
+      var timeout: Double? = deadline.map { max(0, $0 - SystemClocks.monotonic()) }
+      if event < 0 { timeout = min(timeout ?? Self.fallbackInterval, Self.fallbackInterval) }
+      // Rounded up to whole milliseconds: a deadline is never woken for early.
+      let milliseconds = timeout.map { Int32(min(($0 * 1000).rounded(.up), Double(Int32.max))) } ?? -1
+      for index in all.indices { all[index].revents = 0 }
+      let ready = Glibc.poll(&all, nfds_t(all.count), milliseconds)
+      if ready < 0 {
+        if errno == EINTR { continue }
+        throw SystemError("poll", errno: errno)
+      }
+      for index in descriptors.indices { descriptors[index].revents = all[index].revents }
+      if isStopRequested { return true }
+      if ready > 0 || event >= 0 || deadline.map({ SystemClocks.monotonic() >= $0 }) ?? false { return false }
     }
   }
 }

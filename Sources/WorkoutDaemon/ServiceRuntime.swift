@@ -94,7 +94,6 @@ final class ServiceRuntime {
   private var storageFailing: Bool { writeFailure != nil || integrityFailure != nil }
   private var lastStorageError: String? { writeFailure?.description ?? integrityFailure }
 
-  private var wakeups: [Double] = []
   private var nextTick: Double
   private var lastWatchdogPing = -Double.infinity
   private var lastStatusLine = ""
@@ -127,28 +126,33 @@ final class ServiceRuntime {
     execute(step, at: clock.now())
   }
 
+  /// The next tick, while the engine records a point a second (a running session); nil
+  /// otherwise: with nothing to record the loop sleeps until an input, a deadline of the
+  /// engine's, or the watchdog's ping.
+  private var tickDue: Double? { engine.needsTick ? nextTick : nil }
+
   /// Runs until a termination signal (returns 0) or, when asked to, until the replay is done.
   func run() -> Int32 {
     while true {
       let now = clock.now()
       // Inputs, wakeups and ticks in time order: what was sensed before a second's tick goes
       // into it, even when the loop is behind (a busy host) and catching up.
-      let nextWakeup = wakeups.min() ?? .infinity
+      let tick = tickDue ?? .infinity
+      let nextWakeup = engine.nextDeadline ?? .infinity
       if let head = queue.peek() {
         switch head {
-        case .input(_, let moment) where moment.monotonic >= min(nextTick, nextWakeup):
+        case .input(_, let moment) where moment.monotonic >= min(tick, nextWakeup):
           break
         default:
           if process(queue.poll()!) { return 0 }
           continue
         }
       }
-      if nextWakeup < nextTick, nextWakeup <= now.monotonic {
-        wakeups.removeAll { $0 <= nextWakeup }
+      if nextWakeup < tick, nextWakeup <= now.monotonic {
         handle(.wakeup, at: Moment(monotonic: nextWakeup, wall: now.wall - (now.monotonic - nextWakeup)))
         continue
       }
-      if now.monotonic >= nextTick {
+      if now.monotonic >= tick {
         let behind = now.monotonic - nextTick
         // Measured on the host too: a simulated board at 300x is 60 board seconds behind after
         // a fifth of a second of starvation, which is a busy host, not a silence.
@@ -168,6 +172,8 @@ final class ServiceRuntime {
         if isDone { return 0 }
         continue
       }
+      pingWatchdog()
+      if isDone { return 0 }
       if writeFailure != nil && SystemClocks.monotonic() >= retryAtHost { flush() }
 
       if var replay = pulledReplay {
@@ -186,11 +192,14 @@ final class ServiceRuntime {
         if isDone { return 0 }
       }
 
-      var boardDeadline = nextTick
-      if let due = wakeups.min() { boardDeadline = min(boardDeadline, due) }
-      var hostDeadline = clock.hostDeadline(forBoardTime: boardDeadline)
+      var hostDeadline = clock.hostDeadline(forBoardTime: min(tick, nextWakeup))
       if writeFailure != nil { hostDeadline = min(hostDeadline, retryAtHost) }
-      guard let message = queue.next(until: hostDeadline) else { continue }
+      if let interval = notifier.watchdogInterval { hostDeadline = min(hostDeadline, lastWatchdogPing + interval) }
+      if exitWhenReplayEnds && !pulledReplayFinished && !replayFinished() {
+        // A threaded replay says nothing when it ends: look every quarter second (`make run`).
+        hostDeadline = min(hostDeadline, SystemClocks.monotonic() + 0.25)
+      }
+      guard let message = queue.next(until: hostDeadline.isFinite ? hostDeadline : nil) else { continue }
       if process(message) { return 0 }
     }
   }
@@ -238,7 +247,13 @@ final class ServiceRuntime {
     if case .device(let status) = input {
       deviceConditions[status.device.rawValue] = "\(status.condition.rawValue): \(status.detail)"
     }
+    let ticking = engine.needsTick
     let step = engine.handle(input, at: moment)
+    if !ticking && engine.needsTick {
+      // Recording (re)starts: the first point is the next whole second's, as if the clock had
+      // ticked all along (it slept while there was nothing to record).
+      nextTick = max(nextTick, moment.monotonic.rounded(.down) + 1)
+    }
     execute(step, at: moment)
     if case .reading(.gps(let fix)) = input, let gpsClock {
       switch gpsClock.observe(fix, at: moment) {
@@ -265,8 +280,8 @@ final class ServiceRuntime {
       switch command {
       case .log(let level, let text):
         log(level, text)
-      case .scheduleWakeup(let monotonic):
-        wakeups.append(monotonic)
+      case .scheduleWakeup:
+        break  // the loop waits for `engine.nextDeadline`, which includes this one
       case .warmUpSensors:
         log(.debug, "warming up sensors")
       case .indicate(let pattern):
@@ -378,8 +393,8 @@ final class ServiceRuntime {
 
   // MARK: - systemd
 
-  /// WATCHDOG=1 only from here, after the engine handled a tick: a hung loop stops the pings
-  /// and systemd restarts the service.
+  /// WATCHDOG=1 only from the engine loop, when it is due (half of WatchdogSec): a hung loop
+  /// stops the pings and systemd restarts the service. The loop wakes for it even when idle.
   private func pingWatchdog() {
     guard let interval = notifier.watchdogInterval else { return }
     let host = SystemClocks.monotonic()
@@ -389,9 +404,9 @@ final class ServiceRuntime {
   }
 
   private func updateStatusLine() {
-    let status = engine.status(at: clock.now())
+    // From the state alone, not `engine.status` (a copy of the whole builder at every step).
     var line =
-      status.sessionID.map { "session \($0) \(status.state.rawValue)" } ?? "idle: no session"
+      engine.session.map { "session \($0.id) \($0.state.rawValue)" } ?? "idle: no session"
     if storageFailing { line += ", storage failing" }
     if line != lastStatusLine {
       lastStatusLine = line

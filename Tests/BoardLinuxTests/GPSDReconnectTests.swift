@@ -20,7 +20,7 @@ extension GPSDLive {
       let source = GPSDSource(
         settings: GPSDSourceSettings(
           host: "localhost", port: port, quality: FixQualitySettings(maxHorizontalError: 30), initialBackoff: 0.05,
-          maximumBackoff: 0.2, pollInterval: 0.05),
+          maximumBackoff: 0.2),
         observer: { recorder.trace($0) })
       source.start(sink: recorder)
       defer { source.stop() }

@@ -130,7 +130,7 @@ func gpsdReplay(
   let source = GPSDSource(
     settings: GPSDSourceSettings(
       host: "127.0.0.1", port: port, quality: FixQualitySettings(maxHorizontalError: limit), initialBackoff: 0.02,
-      maximumBackoff: 0.05, pollInterval: 0.05),
+      maximumBackoff: 0.05),
     observer: { recorder.trace($0) })
   source.start(sink: recorder)
   let fake = try GPSFake(capture: capture, port: port)

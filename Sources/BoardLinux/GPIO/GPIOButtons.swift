@@ -87,14 +87,12 @@ struct ButtonSession {
         + (held.isEmpty ? "" : "; \(held.joined(separator: ", ")) held down: ignored until released"))
 
     var pollers = lines.map { pollfd(fd: gpiod_line_event_get_fd($0.1), events: Int16(POLLIN), revents: 0) }
-    while !signal.isStopRequested {
-      // Wake for the next edge, the decoder's next deadline, or a stop check.
-      var timeout = 0.25
-      if let deadline = decoder.nextDeadline { timeout = min(timeout, max(0, deadline - SystemClocks.monotonic())) }
-      let ready = poll(&pollers, nfds_t(pollers.count), Int32((timeout * 1000).rounded(.up)))
-      if ready < 0 && errno != EINTR {
-        throw DeviceProblem(
-          condition: .absent, description: "waiting for button edges: \(String(cString: strerror(errno)))")
+    while true {
+      // Sleep until an edge, the decoder's next deadline (a long press), or a stop.
+      do {
+        if try signal.poll(&pollers, until: decoder.nextDeadline) { return }
+      } catch {
+        throw DeviceProblem(condition: .absent, description: "waiting for button edges: \(error)")
       }
       var gestures: [ButtonEvent] = []
       for (index, poller) in pollers.enumerated() where poller.revents != 0 {

@@ -103,12 +103,15 @@ struct InputEventSession {
       "\(settings.keys.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=key \($0.value)" }.joined(separator: ", ")) on \(path)"
     )
     let buttons = Dictionary(uniqueKeysWithValues: settings.keys.map { ($0.value, $0.key) })
-    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    while !signal.isStopRequested {
-      var timeout = 0.25
-      if let deadline = decoder.nextDeadline { timeout = min(timeout, max(0, deadline - SystemClocks.monotonic())) }
-      poller.revents = 0
-      _ = poll(&poller, 1, Int32((timeout * 1000).rounded(.up)))
+    var pollers = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+    while true {
+      // Sleep until a key event, the decoder's next deadline (a long press), or a stop.
+      do {
+        if try signal.poll(&pollers, until: decoder.nextDeadline) { return }
+      } catch {
+        throw DeviceProblem(condition: .absent, description: "waiting for \(path): \(error)")
+      }
+      let poller = pollers[0]
       if poller.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
         throw DeviceProblem(condition: .absent, description: "\(path) went away")
       }

@@ -54,10 +54,10 @@ public enum GPSDMessage: Sendable {
 ///   recognised by `STATUS_SET`, which libgps sets for TPVs only.
 /// - `gps_read` returns 0 for a partial line, a negative value when the connection is gone
 ///   (errno is often 0 then), and copies the raw line into the buffer given.
-/// - libgps leaves its socket non-blocking and expects `gps_waiting` (a `select`) before each
-///   `gps_read`. Here the socket is made blocking with a receive timeout instead: `read()` can
-///   be called directly (one syscall per batch of reports, not two per report), returns nil
-///   when the timeout passes, and a gpsd that stalls mid-line cannot block the thread for ever.
+/// - libgps leaves its socket non-blocking and returns 0 from `gps_read` when `recv` has nothing
+///   (EAGAIN) or only part of a line. The reader polls the socket (with its stop signal, and no
+///   timeout unless it has a deadline of its own), then reads until nil: one wake-up per batch
+///   of reports, none while gpsd is quiet, and a gpsd that stalls mid-line blocks nothing.
 /// - libgps writes with `write()`, so a write to a gpsd that has gone raises SIGPIPE: call it
 ///   from a thread that blocks SIGPIPE (`GPSDSource`'s thread does), or ignore SIGPIPE in the
 ///   process.
@@ -84,8 +84,9 @@ public final class GPSDConnection {
   }
 
   /// Connects (`gps_open`) and asks for JSON reports (`gps_stream(WATCH_ENABLE|WATCH_JSON)`).
-  /// `receiveTimeout` bounds a single blocking read, seconds.
-  public func open(host: String, port: String, receiveTimeout: Double = 1) throws(GPSDError) {
+  /// The socket stays non-blocking, as libgps leaves it: `read()` never waits; wait for
+  /// `fileDescriptor` to be readable (poll) before reading again.
+  public func open(host: String, port: String) throws(GPSDError) {
     close()
     cgps_reset(data)
     cgps_set_errno(0)
@@ -96,14 +97,9 @@ public final class GPSDConnection {
     }
     isOpen = true
     let fd = cgps_fd(data)
-    if fd >= 0, receiveTimeout > 0 {
-      // libgps leaves the socket non-blocking, so a read without a select() first would spin.
-      // Blocking reads bounded by a receive timeout need one syscall per batch of reports.
+    if fd >= 0 {
       let flags = fcntl(fd, F_GETFL)
-      if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-      var tv = timeval(
-        tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - receiveTimeout.rounded(.down)) * 1_000_000))
-      _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+      if flags >= 0 { _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
     }
     cgps_set_errno(0)
     if gps_stream(data, cgps_watch_enable_json(), nil) != 0 {
@@ -113,6 +109,9 @@ public final class GPSDConnection {
     }
   }
 
+  /// The connection's socket (to poll for POLLIN), -1 when closed.
+  public var fileDescriptor: Int32 { isOpen ? cgps_fd(data) : -1 }
+
   /// `gps_waiting`: whether a report can be read within `timeout` seconds (true at once when
   /// libgps already holds buffered data).
   public func waiting(timeout: Double) -> Bool {
@@ -121,9 +120,10 @@ public final class GPSDConnection {
     return gps_waiting(data, micros)
   }
 
-  /// `gps_read`: one report, nil for a partial line or when the receive timeout passed with
-  /// nothing (so it can be called without `waiting` first: it blocks at most `receiveTimeout`).
-  /// Throws when the connection is gone; the connection is then closed.
+  /// `gps_read`: one report, nil when no complete line is buffered or waiting on the socket
+  /// (it never blocks: call it until nil after each POLLIN, since one `recv` may bring several
+  /// reports and libgps hands out one per call). Throws when the connection is gone; the
+  /// connection is then closed.
   public func read() throws(GPSDError) -> GPSDMessage? {
     guard isOpen else {
       throw GPSDError(operation: .read, code: 0, message: "not connected")

@@ -3,6 +3,10 @@ import SensorProtocols
 import Synchronization
 import WorkoutCore
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Where to find gpsd and how to treat its fixes (config section `[gps]`).
 public struct GPSDSourceSettings: Sendable, Hashable {
   /// gpsd's host, `localhost` by default (gpsd binds loopback only, unless started with -G).
@@ -15,20 +19,16 @@ public struct GPSDSourceSettings: Sendable, Hashable {
   /// `maximumBackoff`, and starts again from here once a report has been read.
   public var initialBackoff: Double
   public var maximumBackoff: Double
-  /// How long one read waits for data before the thread checks whether it must stop, seconds
-  /// (the socket's receive timeout).
-  public var pollInterval: Double
 
   public init(
     host: String = "localhost", port: Int = 2947, quality: FixQualitySettings = FixQualitySettings(),
-    initialBackoff: Double = 1, maximumBackoff: Double = 30, pollInterval: Double = 0.25
+    initialBackoff: Double = 1, maximumBackoff: Double = 30
   ) {
     self.host = host
     self.port = port
     self.quality = quality
     self.initialBackoff = initialBackoff
     self.maximumBackoff = maximumBackoff
-    self.pollInterval = pollInterval
   }
 }
 
@@ -68,7 +68,7 @@ public enum GPSDSourceTrace: Sendable {
 ///                                                   quality: config.gps.quality))
 /// gps.start(sink: runtime)   // returns at once
 /// ...
-/// gps.stop()                 // returns when the thread has ended (≤ pollInterval + 1 s)
+/// gps.stop()                 // wakes the thread and returns when it has ended
 /// ```
 public final class GPSDSource: DeviceSource {
   public let settings: GPSDSourceSettings
@@ -165,8 +165,7 @@ struct GPSDSourceLoop {
     }
     while !signal.isStopRequested {
       do {
-        try connection.open(
-          host: settings.host, port: String(settings.port), receiveTimeout: settings.pollInterval)
+        try connection.open(host: settings.host, port: String(settings.port))
       } catch {
         let condition: DeviceStatus.Condition = everConnected ? .lost : .absent
         post(condition, "gpsd at \(endpoint) not reachable (\(error.message)); retrying")
@@ -194,12 +193,24 @@ struct GPSDSourceLoop {
   /// connection alone.
   private mutating func readLoop(_ connection: GPSDConnection) -> Bool {
     var answered = false
-    while !signal.isStopRequested {
-      // A blocking read bounded by the socket's receive timeout (pollInterval): one syscall per
-      // batch of reports instead of a select() before each, and the stop flag is still seen.
-      let message: GPSDMessage?
+    var socket = [pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+    while true {
+      // Every report already here (one recv may bring several), then sleep until gpsd writes,
+      // the epoch being assembled is complete, or a stop: no periodic wake-up.
       do {
-        message = try connection.read()
+        while let message = try connection.read() {
+          if !answered {
+            answered = true
+            everConnected = true
+            if case .version(let release) = message {
+              post(.available, "connected to gpsd \(release) at \(endpoint)")
+            } else {
+              post(.available, "connected to gpsd at \(endpoint)")
+            }
+          }
+          backoff = max(0.01, settings.initialBackoff)
+          handle(message)
+        }
       } catch {
         postAssembledFix(force: true)
         observer?(.disconnected(error))
@@ -210,23 +221,15 @@ struct GPSDSourceLoop {
         }
         return answered
       }
-      guard let message else {
-        postAssembledFix()
-        continue
+      postAssembledFix()
+      do {
+        if try signal.poll(&socket, until: epoch.settleDeadline) { return answered }
+      } catch {
+        post(.failing, "cannot wait for gpsd at \(endpoint): \(error)")
+        connection.close()
+        return answered
       }
-      if !answered {
-        answered = true
-        everConnected = true
-        if case .version(let release) = message {
-          post(.available, "connected to gpsd \(release) at \(endpoint)")
-        } else {
-          post(.available, "connected to gpsd at \(endpoint)")
-        }
-      }
-      backoff = max(0.01, settings.initialBackoff)
-      handle(message)
     }
-    return answered
   }
 
   private mutating func handle(_ message: GPSDMessage) {

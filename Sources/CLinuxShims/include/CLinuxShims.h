@@ -8,6 +8,13 @@
 /// Names the calling thread (prctl PR_SET_NAME; at most 15 characters are kept).
 void shim_name_this_thread(const char *name);
 
+/// eventfd(2), non-blocking and close-on-exec: a descriptor poll(2) can wait on beside others,
+/// made readable by `shim_event_signal`. Returns the fd or -1 with errno set.
+int shim_event_open(void);
+
+/// Adds 1 to the eventfd's counter (makes it readable); returns 0 or -1 with errno set.
+int shim_event_signal(int fd);
+
 /// accept4(2) with SOCK_CLOEXEC.
 int shim_accept_cloexec(int fd);
 

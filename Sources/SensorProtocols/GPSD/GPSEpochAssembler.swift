@@ -22,6 +22,10 @@ public struct GPSEpochAssembler: Sendable, Hashable {
   /// The fix being assembled, if any.
   public var inProgress: GPSFix? { pending }
 
+  /// When the fix being assembled will be complete if no TPV comes (`finish(at:)` returns it
+  /// from then on); nil when none is. A reader sleeps until this, not on a periodic timer.
+  public var settleDeadline: Double? { pending == nil ? nil : lastAddedAt + settle }
+
   /// Starts a new epoch with an accepted fix; returns the previous epoch's fix if one was still
   /// being assembled.
   public mutating func begin(_ fix: GPSFix, at now: Double) -> GPSFix? {

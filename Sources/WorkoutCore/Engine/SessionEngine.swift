@@ -161,7 +161,9 @@ public struct SessionEngine: Sendable {
         state: .notStarted, pausedBySystem: false, elapsed: 0, timer: 0, distance: 0, points: 0, gps: gps,
         indicator: indicator)
     }
-    let builder = session.builder
+    // Timer and elapsed as of now: the engine has no tick while paused or idle.
+    var builder = session.builder
+    builder.advance(to: now, in: session.state)
     let live = session.state == .running || session.state == .paused
     let speed = live ? builder.currentSpeed(at: now) : nil
     var pace: Double?
@@ -201,24 +203,24 @@ public struct SessionEngine: Sendable {
   /// Handles one input at `now` and returns the effects for the runtime to carry out.
   public mutating func handle(_ input: EngineInput, at now: Moment) -> EngineStep {
     var step = EngineStep()
-    if var current = session {
-      current.builder.advance(to: now, in: current.state)
-      current.lastMoment = now
-      session = current
+    // In place (through the optional), not a copy written back: a copy would share the
+    // builder's buffers and copy them on the first write, at every input.
+    if let state = session?.state {
+      session?.builder.advance(to: now, in: state)
+      session?.lastMoment = now
     }
     var changed = false
     switch input {
     case .tick:
       noteFixChanges(fixMonitor.advance(to: now.monotonic).map { [$0] } ?? [], at: now, into: &step)
       changed = fireDueCountdown(at: now, into: &step)
-      if var current = session, current.state == .running {
-        let point = current.builder.recordPoint(at: now)
-        session = current
+      if session?.state == .running, let id = session?.id, let point = session?.builder.recordPoint(at: now) {
         lastPoint = point
-        step.commands.append(.recordPoint(sessionID: current.id, point))
-        if current.builder.pointCount - pointsAtCheckpoint >= Self.checkpointInterval { changed = true }
+        step.commands.append(.recordPoint(sessionID: id, point))
+        if point.sequence + 1 - pointsAtCheckpoint >= Self.checkpointInterval { changed = true }
       }
     case .wakeup:
+      noteFixChanges(fixMonitor.advance(to: now.monotonic).map { [$0] } ?? [], at: now, into: &step)
       changed = fireDueCountdown(at: now, into: &step)
     case .reading(let reading):
       changed = observe(reading, at: now, into: &step)
@@ -271,8 +273,21 @@ public struct SessionEngine: Sendable {
     return step
   }
 
-  /// The earliest monotonic time at which the engine wants a `wakeup`, if any.
-  public var nextDeadline: Double? { session?.countdownDeadline }
+  /// The earliest monotonic time at which the engine wants a `wakeup`, if any: the end of the
+  /// countdown, and the moment the GPS fix counts as lost if no fix comes. Derived from the
+  /// state, so a runtime that sleeps until it (or the next input) misses nothing.
+  public var nextDeadline: Double? {
+    switch (session?.countdownDeadline, fixMonitor.deadline) {
+    case (let a?, let b?): min(a, b)
+    case (let a?, nil): a
+    case (nil, let b?): b
+    case (nil, nil): nil
+    }
+  }
+
+  /// Whether the engine needs its 1 Hz `tick`: only while a session is running (a point a
+  /// second). Paused, prepared or idle, nothing happens on a clock but `nextDeadline`.
+  public var needsTick: Bool { session?.state == .running }
 
   // MARK: - Inputs
 
@@ -300,6 +315,7 @@ public struct SessionEngine: Sendable {
     }
     noteFixChanges(fixMonitor.observe(reading, at: now.monotonic), at: now, into: &step)
     guard var current = session else { return false }
+    session = nil  // `current` is the only reference while it changes: no copy-on-write
     // Distance counts while running, and while auto-paused (see LiveBuilder.observe).
     let counting = current.state == .running || (current.state == .paused && current.machine.pausedBySystem)
     current.builder.observe(reading, at: now, in: current.state, countingDistance: counting)

@@ -59,7 +59,8 @@ public struct FixMonitor: Sendable, Hashable, Codable {
 
   /// Lets time pass to `now`: reports the loss once `lostAfter` has passed since the last fix.
   public mutating func advance(to now: Double) -> FixMonitorEvent? {
-    guard case .fixed(let last) = state, now.isFinite, now - last >= settings.lostAfter else {
+    // Compared with the deadline itself, so a wakeup at `deadline` always reports the loss.
+    guard case .fixed(let last) = state, now.isFinite, now >= last + settings.lostAfter else {
       return nil
     }
     state = .lost(lastFixAt: last, detectedAt: now)
