@@ -160,16 +160,26 @@ def proc_counters(pid):
     (/proc/PID/io write_bytes). Threads that ended are lost from both sums (workoutd's threads
     live as long as it does)."""
     cpu_ns, switches, have_schedstat = 0, 0, True
+    threads = {}  # "name/tid": [cpu ns, switches], to see which thread wakes
     for task in os.listdir(f"/proc/{pid}/task"):
+        entry = [0, 0]
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as f:
+                name = f.read().strip() + "/" + task
+            threads[name] = entry
+        except OSError:
+            pass
         try:
             with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                cpu_ns += int(f.read().split()[0])
+                entry[0] = int(f.read().split()[0])
+                cpu_ns += entry[0]
         except OSError:
             have_schedstat = False
         try:
             with open(f"/proc/{pid}/task/{task}/status") as f:
                 for line in f:
                     if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        entry[1] += int(line.split()[1])
                         switches += int(line.split()[1])
         except OSError:
             pass
@@ -183,8 +193,19 @@ def proc_counters(pid):
         for line in f:
             if line.startswith("write_bytes:"):
                 written = int(line.split()[1])
-    return {"cpu": cpu, "switches": switches, "written": written}
+    return {"cpu": cpu, "switches": switches, "written": written, "threads": threads}
 
 
 def delta(after, before):
-    return {key: after[key] - before[key] for key in after}
+    out = {key: after[key] - before[key] for key in after if key != "threads"}
+    if "threads" in after:
+        out["threads"] = {name: [a - b for a, b in zip(value, before.get("threads", {}).get(name, [0, 0]))]
+                          for name, value in after["threads"].items()}
+    return out
+
+
+def thread_lines(counters, seconds):
+    """Per thread: CPU µs/s and wake-ups/s, the busiest first."""
+    rows = sorted(counters.get("threads", {}).items(), key=lambda item: -item[1][1])
+    return [f"    {name:<22} {cpu / 1e3 / seconds:8.0f} µs/s {switches / seconds:6.2f} wake-ups/s"
+            for name, (cpu, switches) in rows if cpu or switches]

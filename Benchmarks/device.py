@@ -410,6 +410,11 @@ def main():
         R("idle.workoutd.bytes_per_s", "workoutd bytes written/s idle", "%.0f"),
         R("recording.gpxlogger.bytes_per_s", "gpxlogger bytes written/s", "%.0f"),
     ], new, base, label)
+    print("\nper thread (this build):")
+    for label, (a, b) in (("idle", (idle0, idle1)), ("recording", (rec0, rec1))):
+        print(f"  {label}:")
+        for line in benchlib.thread_lines(benchlib.delta(b["this build"], a["this build"]), b["time"] - a["time"]):
+            print(line)
     print(f"\n(work directory: {work})")
 
 
