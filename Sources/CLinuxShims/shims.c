@@ -15,6 +15,31 @@
 #include <linux/input.h>
 #include <unistd.h>
 
+int shim_socket_stamp_arrivals(int fd) {
+  int on = 1;
+  return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+}
+
+ssize_t shim_receive_stamped(int fd, void *buffer, size_t length, double *arrival) {
+  struct iovec vector = {.iov_base = buffer, .iov_len = length};
+  union {
+    char bytes[CMSG_SPACE(sizeof(struct timespec))];
+    struct cmsghdr align;
+  } control;
+  struct msghdr message = {
+      .msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.bytes, .msg_controllen = sizeof control.bytes};
+  ssize_t got = recvmsg(fd, &message, MSG_DONTWAIT);
+  if (got <= 0) return got;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&message); c != NULL; c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+      struct timespec stamp;
+      memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
+      *arrival = (double)stamp.tv_sec + (double)stamp.tv_nsec / 1e9;
+    }
+  }
+  return got;
+}
+
 int shim_accept_cloexec(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
 
 int shim_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {

@@ -16,7 +16,8 @@ struct LinuxBoardDevices {
         GPSDSource(
           settings: GPSDSourceSettings(
             host: configuration.gps.host, port: configuration.gps.port,
-            quality: FixQualitySettings(maxHorizontalError: configuration.gps.maxHorizontalError))))
+            quality: FixQualitySettings(maxHorizontalError: configuration.gps.maxHorizontalError)),
+          reading: .byEngine))
     }
     let buttons = configuration.buttons
     if buttons.enabled {

@@ -71,6 +71,25 @@ final class ServiceRuntime {
   /// The simulated board at full speed: the loop pulls each next second of the world itself.
   var pulledReplay: (schedule: ReplaySchedule, clock: VirtualClock)?
   private var pulledReplayFinished = false
+  /// Devices this loop reads itself (gpsd on the real board): just before each tick while a
+  /// session records, before a deadline of the engine's is acted on, and every
+  /// `idleReadInterval` host seconds otherwise. Reading them costs no wake-up of their own.
+  var engineReadDevices: [any EngineReadDevice] = []
+  /// With no session under way. Less than the fix-lost limit, so an idle board never counts
+  /// a fix lost that is waiting to be read; long enough that it wakes about once in three
+  /// seconds. A session that is paused or counting down is read every second (auto-resume
+  /// and the LED answer movement promptly).
+  var idleReadInterval = 3.0
+  private var deviceReadInterval: Double {
+    engine.session?.state.isUnfinished == true ? min(1, idleReadInterval) : idleReadInterval
+  }
+  /// What the last read brought, in arrival order, not yet handed to the engine.
+  private var inbox: [(input: EngineInput, moment: Moment)] = []
+  private var inboxHead = 0
+  private var lastDeviceRead = -Double.infinity
+  private var nextIdleRead = -Double.infinity
+  /// The latest moment an input was handled at: an input read late never goes before it.
+  private var lastInputMonotonic = -Double.infinity
 
   private struct PendingWrite {
     var commands: [EngineCommand]
@@ -139,6 +158,27 @@ final class ServiceRuntime {
       // into it, even when the loop is behind (a busy host) and catching up.
       let tick = tickDue ?? .infinity
       let nextWakeup = engine.nextDeadline ?? .infinity
+      let due = min(tick, nextWakeup)
+      if !engineReadDevices.isEmpty,
+        (now.monotonic >= due && lastDeviceRead < due) || SystemClocks.monotonic() >= nextIdleRead
+      {
+        readDevices(at: now)
+      }
+      if inboxHead < inbox.count, inbox[inboxHead].moment.monotonic < due {
+        let input = inbox[inboxHead].input
+        var moment = inbox[inboxHead].moment
+        inboxHead += 1
+        if moment.monotonic < lastInputMonotonic {
+          // Read late (at a tick) but arrived before something already handled: it goes now.
+          moment = Moment(monotonic: lastInputMonotonic, wall: moment.wall + (lastInputMonotonic - moment.monotonic))
+        }
+        if inboxHead == inbox.count {
+          inbox.removeAll(keepingCapacity: true)
+          inboxHead = 0
+        }
+        handle(input, at: moment)
+        continue
+      }
       if let head = queue.peek() {
         switch head {
         case .input(_, let moment) where moment.monotonic >= min(tick, nextWakeup):
@@ -195,6 +235,7 @@ final class ServiceRuntime {
       var hostDeadline = clock.hostDeadline(forBoardTime: min(tick, nextWakeup))
       if writeFailure != nil { hostDeadline = min(hostDeadline, retryAtHost) }
       if let interval = notifier.watchdogInterval { hostDeadline = min(hostDeadline, lastWatchdogPing + interval) }
+      if !engineReadDevices.isEmpty && tickDue == nil { hostDeadline = min(hostDeadline, nextIdleRead) }
       if exitWhenReplayEnds && !pulledReplayFinished && !replayFinished() {
         // A threaded replay says nothing when it ends: look every quarter second (`make run`).
         hostDeadline = min(hostDeadline, SystemClocks.monotonic() + 0.25)
@@ -243,7 +284,20 @@ final class ServiceRuntime {
 
   // MARK: - Engine steps
 
+  /// Reads the engine-read devices; what they bring waits in `inbox`, each input at the
+  /// moment it arrived.
+  private func readDevices(at now: Moment) {
+    for device in engineReadDevices {
+      device.read { input, age in
+        inbox.append((input, Moment(monotonic: now.monotonic - age, wall: now.wall - age)))
+      }
+    }
+    lastDeviceRead = now.monotonic
+    nextIdleRead = SystemClocks.monotonic() + deviceReadInterval
+  }
+
   private func handle(_ input: EngineInput, at moment: Moment) {
+    lastInputMonotonic = max(lastInputMonotonic, moment.monotonic)
     if case .device(let status) = input {
       deviceConditions[status.device.rawValue] = "\(status.condition.rawValue): \(status.detail)"
     }
@@ -394,11 +448,12 @@ final class ServiceRuntime {
   // MARK: - systemd
 
   /// WATCHDOG=1 only from the engine loop, when it is due (half of WatchdogSec): a hung loop
-  /// stops the pings and systemd restarts the service. The loop wakes for it even when idle.
+  /// stops the pings and systemd restarts the service. The loop wakes for it even when idle,
+  /// but a wake for something else after half of that time pings early and saves one.
   private func pingWatchdog() {
     guard let interval = notifier.watchdogInterval else { return }
     let host = SystemClocks.monotonic()
-    guard host - lastWatchdogPing >= interval else { return }
+    guard host - lastWatchdogPing >= interval / 2 else { return }
     lastWatchdogPing = host
     notifier.notify("WATCHDOG=1")
   }

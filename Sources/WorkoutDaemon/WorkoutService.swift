@@ -155,6 +155,8 @@ public enum WorkoutService {
     runtime.exitWhenReplayEnds = configuration.simExitAtEnd
     if let simRide { runtime.replayFinished = { simRide.finished } }
     runtime.pulledReplay = pulledReplay
+    runtime.engineReadDevices = devices.compactMap { $0 as? any EngineReadDevice }
+    runtime.idleReadInterval = min(3, configuration.gps.fixLostAfter / 2)
     if let led { runtime.indicator = { led.play(OutputPattern($0)) } }
     if let buzzer { runtime.chirp = { buzzer.play(OutputPattern($0)) } }
     if let gpsCorrectedClock {

@@ -177,6 +177,29 @@ extension GPSDLive {
       #expect(at == GPSDCapturesTime.iso("2024-06-09T00:07:12Z"))
     }
 
+    @Test(
+      "read by the engine (.byEngine, read every 0.2 s): quectel-eg25-g gives the same fixes, the same loss and regain, in arrival order"
+    )
+    func engineReads() throws {
+      let run = try gpsdReplay("quectel-eg25-g.log", limit: 40, engineReadsEvery: 0.2)
+      let fixes = checkMatch(run, limit: 40)
+      #expect(fixes.count > 10)
+      let events = fixEvents(run.recorder)
+      guard events.count == 2, case .lost(let last, _) = events[0], case .regained(let at, _) = events[1] else {
+        Issue.record("expected lost then regained: \(events)")
+        return
+      }
+      #expect(last == GPSDCapturesTime.iso("2022-09-11T19:15:16.980Z"))
+      #expect(at == GPSDCapturesTime.iso("2022-09-11T19:15:28.980Z"))
+      // Each input carries when it arrived (read up to 0.2 s later): never out of order; gpsd
+      // was absent (started after the source), came up, and went at the end.
+      let arrivals = run.recorder.stamped.compactMap { entry -> Double? in
+        if case .input = entry.entry { entry.at } else { nil }
+      }
+      #expect(zip(arrivals, arrivals.dropFirst()).allSatisfy { $0 <= $1 })
+      #expect(run.recorder.statuses.map(\.condition) == [.absent, .available, .lost])
+    }
+
     @Test("gp-320fw after the April 2019 rollover: 2019-04-06, trusted as the board's time")
     func gp320() throws {
       let run = try gpsdReplay("gp-320fw-2019-04-06-overflow.log", limit: 30)

@@ -23,6 +23,11 @@ final class GPSDRecorder: InputSink, Sendable {
     entries.withLock { $0.append((now, .input(input))) }
   }
 
+  /// An input the engine read from a `.byEngine` source, stamped with when it arrived.
+  func post(_ input: EngineInput, arrivedAt: Double) {
+    entries.withLock { $0.append((arrivedAt, .input(input))) }
+  }
+
   func trace(_ trace: GPSDSourceTrace) {
     let now = gpsdMonotonicNow()
     entries.withLock { $0.append((now, .trace(trace))) }
@@ -123,7 +128,7 @@ struct GPSDReplayClock {
 /// what gpsd sent. The source is started first and retries quickly, so it is watching before
 /// gpsfake feeds the first sentence (gpsfake waits 1.4 s after its own client connects).
 func gpsdReplay(
-  _ capture: String, limit: Double = 20
+  _ capture: String, limit: Double = 20, engineReadsEvery interval: Double? = nil
 ) throws -> (recorder: GPSDRecorder, reference: [TPVSnapshot], fake: GPSFake) {
   let port = GPSFake.freePort()
   let recorder = GPSDRecorder()
@@ -131,12 +136,27 @@ func gpsdReplay(
     settings: GPSDSourceSettings(
       host: "127.0.0.1", port: port, quality: FixQualitySettings(maxHorizontalError: limit), initialBackoff: 0.02,
       maximumBackoff: 0.05),
+    reading: interval == nil ? .ownThread : .byEngine,
     observer: { recorder.trace($0) })
   source.start(sink: recorder)
+  // `.byEngine`: this thread stands in for the engine loop, reading every `interval` seconds.
+  let reading = Atomic<Bool>(true)
+  let reader = interval.map { interval in
+    Thread {
+      while reading.load(ordering: .relaxed) {
+        Thread.sleep(forTimeInterval: interval)
+        let now = gpsdMonotonicNow()
+        source.read { input, age in recorder.post(input, arrivedAt: now - age) }
+      }
+    }
+  }
+  reader?.start()
   let fake = try GPSFake(capture: capture, port: port)
   let ended = fake.waitForExit(timeout: 120)
   // gpsfake has stopped its gpsd: the source notices the closed connection.
   gpsdWaitUntil(timeout: 10) { recorder.statuses.last?.condition == .lost }
+  reading.store(false, ordering: .relaxed)
+  if interval != nil { Thread.sleep(forTimeInterval: (interval ?? 0) * 2) }
   source.stop()
   if !ended { fake.terminate() }
   return (recorder, fake.referenceTPVs(), fake)

@@ -1,4 +1,6 @@
 import CGPS
+import CLinuxShims
+import LinuxSupport
 import SensorProtocols
 
 #if canImport(Glibc)
@@ -44,27 +46,44 @@ public enum GPSDMessage: Sendable {
   case other(String?)
 }
 
-/// One connection to gpsd through libgps: `gps_open`, `gps_stream(WATCH_ENABLE|WATCH_JSON)`,
-/// `gps_waiting`, `gps_read`, `gps_close`. Use it from one thread only (libgps keeps its line
-/// buffer in `gps_data_t`); `GPSDSource` owns one on its device thread.
+/// One connection to gpsd: libgps's `gps_open` and `gps_stream(WATCH_ENABLE|WATCH_JSON)` to
+/// connect and ask for JSON reports, the socket read here, each line parsed by libgps's
+/// `gps_unpack`, `gps_close`. Use it from one thread at a time (it keeps its line buffer);
+/// `GPSDSource` owns one.
 ///
 /// Facts it is built on (libgps 3.22, API 11):
 /// - `gps_data_t` is ~24 KB: allocated on the heap once and reused across reconnects.
-/// - `set` is not cleared by `gps_read`: it is cleared here before each read, and a TPV is
+/// - `set` is not cleared by `gps_unpack`: it is cleared here before each line, and a TPV is
 ///   recognised by `STATUS_SET`, which libgps sets for TPVs only.
-/// - `gps_read` returns 0 for a partial line, a negative value when the connection is gone
-///   (errno is often 0 then), and copies the raw line into the buffer given.
-/// - libgps leaves its socket non-blocking and returns 0 from `gps_read` when `recv` has nothing
-///   (EAGAIN) or only part of a line. The reader polls the socket (with its stop signal, and no
-///   timeout unless it has a deadline of its own), then reads until nil: one wake-up per batch
-///   of reports, none while gpsd is quiet, and a gpsd that stalls mid-line blocks nothing.
+/// - The socket is non-blocking. A reader polls it (with its stop signal, and no timeout unless
+///   it has a deadline of its own) and reads until nil, or reads whenever it chooses to look
+///   (the engine, at its tick): a gpsd that stalls mid-line blocks nothing.
+/// - Each packet is stamped by the kernel on arrival (SO_TIMESTAMPNS, CLOCK_REALTIME). For TCP
+///   the stamp given with a read is the newest packet's, so reports read in one batch share it;
+///   `GPSDSourceLoop` places earlier epochs of a batch by their GPS times.
 /// - libgps writes with `write()`, so a write to a gpsd that has gone raises SIGPIPE: call it
 ///   from a thread that blocks SIGPIPE (`GPSDSource`'s thread does), or ignore SIGPIPE in the
-///   process.
+///   process. Reading never writes.
 public final class GPSDConnection {
   private let data: UnsafeMutablePointer<gps_data_t>
   private var line: [CChar]
   public private(set) var isOpen = false
+  /// When the report `read()` last returned arrived: CLOCK_REALTIME seconds of the kernel's
+  /// stamp on the newest packet of the `recv` that completed its line.
+  public private(set) var lastArrival: Double?
+  /// Bytes received and not yet returned as lines; `receivedHead` is where the next line starts.
+  private var received: [UInt8] = []
+  private var receivedHead = 0
+  /// Where in `received` a complete line ends (the index after its newline), with its arrival.
+  private var completeLines: [(end: Int, arrival: Double)] = []
+  private var completeHead = 0
+  private var chunk = [UInt8](repeating: 0, count: 16_384)
+  /// The line handed to `gps_unpack` (which wants it writable and NUL-terminated).
+  private var whole: [CChar] = []
+
+  /// The longest line accepted: gpsd's JSON reports are at most a few KB (a SKY of 60+
+  /// satellites); a peer sending more without a newline is not speaking gpsd's protocol.
+  public static let maximumLineLength = 65_536
 
   /// The maximum line copied for classification (gpsd's own JSON lines are ≤ 4 KB; a longer
   /// one is only truncated in the copy, libgps still parses it whole).
@@ -96,10 +115,17 @@ public final class GPSDConnection {
       throw GPSDError(operation: .open, code: code, message: Self.describe(code, fallback: "cannot connect"))
     }
     isOpen = true
+    received.removeAll(keepingCapacity: true)
+    receivedHead = 0
+    completeLines.removeAll()
+    completeHead = 0
+    lastArrival = nil
     let fd = cgps_fd(data)
     if fd >= 0 {
       let flags = fcntl(fd, F_GETFL)
       if flags >= 0 { _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+      // Without stamps (a kernel that refuses them) a line's arrival is the time it is read.
+      _ = shim_socket_stamp_arrivals(fd)
     }
     cgps_set_errno(0)
     if gps_stream(data, cgps_watch_enable_json(), nil) != 0 {
@@ -112,36 +138,32 @@ public final class GPSDConnection {
   /// The connection's socket (to poll for POLLIN), -1 when closed.
   public var fileDescriptor: Int32 { isOpen ? cgps_fd(data) : -1 }
 
-  /// `gps_waiting`: whether a report can be read within `timeout` seconds (true at once when
-  /// libgps already holds buffered data).
-  public func waiting(timeout: Double) -> Bool {
-    guard isOpen else { return false }
-    let micros = Int32(max(0, min(timeout, 60)) * 1_000_000)
-    return gps_waiting(data, micros)
-  }
-
-  /// `gps_read`: one report, nil when no complete line is buffered or waiting on the socket
-  /// (it never blocks: call it until nil after each POLLIN, since one `recv` may bring several
-  /// reports and libgps hands out one per call). Throws when the connection is gone; the
-  /// connection is then closed.
+  /// One report, nil when no complete line is buffered or waiting on the socket (it never
+  /// blocks: call it until nil after each POLLIN, or whenever the caller chooses to look, since
+  /// one `recv` may bring several reports). Throws when the connection is gone or the peer
+  /// sends what cannot be gpsd's (a line longer than `maximumLineLength`); the connection is
+  /// then closed. `lastArrival` tells when the returned report arrived.
+  ///
+  /// The socket is read here, not by `gps_read`, so that the kernel's arrival stamp
+  /// (SO_TIMESTAMPNS) comes with the data: a reader that takes its reports a second late (the
+  /// engine, at its tick) still knows when each came. Each line is handed to libgps's own
+  /// parser, `gps_unpack`, as `gps_read` would.
   public func read() throws(GPSDError) -> GPSDMessage? {
     guard isOpen else {
       throw GPSDError(operation: .read, code: 0, message: "not connected")
     }
+    guard let next = try nextLine() else { return nil }
+    lastArrival = next.arrival
+    let length = min(next.bytes.count, line.count - 1)
+    line.withUnsafeMutableBufferPointer { buffer in
+      for i in 0..<length { buffer[i] = CChar(bitPattern: next.bytes[next.bytes.startIndex + i]) }
+      buffer[length] = 0
+    }
+    whole.removeAll(keepingCapacity: true)
+    whole.append(contentsOf: next.bytes.lazy.map { CChar(bitPattern: $0) })
+    whole.append(0)
     cgps_clear_set(data)
-    line[0] = 0
-    cgps_set_errno(0)
-    let status = line.withUnsafeMutableBufferPointer { buffer in
-      gps_read(data, buffer.baseAddress, Int32(buffer.count))
-    }
-    if status < 0 {
-      let code = cgps_errno()
-      // The peer is gone: no WATCH_DISABLE (writing to it would raise SIGPIPE).
-      close(saying: false)
-      throw GPSDError(
-        operation: .read, code: code, message: Self.describe(code, fallback: "connection closed by gpsd"))
-    }
-    if status == 0 { return nil }
+    _ = whole.withUnsafeMutableBufferPointer { gps_unpack($0.baseAddress, data) }
     let set = cgps_set(data)
     if set & cgps_mask_status() != 0 {
       var raw = cgps_tpv()
@@ -169,6 +191,54 @@ public final class GPSDConnection {
     default:
       return .other(name)
     }
+  }
+
+  /// The next complete line (without its newline) and when it arrived; reads the socket
+  /// (without waiting) when none is buffered. nil when nothing complete is there.
+  private func nextLine() throws(GPSDError) -> (bytes: ArraySlice<UInt8>, arrival: Double)? {
+    while completeHead == completeLines.count {
+      if receivedHead > 0 && completeHead == completeLines.count {
+        received.removeFirst(receivedHead)
+        receivedHead = 0
+        completeLines.removeAll(keepingCapacity: true)
+        completeHead = 0
+      }
+      var arrival = -Double.infinity
+      let got = chunk.withUnsafeMutableBytes { buffer in
+        shim_receive_stamped(cgps_fd(data), buffer.baseAddress, buffer.count, &arrival)
+      }
+      if got < 0 {
+        let code = errno
+        if code == EAGAIN || code == EWOULDBLOCK { return nil }
+        if code == EINTR { continue }
+        close(saying: false)
+        throw GPSDError(operation: .read, code: code, message: Self.describe(code, fallback: "recv failed"))
+      }
+      if got == 0 {
+        // The peer is gone: no WATCH_DISABLE (writing to it would raise SIGPIPE).
+        close(saying: false)
+        throw GPSDError(operation: .read, code: 0, message: "connection closed by gpsd")
+      }
+      if !arrival.isFinite { arrival = SystemClocks.wall() }
+      let start = received.count
+      received.append(contentsOf: chunk[0..<got])
+      for index in start..<received.count where received[index] == 10 {
+        completeLines.append((index + 1, arrival))
+      }
+      let unfinished = received.count - (completeLines.last?.end ?? receivedHead)
+      if unfinished > Self.maximumLineLength {
+        close(saying: false)
+        throw GPSDError(
+          operation: .read, code: EMSGSIZE,
+          message: "more than \(Self.maximumLineLength) bytes without a line end: not gpsd's JSON")
+      }
+    }
+    let (end, arrival) = completeLines[completeHead]
+    completeHead += 1
+    var bytes = received[receivedHead..<(end - 1)]
+    if bytes.last == 13 { bytes = bytes.dropLast() }
+    receivedHead = end
+    return (bytes, arrival)
   }
 
   /// `gps_stream(WATCH_DISABLE)` then `gps_close`; harmless when not open.

@@ -1,3 +1,4 @@
+import CLinuxShims
 import LinuxSupport
 import SensorProtocols
 import Synchronization
@@ -50,18 +51,26 @@ public enum GPSDSourceTrace: Sendable {
 
 /// GPS from gpsd: the board's `DeviceSource` for position fixes.
 ///
-/// On its own thread it connects to gpsd through libgps (`GPSDConnection`), maps each TPV
-/// (`GPSDMapping`), filters it (`FixQualityFilter`) and posts:
-/// - `.reading(.gps(fix))` for every accepted fix (the first usable report of each epoch);
+/// It connects to gpsd through libgps (`GPSDConnection`), maps each TPV (`GPSDMapping`),
+/// filters it (`FixQualityFilter`), merges an epoch's TPVs (`GPSEpochAssembler`) and posts:
+/// - `.reading(.gps(fix))` for every accepted fix (one per epoch);
 /// - `.reading(.gpsNoFix)` when the reports go from usable to unusable (no fix, or a fix
 ///   the filter rejects), and for the first report of a connection if it is unusable;
 /// - `.device(DeviceStatus(device: .gps, ...))` when the GPS's condition changes: `absent`
 ///   (gpsd not reachable since start), `available` (gpsd answered on a new connection, or the
 ///   receiver is back), `lost` (the connection broke, or gpsd closed the receiver).
 ///
+/// Two ways to read, one loop (`GPSDSourceLoop`):
+/// - `.ownThread`: its thread polls gpsd's socket and posts each input to the sink as it comes
+///   (one wake-up per batch of gpsd's reports: gpsd writes 2–3 an epoch).
+/// - `.byEngine` (the service): its thread only connects (and reconnects, with backoff) and
+///   then sleeps with no timeout; the engine loop reads the socket itself when it wakes anyway,
+///   just before each tick (`EngineReadDevice.read`), so gpsd costs no wake-up of its own. The
+///   kernel's arrival stamps keep each report's time (gpsd drops only a client whose socket
+///   buffer fills: a second of reports is a few KB).
+///
 /// gpsd not running yet, restarted or gone: the thread retries with a backoff doubling from
 /// `initialBackoff` to `maximumBackoff`, posts the change once, and never crashes the service.
-/// It reads promptly (gpsd drops clients that fall behind): posting must not block for long.
 ///
 /// ```swift
 /// let gps = GPSDSource(settings: GPSDSourceSettings(host: config.gps.host, port: config.gps.port,
@@ -70,25 +79,36 @@ public enum GPSDSourceTrace: Sendable {
 /// ...
 /// gps.stop()                 // wakes the thread and returns when it has ended
 /// ```
-public final class GPSDSource: DeviceSource {
+public final class GPSDSource: EngineReadDevice {
+  public enum Reading: Sendable, Hashable {
+    case ownThread
+    case byEngine
+  }
+
   public let settings: GPSDSourceSettings
   public let name: String
+  public let reading: Reading
   private let observer: (@Sendable (GPSDSourceTrace) -> Void)?
   private let running = Mutex<Running?>(nil)
+  /// The loop's state, shared by the thread (connecting) and the engine (reading) in
+  /// `.byEngine`; only the thread uses it in `.ownThread`.
+  private let shared: SharedLoop
 
   private struct Running: @unchecked Sendable {
     var thread: DeviceThread
     var signal: StopSignal
   }
 
-  /// `observer` is called on the source's thread for every step (keep it quick).
+  /// `observer` is called on the thread that reads (keep it quick).
   public init(
-    settings: GPSDSourceSettings = GPSDSourceSettings(),
+    settings: GPSDSourceSettings = GPSDSourceSettings(), reading: Reading = .ownThread,
     observer: (@Sendable (GPSDSourceTrace) -> Void)? = nil
   ) {
     self.settings = settings
     self.name = "gpsd \(settings.host):\(settings.port)"
+    self.reading = reading
     self.observer = observer
+    self.shared = SharedLoop(GPSDSourceLoop(settings: settings, observer: observer))
   }
 
   deinit { stop() }
@@ -97,12 +117,11 @@ public final class GPSDSource: DeviceSource {
     running.withLock { running in
       guard running == nil else { return }
       let signal = StopSignal()
-      let settings = self.settings
-      let observer = self.observer
+      let shared = self.shared
+      let reading = self.reading
       do {
         let thread = try DeviceThread.start(name: "gpsd") {
-          var loop = GPSDSourceLoop(settings: settings, sink: sink, signal: signal, observer: observer)
-          loop.run()
+          GPSDSourceThread(shared: shared, sink: sink, signal: signal, reading: reading).run()
         }
         running = Running(thread: thread, signal: signal)
       } catch {
@@ -119,15 +138,154 @@ public final class GPSDSource: DeviceSource {
     }
     guard let current else { return }
     current.signal.stop()
+    shared.wakeThread()
     current.thread.join()
+  }
+
+  /// Reads what gpsd has sent, without blocking (`.byEngine`; nothing in `.ownThread`).
+  public func read(_ deliver: (EngineInput, _ age: Double) -> Void) {
+    guard reading == .byEngine else { return }
+    let broke = shared.withLoop { loop -> Bool in
+      guard loop.isConnected else { return false }
+      let now = SystemClocks.monotonic()
+      loop.readAvailable(now: now, wallNow: SystemClocks.wall()) { input, arrivedAt in
+        deliver(input, max(0, now - arrivedAt))
+      }
+      return !loop.isConnected
+    }
+    // The connection broke: the thread reconnects.
+    if broke { shared.wakeThread() }
   }
 }
 
-/// The source's thread: connect, read, post, reconnect. All its state is its own.
-struct GPSDSourceLoop {
-  let settings: GPSDSourceSettings
+/// The loop's state behind a lock, and an eventfd the thread sleeps on while the engine reads.
+final class SharedLoop: @unchecked Sendable {
+  private let lock = Mutex<Void>(())
+  private var loop: GPSDSourceLoop
+  /// Made readable when the thread has something to do (the connection broke, a stop).
+  let wake: Int32
+
+  init(_ loop: GPSDSourceLoop) {
+    self.loop = loop
+    wake = shim_event_open()
+  }
+
+  deinit {
+    if wake >= 0 { close(wake) }
+  }
+
+  func withLoop<T>(_ body: (inout GPSDSourceLoop) -> T) -> T {
+    lock.withLock { _ in body(&loop) }
+  }
+
+  func wakeThread() {
+    if wake >= 0 { _ = shim_event_signal(wake) }
+  }
+
+  /// Empties the eventfd's counter after a wake.
+  func consumeWake() {
+    var counter: UInt64 = 0
+    if wake >= 0 { _ = Glibc.read(wake, &counter, 8) }
+  }
+}
+
+/// The source's thread: connects, and then either reads (`.ownThread`) or sleeps while the
+/// engine reads (`.byEngine`) until the connection breaks or a stop.
+struct GPSDSourceThread {
+  let shared: SharedLoop
   let sink: any InputSink
   let signal: StopSignal
+  let reading: GPSDSource.Reading
+
+  func run() {
+    defer { shared.withLoop { $0.stopped() } }
+    let connection: GPSDConnection
+    do {
+      connection = try GPSDConnection()
+    } catch {
+      shared.withLoop { $0.post(.failing, "gpsd client: \(error)", emit: postNow) }
+      return
+    }
+    var backoff = shared.withLoop { $0.backoff }
+    while !signal.isStopRequested {
+      // Connecting may block (a remote host, DNS): never while the engine could be waiting.
+      do {
+        try connection.open(
+          host: shared.withLoop { $0.settings.host }, port: String(shared.withLoop { $0.settings.port }))
+      } catch {
+        backoff = shared.withLoop { loop in loop.connectFailed(error, emit: postNow) }
+        if signal.wait(seconds: backoff) { break }
+        continue
+      }
+      shared.withLoop { $0.attach(connection) }
+      let answered: Bool
+      switch reading {
+      case .ownThread: answered = readOwnThread(connection)
+      case .byEngine: answered = sleepWhileEngineReads()
+      }
+      if signal.isStopRequested { break }
+      if !answered {
+        // Closed before gpsd said anything (a dying gpsd's listen backlog accepts and resets):
+        // a failed attempt, not a connection.
+        backoff = shared.withLoop { $0.nextBackoff() }
+        if signal.wait(seconds: backoff) { break }
+      }
+    }
+    shared.withLoop { $0.detach() }
+  }
+
+  private var postNow: (EngineInput, Double) -> Void {
+    let sink = self.sink
+    return { input, _ in sink.post(input) }
+  }
+
+  /// `.ownThread`: polls the socket and reads each batch as it comes; returns whether gpsd
+  /// answered on this connection, when it is over.
+  private func readOwnThread(_ connection: GPSDConnection) -> Bool {
+    var socket = [pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+    while true {
+      let (open, answered, deadline) = shared.withLoop { loop in
+        loop.readAvailable(now: SystemClocks.monotonic(), wallNow: SystemClocks.wall(), emit: postNow)
+        return (loop.isConnected, loop.answered, loop.settleDeadline)
+      }
+      guard open else { return answered }
+      do {
+        // Sleep until gpsd writes, the epoch being assembled is complete, or a stop.
+        if try signal.poll(&socket, until: deadline) { return answered }
+      } catch {
+        shared.withLoop { loop in
+          loop.post(.failing, "cannot wait for gpsd at \(loop.endpoint): \(error)", emit: postNow)
+          loop.detach()
+        }
+        return answered
+      }
+    }
+  }
+
+  /// `.byEngine`: sleeps, with no timeout, until the engine finds the connection broken or a
+  /// stop; returns whether gpsd answered on this connection.
+  private func sleepWhileEngineReads() -> Bool {
+    var wake = [pollfd(fd: shared.wake, events: Int16(POLLIN), revents: 0)]
+    while true {
+      let (open, answered) = shared.withLoop { ($0.isConnected, $0.answered) }
+      guard open else { return answered }
+      do {
+        if try signal.poll(&wake, until: nil) { return answered }
+      } catch {
+        _ = signal.wait(seconds: 1)
+      }
+      shared.consumeWake()
+    }
+  }
+}
+
+/// Reading gpsd: what to make of each report, whoever reads. All its state is its own; the
+/// caller passes the time and where inputs go (`emit`: the input and when it arrived, on
+/// CLOCK_MONOTONIC).
+struct GPSDSourceLoop {
+  typealias Emit = (EngineInput, _ arrivedAt: Double) -> Void
+
+  let settings: GPSDSourceSettings
   let observer: (@Sendable (GPSDSourceTrace) -> Void)?
 
   private var filter: FixQualityFilter
@@ -138,101 +296,135 @@ struct GPSDSourceLoop {
   private var lastUsable: Bool?
   private var receiverClosed = false
   private var everConnected = false
-  private var backoff: Double
+  private(set) var backoff: Double
+  /// The open connection, nil between connections.
+  private var connection: GPSDConnection?
+  /// Whether gpsd said anything on this connection.
+  private(set) var answered = false
+  private var batch: [(message: GPSDMessage, arrivedAt: Double)] = []
+  /// When the socket was last read to the end (or connected): nothing read later arrived before.
+  private var lastReadAt = -Double.infinity
 
-  init(
-    settings: GPSDSourceSettings, sink: any InputSink, signal: StopSignal,
-    observer: (@Sendable (GPSDSourceTrace) -> Void)?
-  ) {
+  init(settings: GPSDSourceSettings, observer: (@Sendable (GPSDSourceTrace) -> Void)?) {
     self.settings = settings
-    self.sink = sink
-    self.signal = signal
     self.observer = observer
     self.filter = FixQualityFilter(settings: settings.quality)
     self.backoff = max(0.01, settings.initialBackoff)
   }
 
-  private var endpoint: String { "\(settings.host):\(settings.port)" }
+  var endpoint: String { "\(settings.host):\(settings.port)" }
+  var isConnected: Bool { connection?.isOpen ?? false }
+  /// When the epoch being assembled is complete if no report comes.
+  var settleDeadline: Double? { epoch.settleDeadline }
 
-  mutating func run() {
-    defer { observer?(.stopped) }
-    let connection: GPSDConnection
+  /// A connection was opened: a fresh start for what is per connection.
+  mutating func attach(_ connection: GPSDConnection) {
+    self.connection = connection
+    receiverClosed = false
+    lastUsable = nil
+    answered = false
+    lastReadAt = SystemClocks.monotonic()
+    filter.reset()
+    observer?(.connected(host: settings.host, port: settings.port))
+  }
+
+  /// Closes the connection (saying goodbye to gpsd: call it on the source's thread).
+  mutating func detach() {
+    connection?.close()
+    connection = nil
+  }
+
+  mutating func stopped() {
+    observer?(.stopped)
+  }
+
+  /// A connection attempt failed: reports it once, and returns the wait before the next.
+  mutating func connectFailed(_ error: GPSDError, emit: Emit) -> Double {
+    let condition: DeviceStatus.Condition = everConnected ? .lost : .absent
+    post(condition, "gpsd at \(endpoint) not reachable (\(error.message)); retrying", emit: emit)
+    observer?(.connectFailed(error, retryIn: backoff))
+    return nextBackoff()
+  }
+
+  /// The wait to use now; the next one is twice as long.
+  mutating func nextBackoff() -> Double {
+    defer { backoff = min(backoff * 2, max(settings.maximumBackoff, settings.initialBackoff)) }
+    return backoff
+  }
+
+  /// Reads every report that has arrived and hands on what it means; if the connection
+  /// breaks, reports it and drops the connection (`isConnected` false). The GPS is `available`
+  /// from gpsd's first report (its VERSION greeting), not from the TCP connection alone.
+  mutating func readAvailable(now: Double, wallNow: Double, emit: Emit) {
+    guard let connection, connection.isOpen else { return }
+    var failure: GPSDError?
+    batch.removeAll(keepingCapacity: true)
     do {
-      connection = try GPSDConnection()
+      while let message = try connection.read() {
+        // The kernel stamped it on CLOCK_REALTIME; its age places it on CLOCK_MONOTONIC.
+        let age = max(0, min(wallNow - (connection.lastArrival ?? wallNow), 60))
+        batch.append((message, now - age))
+      }
     } catch {
-      post(.failing, "gpsd client: \(error)")
+      failure = error
+    }
+    placeEarlierEpochs()
+    lastReadAt = now
+    for (message, arrivedAt) in batch {
+      if !answered {
+        answered = true
+        everConnected = true
+        if case .version(let release) = message {
+          post(.available, "connected to gpsd \(release) at \(endpoint)", emit: emit, at: arrivedAt)
+        } else {
+          post(.available, "connected to gpsd at \(endpoint)", emit: emit, at: arrivedAt)
+        }
+      }
+      backoff = max(0.01, settings.initialBackoff)
+      handle(message, at: arrivedAt, emit: emit)
+    }
+    if let failure {
+      postAssembledFix(now: now, force: true, emit: emit)
+      observer?(.disconnected(failure))
+      if answered {
+        post(.lost, "lost gpsd at \(endpoint) (\(failure.message)); reconnecting", emit: emit)
+      } else {
+        post(
+          everConnected ? .lost : .absent, "gpsd at \(endpoint) closed the connection at once; retrying", emit: emit)
+      }
+      self.connection = nil
       return
     }
-    while !signal.isStopRequested {
-      do {
-        try connection.open(host: settings.host, port: String(settings.port))
-      } catch {
-        let condition: DeviceStatus.Condition = everConnected ? .lost : .absent
-        post(condition, "gpsd at \(endpoint) not reachable (\(error.message)); retrying")
-        observer?(.connectFailed(error, retryIn: backoff))
-        if signal.wait(seconds: backoff) { break }
-        backoff = min(backoff * 2, max(settings.maximumBackoff, settings.initialBackoff))
-        continue
-      }
-      receiverClosed = false
-      lastUsable = nil
-      filter.reset()
-      observer?(.connected(host: settings.host, port: settings.port))
-      if !readLoop(connection), !signal.isStopRequested {
-        // Closed before gpsd said anything (a dying gpsd's listen backlog accepts and resets):
-        // a failed attempt, not a connection.
-        if signal.wait(seconds: backoff) { break }
-        backoff = min(backoff * 2, max(settings.maximumBackoff, settings.initialBackoff))
-      }
-    }
-    connection.close()
+    postAssembledFix(now: now, emit: emit)
   }
 
-  /// Reads until the connection breaks or a stop is requested; false if gpsd never answered.
-  /// The GPS is `available` from gpsd's first report (its VERSION greeting), not from the TCP
-  /// connection alone.
-  private mutating func readLoop(_ connection: GPSDConnection) -> Bool {
-    var answered = false
-    var socket = [pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0)]
-    while true {
-      // Every report already here (one recv may bring several), then sleep until gpsd writes,
-      // the epoch being assembled is complete, or a stop: no periodic wake-up.
-      do {
-        while let message = try connection.read() {
-          if !answered {
-            answered = true
-            everConnected = true
-            if case .version(let release) = message {
-              post(.available, "connected to gpsd \(release) at \(endpoint)")
-            } else {
-              post(.available, "connected to gpsd at \(endpoint)")
-            }
-          }
-          backoff = max(0.01, settings.initialBackoff)
-          handle(message)
+  /// Reports read together share the stamp of the newest packet (TCP gives one stamp a read).
+  /// A TPV of an earlier epoch in the same batch arrived about as much earlier as its GPS
+  /// time is (a receiver sends one epoch a second), a report between epochs with the epoch
+  /// after it; and nothing in the batch arrived before the previous read emptied the socket.
+  private mutating func placeEarlierEpochs() {
+    guard !batch.isEmpty else { return }
+    if batch.count > 1 {
+      var newestTime: [Double: Double] = [:]  // stamp -> newest GPS time among its TPVs
+      for (message, stamp) in batch {
+        if case .tpv(let snapshot) = message, let time = snapshot.time?.secondsSince1970 {
+          newestTime[stamp] = max(newestTime[stamp] ?? time, time)
         }
-      } catch {
-        postAssembledFix(force: true)
-        observer?(.disconnected(error))
-        if answered {
-          post(.lost, "lost gpsd at \(endpoint) (\(error.message)); reconnecting")
-        } else {
-          post(everConnected ? .lost : .absent, "gpsd at \(endpoint) closed the connection at once; retrying")
-        }
-        return answered
       }
-      postAssembledFix()
-      do {
-        if try signal.poll(&socket, until: epoch.settleDeadline) { return answered }
-      } catch {
-        post(.failing, "cannot wait for gpsd at \(endpoint): \(error)")
-        connection.close()
-        return answered
+      for index in batch.indices {
+        guard case .tpv(let snapshot) = batch[index].message, let time = snapshot.time?.secondsSince1970,
+          let newest = newestTime[batch[index].arrivedAt]
+        else { continue }
+        batch[index].arrivedAt -= min(max(0, newest - time), 60)
+      }
+      for index in batch.indices.dropLast().reversed() {
+        batch[index].arrivedAt = min(batch[index].arrivedAt, batch[index + 1].arrivedAt)
       }
     }
+    for index in batch.indices { batch[index].arrivedAt = max(batch[index].arrivedAt, lastReadAt) }
   }
 
-  private mutating func handle(_ message: GPSDMessage) {
+  private mutating func handle(_ message: GPSDMessage, at arrivedAt: Double, emit: Emit) {
     switch message {
     case .tpv(let snapshot):
       let report = GPSDMapping.report(from: snapshot)
@@ -251,19 +443,19 @@ struct GPSDSourceLoop {
         usable = false
       }
       observer?(.report(snapshot, report, verdict))
-      let now = SystemClocks.monotonic()
       if case .accepted(let fix)? = verdict {
         if receiverClosed {
           receiverClosed = false
-          post(.available, "gpsd at \(endpoint) reports fixes again")
+          post(.available, "gpsd at \(endpoint) reports fixes again", emit: emit, at: arrivedAt)
         }
-        if let finished = epoch.begin(fix, at: now) { sink.post(.reading(.gps(finished))) }
+        let previousAt = epoch.lastAddedAt
+        if let finished = epoch.begin(fix, at: arrivedAt) { emit(.reading(.gps(finished)), previousAt) }
       } else if case .rejected(.repeatedTime)? = verdict, case .fix(let fix) = report {
         // A later report of the epoch being assembled: it may bring the altitude, errors, speed.
-        epoch.merge(fix, at: now)
+        epoch.merge(fix, at: arrivedAt)
       } else if usable == false, lastUsable != false {
-        postAssembledFix(force: true)
-        sink.post(.reading(.gpsNoFix))
+        postAssembledFix(now: arrivedAt, force: true, emit: emit)
+        emit(.reading(.gpsNoFix), arrivedAt)
       }
       if let usable { lastUsable = usable }
     case .device(let report):
@@ -271,10 +463,10 @@ struct GPSDSourceLoop {
       if report.activated == false {
         receiverClosed = true
         lastUsable = nil
-        post(.lost, "gpsd closed the receiver \(report.path ?? "")")
+        post(.lost, "gpsd closed the receiver \(report.path ?? "")", emit: emit, at: arrivedAt)
       } else if report.activated == true, receiverClosed {
         receiverClosed = false
-        post(.available, "gpsd opened the receiver \(report.path ?? "")")
+        post(.available, "gpsd opened the receiver \(report.path ?? "")", emit: emit, at: arrivedAt)
       }
     case .version(let release):
       observer?(.version(release))
@@ -285,15 +477,19 @@ struct GPSDSourceLoop {
     }
   }
 
-  /// Posts the epoch's assembled fix once it is complete (or now, with `force`).
-  private mutating func postAssembledFix(force: Bool = false) {
-    if let fix = epoch.finish(at: SystemClocks.monotonic(), force: force) { sink.post(.reading(.gps(fix))) }
+  /// Hands on the epoch's assembled fix once it is complete (or now, with `force`), as of
+  /// when its last report arrived.
+  private mutating func postAssembledFix(now: Double, force: Bool = false, emit: Emit) {
+    let at = epoch.lastAddedAt
+    if let fix = epoch.finish(at: now, force: force) { emit(.reading(.gps(fix)), min(at, now)) }
   }
 
-  /// Posts the GPS's condition when it changes.
-  private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String) {
+  /// Hands on the GPS's condition when it changes.
+  mutating func post(
+    _ condition: DeviceStatus.Condition, _ detail: String, emit: Emit, at: Double = SystemClocks.monotonic()
+  ) {
     guard condition != lastCondition else { return }
     lastCondition = condition
-    sink.post(.device(DeviceStatus(device: .gps, condition: condition, detail: detail)))
+    emit(.device(DeviceStatus(device: .gps, condition: condition, detail: detail)), at)
   }
 }

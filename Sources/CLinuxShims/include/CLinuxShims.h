@@ -15,6 +15,16 @@ int shim_event_open(void);
 /// Adds 1 to the eventfd's counter (makes it readable); returns 0 or -1 with errno set.
 int shim_event_signal(int fd);
 
+/// SO_TIMESTAMPNS on a socket: the kernel stamps each packet with its arrival on CLOCK_REALTIME,
+/// so a reader that takes its data later still knows when it came. 0 or -1 with errno set.
+int shim_socket_stamp_arrivals(int fd);
+
+/// recvmsg(2) with MSG_DONTWAIT of up to `length` bytes. Returns the bytes read, 0 at the end of
+/// the stream, or -1 with errno set (EAGAIN: nothing waiting). When the kernel stamped the data
+/// (SO_TIMESTAMPNS; for TCP the stamp of the newest packet read), `*arrival` is set to it,
+/// CLOCK_REALTIME seconds; otherwise it is left as it was.
+ssize_t shim_receive_stamped(int fd, void *buffer, size_t length, double *arrival);
+
 /// accept4(2) with SOCK_CLOEXEC.
 int shim_accept_cloexec(int fd);
 

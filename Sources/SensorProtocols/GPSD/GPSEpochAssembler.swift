@@ -13,7 +13,8 @@ public struct GPSEpochAssembler: Sendable, Hashable {
   /// Seconds without a TPV after which the epoch counts as complete.
   public var settle: Double
   private var pending: GPSFix?
-  private var lastAddedAt = 0.0
+  /// When the last TPV of the fix being assembled was added (monotonic seconds).
+  public private(set) var lastAddedAt = 0.0
 
   public init(settle: Double = 0.3) {
     self.settle = settle

@@ -20,6 +20,15 @@ public protocol DeviceSource: AnyObject, Sendable {
   func stop()
 }
 
+/// A device the engine loop reads itself, when it wakes anyway: just before each tick while a
+/// session records, and every few seconds otherwise. Reading it costs no wake-up of its own
+/// (its thread, if it has one, only sets the device up and then sleeps).
+public protocol EngineReadDevice: DeviceSource {
+  /// Takes what has arrived, without blocking: `deliver` gets each input in order, with how
+  /// many seconds before this call it arrived.
+  func read(_ deliver: (EngineInput, _ age: Double) -> Void)
+}
+
 /// The board's clock: the time base every input is stamped with. The real board's is the
 /// kernel's; the simulated board's runs at a chosen speed through a recorded world.
 public protocol BoardClock: Sendable {
