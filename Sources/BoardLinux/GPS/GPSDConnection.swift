@@ -81,6 +81,9 @@ public final class GPSDConnection {
   /// The line handed to `gps_unpack` (which wants it writable and NUL-terminated).
   private var whole: [CChar] = []
 
+  /// The report classes decoded; the rest are only named.
+  static let classesUsed: Set<String> = ["TPV", "VERSION", "DEVICE", "ERROR"]
+
   /// The longest line accepted: gpsd's JSON reports are at most a few KB (a SKY of 60+
   /// satellites); a peer sending more without a newline is not speaking gpsd's protocol.
   public static let maximumLineLength = 65_536
@@ -159,6 +162,12 @@ public final class GPSDConnection {
       for i in 0..<length { buffer[i] = CChar(bitPattern: next.bytes[next.bytes.startIndex + i]) }
       buffer[length] = 0
     }
+    let name = reportClass()
+    if let name, !Self.classesUsed.contains(name) {
+      // A SKY (the largest report of an epoch), WATCH, DEVICES, GST...: nothing here uses
+      // them, so libgps need not decode them.
+      return .other(name)
+    }
     whole.removeAll(keepingCapacity: true)
     whole.append(contentsOf: next.bytes.lazy.map { CChar(bitPattern: $0) })
     whole.append(0)
@@ -173,7 +182,6 @@ public final class GPSDConnection {
     if set & cgps_mask_version() != 0 {
       return .version(String(cString: cgps_version_release(data)))
     }
-    let name = reportClass()
     switch name {
     case "DEVICE":
       // libgps sets no mask bit for `"activated":0`, so the raw line is decoded here.
