@@ -22,6 +22,10 @@ DEPS_STAMP   = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
 SUDO         = $(if $(filter 0,$(shell id -u)),,sudo)
 
 RELEASE_FLAGS = -c release --static-swift-stdlib
+# The release binaries are linked by the toolchain's lld with packed relative relocations
+# (DT_RELR, glibc >= 2.36: bookworm and trixie): the 2 MB of RELA entries a static Swift binary
+# carries, all read at every start, become 16 KB (peak RSS 22.0 -> 20.3 MiB; BENCHMARKS.md).
+LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
@@ -45,7 +49,7 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build $(RELEASE_FLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) $(LINK_FLAGS)
 
 # Records the bundled ride (board/sim/rides, a real Garmin Edge 500 ride) on the simulated
 # board at $(RUN_SPEED)x, shows progress, then the session summary and where the data is.

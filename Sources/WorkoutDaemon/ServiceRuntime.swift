@@ -115,7 +115,7 @@ final class ServiceRuntime {
 
   private var nextTick: Double
   private var lastWatchdogPing = -Double.infinity
-  private var lastStatusLine = ""
+  private var lastStatusLineKey: StatusLineKey?
 
   private var lastBehindWarning = -Double.infinity
   /// Seconds (of board and of host time) the loop catches up tick by tick; beyond that, with
@@ -459,14 +459,20 @@ final class ServiceRuntime {
   }
 
   private func updateStatusLine() {
-    // From the state alone, not `engine.status` (a copy of the whole builder at every step).
-    var line =
-      engine.session.map { "session \($0.id) \($0.state.rawValue)" } ?? "idle: no session"
+    // From the state alone, not `engine.status` (a copy of the whole builder at every step),
+    // and the text made only when it changes.
+    let key = StatusLineKey(session: engine.session?.id, state: engine.session?.state, storageFailing: storageFailing)
+    guard key != lastStatusLineKey else { return }
+    lastStatusLineKey = key
+    var line = engine.session.map { "session \($0.id) \($0.state.rawValue)" } ?? "idle: no session"
     if storageFailing { line += ", storage failing" }
-    if line != lastStatusLine {
-      lastStatusLine = line
-      notifier.notify("STATUS=\(line)")
-    }
+    notifier.notify("STATUS=\(line)")
+  }
+
+  private struct StatusLineKey: Equatable {
+    var session: Int64?
+    var state: SessionState?
+    var storageFailing: Bool
   }
 
   // MARK: - Control
