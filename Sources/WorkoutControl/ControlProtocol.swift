@@ -89,8 +89,11 @@ public struct StatusReport: Codable, Sendable {
   public var seaLevelSource: String?
   /// Relative humidity, %RH, while a BME280 reports it.
   public var humidity: Double?
-  /// "none" (no GPS reports), "searching" or "fix".
+  /// "none" (no GPS reports), "noGPSD", "noReceiver", "searching", "rejecting" or "fix".
   public var gps: GPSCondition
+  /// The same in words, with the reason ("fixes arrive and are refused for 40 s: horizontal
+  /// error 180 m > limit 100 m ..."); absent from an older service.
+  public var gpsDetail: String?
   /// What the status LED shows.
   public var indicator: IndicatorPattern
   /// Points recorded in the live session (handed to the store; see `storage`).
@@ -142,6 +145,7 @@ public struct StatusReport: Codable, Sendable {
     descent = status.descent
     altitude = status.altitude
     gps = status.gps
+    gpsDetail = status.gpsDetail
     indicator = status.indicator
     pressure = status.pressure
     seaLevelPressure = status.seaLevelPressure

@@ -175,7 +175,7 @@ struct Status: ParsableCommand {
     } else {
       lines.append("no session yet (\(status.state.rawValue))")
     }
-    lines.append("gps \(status.gps.rawValue), LED \(status.indicator.rawValue)")
+    lines.append("GPS: \(Format.gps(status.gps, detail: status.gpsDetail)); LED \(status.indicator.rawValue)")
     lines.append(
       "board \(status.board)"
         + (status.devices.isEmpty
@@ -341,6 +341,21 @@ struct Show: ParsableCommand {
 }
 
 enum Format {
+  /// The GPS's condition in a rider's words, with the service's reason.
+  static func gps(_ condition: GPSCondition, detail: String?) -> String {
+    let words =
+      switch condition {
+      case .none: "none reported"
+      case .noGPSD: "NO GPSD"
+      case .noReceiver: "NO RECEIVER (gpsd is up)"
+      case .searching: "searching for a fix"
+      case .rejecting: "FIXES REFUSED"
+      case .fix: "fix"
+      }
+    guard let detail, condition != .fix, condition != .searching, condition != .none else { return words }
+    return "\(words): \(detail)"
+  }
+
   static func duration(_ seconds: Double) -> String {
     let total = Int(seconds.rounded())
     return String(format: "%d:%02d:%02d", total / 3600, (total % 3600) / 60, total % 60)

@@ -35,6 +35,9 @@ extension GPSDLive {
         gpsdWaitUntil(timeout: 30) { recorder.fixes.count >= 5 },
         "\(fake.stderr) \(recorder.statuses) \(recorder.all.suffix(5))")
       #expect(recorder.statuses.map(\.condition) == [.absent, .available])
+      // The receiver behind it: gpsfake adds it after gpsd greets (so at first there may be
+      // none), and it is open by the time fixes flow.
+      #expect(recorder.receiverStatuses.last?.condition == .available, "\(recorder.receiverStatuses)")
 
       // 3. gpsd is killed mid-stream: the GPS is lost, said once; the source retries.
       let before = recorder.fixes.count

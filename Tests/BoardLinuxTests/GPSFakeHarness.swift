@@ -44,8 +44,19 @@ final class GPSDRecorder: InputSink, Sendable {
     inputs.compactMap { if case .reading(.gps(let fix)) = $0 { fix } else { nil } }
   }
 
+  /// The GPS's (gpsd's) conditions as posted.
   var statuses: [DeviceStatus] {
-    inputs.compactMap { if case .device(let status) = $0 { status } else { nil } }
+    inputs.compactMap { if case .device(let status) = $0, status.device == .gps { status } else { nil } }
+  }
+
+  /// The receiver's conditions (behind gpsd) as posted.
+  var receiverStatuses: [DeviceStatus] {
+    inputs.compactMap { if case .device(let status) = $0, status.device == .gpsReceiver { status } else { nil } }
+  }
+
+  /// The refusals posted (one an epoch while fixes are refused).
+  var rejections: [FixRejection] {
+    inputs.compactMap { if case .reading(.gpsRejected(let reason)) = $0 { reason } else { nil } }
   }
 
   /// The TPVs the source read, as libgps gave them.
@@ -160,4 +171,112 @@ func gpsdReplay(
   source.stop()
   if !ended { fake.terminate() }
   return (recorder, fake.referenceTPVs(), fake)
+}
+
+/// Something on gpsd's port that is not a working gpsd: it accepts connections and then says
+/// nothing, sends random bytes, or sends a greeting line and then the given lines in turn, one
+/// every `interval` seconds, for as long as it runs.
+final class FakeGPSDPeer: @unchecked Sendable {
+  enum Behaviour: Sendable {
+    case silent
+    case randomBytes
+    case lines(greeting: String, repeating: [String])
+  }
+
+  private final class Shared: @unchecked Sendable {
+    let running = Atomic<Bool>(true)
+    let clients = Mutex<[Int32]>([])
+  }
+
+  let port: Int
+  private let listener: Int32
+  private let shared = Shared()
+
+  init(port: Int, behaviour: Behaviour, interval: Double = 0.05) throws {
+    self.port = port
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    listener = fd
+    var yes: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0, listen(fd, 8) == 0 else {
+      let code = errno
+      close(fd)
+      throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EADDRINUSE)
+    }
+    let shared = self.shared
+    let thread = Thread {
+      var lineIndex = 0
+      while shared.running.load(ordering: .relaxed) {
+        var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        if poll(&ready, 1, Int32(interval * 1000)) > 0 {
+          let client = accept(fd, nil, nil)
+          if client >= 0 {
+            shared.clients.withLock { $0.append(client) }
+            if case .lines(let greeting, _) = behaviour { _ = Self.send(greeting + "\n", to: client) }
+          }
+        }
+        for client in shared.clients.withLock({ $0 }) {
+          switch behaviour {
+          case .silent:
+            break
+          case .randomBytes:
+            let bytes = (0..<64).map { _ in UInt8.random(in: 0...255) }
+            _ = bytes.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+          case .lines(_, let repeating):
+            guard !repeating.isEmpty else { break }
+            _ = Self.send(repeating[lineIndex % repeating.count] + "\n", to: client)
+          }
+        }
+        lineIndex += 1
+      }
+    }
+    thread.start()
+  }
+
+  private static func send(_ text: String, to client: Int32) -> Int {
+    Array(text.utf8).withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+  }
+
+  /// Stops accepting and closes every connection.
+  func stop() {
+    guard shared.running.exchange(false, ordering: .relaxed) else { return }
+    usleep(200_000)
+    close(listener)
+    for client in shared.clients.withLock({ $0 }) { close(client) }
+  }
+
+  deinit { stop() }
+}
+
+/// A thread standing in for the engine loop: reads a `.byEngine` source every `interval` s.
+final class EngineReader: @unchecked Sendable {
+  private final class Flag: @unchecked Sendable {
+    let running = Atomic<Bool>(true)
+  }
+
+  private let flag = Flag()
+
+  init(_ source: GPSDSource, into recorder: GPSDRecorder, every interval: Double = 0.5) {
+    let flag = self.flag
+    let thread = Thread {
+      while flag.running.load(ordering: .relaxed) {
+        Thread.sleep(forTimeInterval: interval)
+        let now = gpsdMonotonicNow()
+        source.read { input, age in recorder.post(input, arrivedAt: now - age) }
+      }
+    }
+    thread.start()
+  }
+
+  func stop() {
+    flag.running.store(false, ordering: .relaxed)
+    Thread.sleep(forTimeInterval: 0.6)
+  }
 }

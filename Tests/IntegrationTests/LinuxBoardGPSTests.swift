@@ -12,7 +12,7 @@ struct LinuxBoardGPSTests {
   /// A moving boat on the IJsselmeer (B&G Zeus2, 10 Hz, 3D fixes), replayed over and over.
   static let capture = "bundg_zeus_9.log"
 
-  func configuration(port: Int, in dir: ServiceDirectory) throws -> String {
+  func configuration(port: Int, in dir: ServiceDirectory, limit: Int = 100) throws -> String {
     let path = dir.path + "/workoutd.toml"
     try """
     [service]
@@ -24,7 +24,7 @@ struct LinuxBoardGPSTests {
     [gps]
     host = "127.0.0.1"
     port = \(port)
-    max_horizontal_error = 100
+    max_horizontal_error = \(limit)
     """.write(toFile: path, atomically: true, encoding: .utf8)
     return path
   }
@@ -89,7 +89,7 @@ struct LinuxBoardGPSTests {
     // fix to count as lost (5 s).
     #expect(gpsd.killGPSD())
     gpsd.terminate()
-    try waitFor("the loss to be noticed", timeout: 30) { try service.status().gps == .searching }
+    try waitFor("the loss to be noticed", timeout: 30) { try service.status().gps == .noGPSD }
     #expect(try service.status().devices["gps"]?.hasPrefix("lost") == true)
     #expect(try service.status().state == .running, "the session goes on without GPS")
     let pointsWithoutGPS = try service.status().points
@@ -118,4 +118,101 @@ struct LinuxBoardGPSTests {
     #expect(points.contains { $0.lat == nil }, "the seconds without GPS have no position")
     #expect(points.last?.lat != nil)
   }
+
+  @Test func fixesRefusedForTheirErrorAreSaidInStatusEventAndLEDAndARaisedLimitTakesThem() throws {
+    let dir = ServiceDirectory()
+    let port = GPSFake.freePort()
+    let gpsd = try GPSFake(capture: Self.capture, port: port, singleShot: false, cycle: 0.02)
+    defer { gpsd.terminate() }
+    // The boat's fixes report errors of metres: a 1 m limit refuses every one.
+    var service = try ServiceProcess(dir, arguments: ["--config", try configuration(port: port, in: dir, limit: 1)])
+    try service.waitUntilReady()
+    try waitFor("fixes to be refused", timeout: 60) { try service.status().gps == .rejecting }
+    let early = try service.status()
+    #expect(early.gpsDetail?.contains("> limit 1 m") == true, "\(early.gpsDetail ?? "")")
+    #expect(early.gpsDetail?.contains("max_horizontal_error") == true)
+    #expect(early.indicator == .waitingForFix, "not a fault in the first seconds")
+    try waitFor("the refusal to count as a fault", timeout: 30) { try service.status().indicator == .fault }
+    let words = try ctl(["status"], dir).output
+    #expect(words.contains("GPS: FIXES REFUSED: fixes arrive and are refused"), "\(words)")
+    let json = try ctl(["status", "--json"], dir).output
+    #expect(json.contains(#""gps" : "rejecting""#) || json.contains(#""gps":"rejecting""#), "\(json)")
+    service.signal(SIGTERM)
+    #expect(try service.waitForExit() == 0)
+    let events = try WorkoutStore.openForReading(at: dir.database).events(sessionID: nil)
+    let refused = try #require(
+      events.first { $0.kind == "deviceFailing" && $0.detail?.contains("refusing fixes") == true })
+    #expect(refused.detail?.contains("limit 1 m") == true)
+    #expect(events.filter { $0.detail?.contains("refusing fixes") == true }.count == 1, "said once")
+
+    // The limit raised in the configuration: the same fixes count.
+    service = try ServiceProcess(dir, arguments: ["--config", try configuration(port: port, in: dir, limit: 100)])
+    try service.waitUntilReady()
+    try waitFor("a fix", timeout: 60) { try service.status().gps == .fix }
+    #expect(try service.status().indicator != .fault)
+    service.signal(SIGTERM)
+    #expect(try service.waitForExit() == 0)
+  }
+
+  @Test func aPortThatNeverSpeaksIsAFaultWithin10SecondsAndARealGPSDLaterClearsIt() throws {
+    let dir = ServiceDirectory()
+    let port = GPSFake.freePort()
+    let silent = try FakeTCPListener(port: port)
+    let service = try ServiceProcess(dir, arguments: ["--config", try configuration(port: port, in: dir)])
+    try service.waitUntilReady()
+    let ready = Date()
+    try waitFor("the silent port to be a fault", timeout: 10) { try service.status().gps == .noGPSD }
+    #expect(Date().timeIntervalSince(ready) < 10)
+    let status = try service.status()
+    #expect(
+      status.devices["gps"]?.hasPrefix("failing: no answer from gpsd at 127.0.0.1:\(port)") == true, "\(status.devices)"
+    )
+    #expect(status.indicator == .fault)
+    silent.close()
+    let gpsd = try GPSFake(capture: Self.capture, port: port, singleShot: false, cycle: 0.02)
+    defer { gpsd.terminate() }
+    // Up to the 30 s backoff, plus gpsfake starting on a loaded machine.
+    try waitFor("gpsd there to clear it", timeout: 90) { try service.status().gps == .fix }
+    #expect(try service.status().indicator != .fault)
+    service.signal(SIGTERM)
+    #expect(try service.waitForExit() == 0)
+    let events = try WorkoutStore.openForReading(at: dir.database).events(sessionID: nil)
+    #expect(events.contains { $0.kind == "deviceFailing" && $0.detail?.contains("no answer from gpsd") == true })
+    #expect(
+      events.last { $0.kind == "deviceAvailable" && $0.detail?.hasPrefix("gps: connected to gpsd") == true } != nil)
+  }
+}
+
+/// A TCP port that accepts connections and never says anything (the kernel completes the
+/// handshake from the listen backlog; nothing is ever read or written).
+final class FakeTCPListener {
+  private var fd: Int32
+
+  init(port: Int) throws {
+    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var yes: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let descriptor = fd
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard bound == 0, listen(fd, 16) == 0 else {
+      let code = errno
+      Glibc.close(fd)
+      throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EADDRINUSE)
+    }
+  }
+
+  func close() {
+    if fd >= 0 { Glibc.close(fd) }
+    fd = -1
+  }
+
+  deinit { close() }
 }

@@ -40,6 +40,8 @@ public enum GPSDMessage: Sendable {
   case version(String)
   /// A DEVICE report: gpsd opened (`activated` true) or closed (false) a receiver.
   case device(GPSDJSON.DeviceReport)
+  /// A DEVICES report (sent after WATCH): how many receivers gpsd has open.
+  case devices(count: Int)
   /// gpsd's ERROR report.
   case error(String)
   /// Another class (SKY, WATCH, DEVICES, GST, ...), named when the line says.
@@ -82,7 +84,19 @@ public final class GPSDConnection {
   private var whole: [CChar] = []
 
   /// The report classes decoded; the rest are only named.
-  static let classesUsed: Set<String> = ["TPV", "VERSION", "DEVICE", "ERROR"]
+  static let classesUsed: Set<String> = ["TPV", "VERSION", "DEVICE", "DEVICES", "ERROR"]
+  /// Bytes received on this connection (to tell a silent peer from one that sends garbage).
+  public private(set) var bytesReceived = 0
+
+  /// The start of the line `read()` last returned, printable, for messages about a peer that
+  /// is not gpsd.
+  public var lastLineStart: String {
+    let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    let shown = text.prefix(40).map {
+      $0.isASCII && ($0.isLetter || $0.isNumber || $0.isPunctuation || $0 == " " || $0.isSymbol) ? String($0) : "?"
+    }
+    return shown.joined() + (text.count > 40 ? "…" : "")
+  }
 
   /// The longest line accepted: gpsd's JSON reports are at most a few KB (a SKY of 60+
   /// satellites); a peer sending more without a newline is not speaking gpsd's protocol.
@@ -123,6 +137,7 @@ public final class GPSDConnection {
     completeLines.removeAll()
     completeHead = 0
     lastArrival = nil
+    bytesReceived = 0
     let fd = cgps_fd(data)
     if fd >= 0 {
       let flags = fcntl(fd, F_GETFL)
@@ -188,6 +203,10 @@ public final class GPSDConnection {
       let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
       if let report = GPSDJSON.device(from: text) { return .device(report) }
       return .other(name)
+    case "DEVICES":
+      // Each open receiver is one DEVICE object in the list (gpsd_json(5)).
+      let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+      return .devices(count: max(0, text.components(separatedBy: "{\"class\":\"DEVICE\"").count - 1))
     case "ERROR":
       let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
       if let members = GPSDJSON.members(of: text),
@@ -228,6 +247,7 @@ public final class GPSDConnection {
         throw GPSDError(operation: .read, code: 0, message: "connection closed by gpsd")
       }
       if !arrival.isFinite { arrival = SystemClocks.wall() }
+      bytesReceived += got
       let start = received.count
       received.append(contentsOf: chunk[0..<got])
       for index in start..<received.count where received[index] == 10 {
@@ -247,6 +267,12 @@ public final class GPSDConnection {
     if bytes.last == 13 { bytes = bytes.dropLast() }
     receivedHead = end
     return (bytes, arrival)
+  }
+
+  /// Closes without a word to the peer (it is not gpsd, or not answering): nothing is
+  /// written, so a peer that has gone raises no SIGPIPE on any thread.
+  public func abandon() {
+    close(saying: false)
   }
 
   /// `gps_stream(WATCH_DISABLE)` then `gps_close`; harmless when not open.

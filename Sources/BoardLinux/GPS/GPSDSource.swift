@@ -20,16 +20,20 @@ public struct GPSDSourceSettings: Sendable, Hashable {
   /// `maximumBackoff`, and starts again from here once a report has been read.
   public var initialBackoff: Double
   public var maximumBackoff: Double
+  /// Seconds a new connection has to bring gpsd's VERSION greeting (gpsd sends it at once)
+  /// before the peer counts as not answering.
+  public var greetingTimeout: Double
 
   public init(
     host: String = "localhost", port: Int = 2947, quality: FixQualitySettings = FixQualitySettings(),
-    initialBackoff: Double = 1, maximumBackoff: Double = 30
+    initialBackoff: Double = 1, maximumBackoff: Double = 30, greetingTimeout: Double = 5
   ) {
     self.host = host
     self.port = port
     self.quality = quality
     self.initialBackoff = initialBackoff
     self.maximumBackoff = maximumBackoff
+    self.greetingTimeout = greetingTimeout
   }
 }
 
@@ -246,7 +250,7 @@ struct GPSDSourceThread {
     while true {
       let (open, answered, deadline) = shared.withLoop { loop in
         loop.readAvailable(now: SystemClocks.monotonic(), wallNow: SystemClocks.wall(), emit: postNow)
-        return (loop.isConnected, loop.answered, loop.settleDeadline)
+        return (loop.isConnected, loop.answered, loop.nextDeadline)
       }
       guard open else { return answered }
       do {
@@ -292,15 +296,22 @@ struct GPSDSourceLoop {
   /// Merges the TPVs of one epoch into one fix.
   private var epoch = GPSEpochAssembler()
   private var lastCondition: DeviceStatus.Condition?
-  /// Whether the last report was usable; nil at the start of a connection.
-  private var lastUsable: Bool?
-  private var receiverClosed = false
+  /// What the last TPV was (nil at the start of a connection or after the receiver closed):
+  /// `gpsNoFix` is posted when the reports turn to no fix, `gpsRejected` once an epoch.
+  private enum ReportKind { case usable, rejected, noFix }
+  private var lastKind: ReportKind?
+  private var lastRejectedTime: Double?
+  /// The receiver's condition as last posted (`DeviceKind.gpsReceiver`).
+  private var lastReceiver: DeviceStatus.Condition?
   private var everConnected = false
   private(set) var backoff: Double
   /// The open connection, nil between connections.
   private var connection: GPSDConnection?
-  /// Whether gpsd said anything on this connection.
+  /// Whether gpsd greeted on this connection (its VERSION came first), and when.
   private(set) var answered = false
+  private var answeredAt: Double?
+  /// When this connection was opened (the greeting is due within `greetingTimeout`).
+  private var connectedAt = 0.0
   private var batch: [(message: GPSDMessage, arrivedAt: Double)] = []
   /// When the socket was last read to the end (or connected): nothing read later arrived before.
   private var lastReadAt = -Double.infinity
@@ -320,10 +331,11 @@ struct GPSDSourceLoop {
   /// A connection was opened: a fresh start for what is per connection.
   mutating func attach(_ connection: GPSDConnection) {
     self.connection = connection
-    receiverClosed = false
-    lastUsable = nil
+    lastKind = nil
     answered = false
+    answeredAt = nil
     lastReadAt = SystemClocks.monotonic()
+    connectedAt = lastReadAt
     filter.reset()
     observer?(.connected(host: settings.host, port: settings.port))
   }
@@ -353,31 +365,46 @@ struct GPSDSourceLoop {
   }
 
   /// Reads every report that has arrived and hands on what it means; if the connection
-  /// breaks, reports it and drops the connection (`isConnected` false). The GPS is `available`
-  /// from gpsd's first report (its VERSION greeting), not from the TCP connection alone.
+  /// breaks, reports it and drops the connection (`isConnected` false).
+  ///
+  /// The GPS is `available` from gpsd's VERSION greeting, which gpsd sends first on every
+  /// connection, not from the TCP connection alone. A peer whose first line is something else
+  /// is not gpsd; one that sends no greeting within `greetingTimeout` seconds (silence, or bytes
+  /// with no line end) does not answer as gpsd. Either is a `failing` GPS with a message naming
+  /// the endpoint and what happened, and the connection is dropped and retried with backoff.
   mutating func readAvailable(now: Double, wallNow: Double, emit: Emit) {
     guard let connection, connection.isOpen else { return }
     var failure: GPSDError?
+    var notGreeting: String?
     batch.removeAll(keepingCapacity: true)
     do {
       while let message = try connection.read() {
+        if !answered, batch.isEmpty {
+          guard case .version = message else {
+            notGreeting = connection.lastLineStart
+            break
+          }
+        }
         // The kernel stamped it on CLOCK_REALTIME; its age places it on CLOCK_MONOTONIC.
         let age = max(0, min(wallNow - (connection.lastArrival ?? wallNow), 60))
         batch.append((message, now - age))
+        if !answered { answered = true }
       }
     } catch {
       failure = error
     }
+    if let notGreeting {
+      refuse("not gpsd at \(endpoint): its first line was not gpsd's VERSION greeting (\"\(notGreeting)\")", emit: emit)
+      return
+    }
     placeEarlierEpochs()
     lastReadAt = now
-    for (message, arrivedAt) in batch {
-      if !answered {
-        answered = true
+    for (index, (message, arrivedAt)) in batch.enumerated() {
+      if index == 0, answeredAt == nil {
+        answeredAt = arrivedAt
         everConnected = true
         if case .version(let release) = message {
           post(.available, "connected to gpsd \(release) at \(endpoint)", emit: emit, at: arrivedAt)
-        } else {
-          post(.available, "connected to gpsd at \(endpoint)", emit: emit, at: arrivedAt)
         }
       }
       backoff = max(0.01, settings.initialBackoff)
@@ -388,14 +415,41 @@ struct GPSDSourceLoop {
       observer?(.disconnected(failure))
       if answered {
         post(.lost, "lost gpsd at \(endpoint) (\(failure.message)); reconnecting", emit: emit)
+      } else if failure.code == EMSGSIZE {
+        post(.failing, "not gpsd at \(endpoint): \(failure.message); retrying", emit: emit)
       } else {
         post(
-          everConnected ? .lost : .absent, "gpsd at \(endpoint) closed the connection at once; retrying", emit: emit)
+          everConnected ? .lost : .absent,
+          "gpsd at \(endpoint) closed the connection before its greeting; retrying", emit: emit)
       }
       self.connection = nil
       return
     }
+    if !answered, now >= connectedAt + settings.greetingTimeout {
+      let received = connection.bytesReceived
+      refuse(
+        received == 0
+          ? "no answer from gpsd at \(endpoint): the port accepts connections but nothing was said in \(formatSeconds(settings.greetingTimeout)) (is gpsd hung, or another service on that port?)"
+          : "not gpsd at \(endpoint): \(received) bytes in \(formatSeconds(settings.greetingTimeout)) and no VERSION greeting",
+        emit: emit)
+      return
+    }
     postAssembledFix(now: now, emit: emit)
+  }
+
+  /// When the loop must look again even if nothing arrives: the epoch's settling, and the end
+  /// of the wait for gpsd's greeting.
+  var nextDeadline: Double? {
+    [epoch.settleDeadline, answered || connection == nil ? nil : connectedAt + settings.greetingTimeout]
+      .compactMap { $0 }.min()
+  }
+
+  /// The peer is not (or not yet) gpsd: say so once, drop the connection, retry with backoff.
+  private mutating func refuse(_ detail: String, emit: Emit) {
+    post(.failing, detail + "; retrying", emit: emit)
+    observer?(.disconnected(GPSDError(operation: .read, code: 0, message: detail)))
+    connection?.abandon()
+    connection = nil
   }
 
   /// Reports read together share the stamp of the newest packet (TCP gives one stamp a read).
@@ -429,44 +483,54 @@ struct GPSDSourceLoop {
     case .tpv(let snapshot):
       let report = GPSDMapping.report(from: snapshot)
       var verdict: FixVerdict?
-      var usable: Bool?
       switch report {
-      case .fix(let fix):
-        let v = filter.evaluate(fix)
-        verdict = v
-        switch v {
-        case .accepted: usable = true
-        case .rejected(.repeatedTime): usable = nil  // the epoch was already posted
-        case .rejected: usable = false
-        }
-      case .noFix:
-        usable = false
+      case .fix(let fix): verdict = filter.evaluate(fix)
+      case .noFix: verdict = nil
       }
       observer?(.report(snapshot, report, verdict))
-      if case .accepted(let fix)? = verdict {
-        if receiverClosed {
-          receiverClosed = false
-          post(.available, "gpsd at \(endpoint) reports fixes again", emit: emit, at: arrivedAt)
+      switch (report, verdict) {
+      case (_, .accepted(let fix)?):
+        if lastReceiver != .available {
+          postReceiver(.available, "gpsd reports fixes from its receiver", emit: emit, at: arrivedAt)
         }
         let previousAt = epoch.lastAddedAt
         if let finished = epoch.begin(fix, at: arrivedAt) { emit(.reading(.gps(finished)), previousAt) }
-      } else if case .rejected(.repeatedTime)? = verdict, case .fix(let fix) = report {
+        lastKind = .usable
+      case (.fix(let fix), .rejected(.repeatedTime)?):
         // A later report of the epoch being assembled: it may bring the altitude, errors, speed.
         epoch.merge(fix, at: arrivedAt)
-      } else if usable == false, lastUsable != false {
-        postAssembledFix(now: arrivedAt, force: true, emit: emit)
-        emit(.reading(.gpsNoFix), arrivedAt)
+      case (_, .rejected(let reason)?):
+        // One `gpsRejected` an epoch, so the engine knows fixes arrive and why they are refused.
+        if lastKind == .usable { postAssembledFix(now: arrivedAt, force: true, emit: emit) }
+        let time = snapshot.time?.secondsSince1970
+        if lastKind != .rejected || (time != nil && time != lastRejectedTime) {
+          emit(.reading(.gpsRejected(reason)), arrivedAt)
+        }
+        lastRejectedTime = time
+        lastKind = .rejected
+      case (_, nil):
+        if lastKind != .noFix {
+          postAssembledFix(now: arrivedAt, force: true, emit: emit)
+          emit(.reading(.gpsNoFix), arrivedAt)
+        }
+        lastKind = .noFix
       }
-      if let usable { lastUsable = usable }
     case .device(let report):
       observer?(.receiver(report))
       if report.activated == false {
-        receiverClosed = true
-        lastUsable = nil
-        post(.lost, "gpsd closed the receiver \(report.path ?? "")", emit: emit, at: arrivedAt)
-      } else if report.activated == true, receiverClosed {
-        receiverClosed = false
-        post(.available, "gpsd opened the receiver \(report.path ?? "")", emit: emit, at: arrivedAt)
+        lastKind = nil
+        postReceiver(.lost, "gpsd closed the receiver \(report.path ?? "")", emit: emit, at: arrivedAt)
+      } else if report.activated == true {
+        postReceiver(.available, "gpsd opened the receiver \(report.path ?? "")", emit: emit, at: arrivedAt)
+      }
+    case .devices(let count):
+      if count == 0 {
+        postReceiver(
+          lastReceiver == .available ? .lost : .absent,
+          "gpsd at \(endpoint) has no receiver open (check its device list: /etc/default/gpsd DEVICES, or gpsdctl add)",
+          emit: emit, at: arrivedAt)
+      } else {
+        postReceiver(.available, "gpsd has \(count) receiver\(count == 1 ? "" : "s") open", emit: emit, at: arrivedAt)
       }
     case .version(let release):
       observer?(.version(release))
@@ -475,6 +539,15 @@ struct GPSDSourceLoop {
     case .other:
       break
     }
+  }
+
+  /// The receiver's condition, when it changes.
+  private mutating func postReceiver(
+    _ condition: DeviceStatus.Condition, _ detail: String, emit: Emit, at: Double
+  ) {
+    guard condition != lastReceiver else { return }
+    lastReceiver = condition
+    emit(.device(DeviceStatus(device: .gpsReceiver, condition: condition, detail: detail)), at)
   }
 
   /// Hands on the epoch's assembled fix once it is complete (or now, with `force`), as of

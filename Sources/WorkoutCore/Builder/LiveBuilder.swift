@@ -102,7 +102,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
       count(elevation.fix(fix, at: t), in: state)
       totals.distance += update.distanceAdded
       lapTotals.distance += update.distanceAdded
-    case .gpsNoFix:
+    case .gpsNoFix, .gpsRejected:
       latest.speed = nil
     case .heartRate(let bpm):
       latest.heartRate = bpm

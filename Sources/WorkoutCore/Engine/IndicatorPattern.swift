@@ -65,10 +65,10 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
     if fault { return .fault }
     switch state {
     case .stopped: return .saving
-    case .prepared: return gps == .searching ? .waitingForFix : .countdown
+    case .prepared: return gps.isWaiting ? .waitingForFix : .countdown
     case .running: return .running
     case .paused: return .paused
-    case .notStarted, .ended: return gps == .searching ? .waitingForFix : .off
+    case .notStarted, .ended: return gps.isWaiting ? .waitingForFix : .off
     }
   }
 }
@@ -77,9 +77,18 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
 public enum GPSCondition: String, Sendable, Hashable, Codable {
   /// No GPS has reported: there may be none (an indoor trainer).
   case none
+  /// gpsd cannot be reached, does not answer, or is not gpsd.
+  case noGPSD
+  /// gpsd answers but has no receiver open.
+  case noReceiver
   /// A GPS is there and has no fix.
   case searching
+  /// The receiver reports fixes, and they are refused (too large an error, 0°/0°).
+  case rejecting
   case fix
+
+  /// Whether the LED waits for a fix: there is a GPS of some kind, and no fix.
+  public var isWaiting: Bool { self != .none && self != .fix }
 }
 
 /// What the optional buzzer sounds: a short chirp for each thing the rider did or the system did

@@ -10,6 +10,8 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   public var seaLevelPressure: Double?
   /// Seconds without an accepted fix after which the fix counts as lost.
   public var fixLostAfter: Double = 5
+  /// When refused fixes and flapping devices are reported.
+  public var deviceWatch = DeviceWatchSettings()
 
   public init(
     activity: ActivityType = .cycling, countdown: Double = 3,
@@ -49,6 +51,9 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   /// Barometric altitude if a barometer reports, else GPS altitude.
   public var altitude: Double?
   public var gps: GPSCondition = .none
+  /// The GPS's condition in words, with its reason ("fixes arrive and are refused for 40 s:
+  /// horizontal error 180 m > limit 100 m ...").
+  public var gpsDetail: String?
   public var indicator: IndicatorPattern = .off
   /// The latest barometer reading while it is current, Pa, and the sea-level pressure its
   /// altitude is computed with ("standard" until calibrated, "gps" or "configured").
@@ -76,15 +81,16 @@ public struct SessionEngine: Sendable {
   public private(set) var fixMonitor = FixMonitor()
   /// What the GPS has said lately, for the LED and status.
   public var gps: GPSCondition {
-    switch fixMonitor.state {
-    case .fixed: .fix
-    case .lost: .searching
-    case .awaitingFirstFix: gpsPresent ? .searching : .none
+    if case .fixed = fixMonitor.state {
+      return watch.gpsCondition(hasFix: true, gpsPresent: gpsPresent)
     }
+    return watch.gpsCondition(hasFix: false, gpsPresent: gpsPresent)
   }
-  /// Devices that are absent, lost or failing, and whether the store refuses writes: the LED
-  /// shows a fault while either is so.
-  public private(set) var faultyDevices: Set<DeviceKind> = []
+  /// The devices' conditions, refused GPS fixes and flapping devices (`DeviceWatch`).
+  public private(set) var watch: DeviceWatch
+  /// Devices that are absent, lost, failing or unstable (or a GPS whose fixes are refused):
+  /// with a store that refuses writes, what makes the LED show a fault.
+  public var faultyDevices: Set<DeviceKind> { watch.faultyDevices }
   public private(set) var storageFailing = false
   /// The pattern last sent to the LED.
   public private(set) var indicator = IndicatorPattern.off
@@ -101,6 +107,7 @@ public struct SessionEngine: Sendable {
     self.settings = settings
     self.nextSessionID = nextSessionID
     fixMonitor = FixMonitor(settings: FixMonitorSettings(lostAfter: settings.fixLostAfter))
+    watch = DeviceWatch(settings: settings.deviceWatch)
   }
 
   /// Carries on a session that was not ended when the service stopped (a crash, a watchdog
@@ -159,7 +166,7 @@ public struct SessionEngine: Sendable {
     guard let session else {
       return EngineStatus(
         state: .notStarted, pausedBySystem: false, elapsed: 0, timer: 0, distance: 0, points: 0, gps: gps,
-        indicator: indicator)
+        gpsDetail: watch.gpsDetail(gps, now: now.monotonic), indicator: indicator)
     }
     // Timer and elapsed as of now: the engine has no tick while paused or idle.
     var builder = session.builder
@@ -185,6 +192,7 @@ public struct SessionEngine: Sendable {
       builder.elevation.source(at: now.monotonic) == .barometer
       ? builder.elevation.barometricAltitude : builder.latest.fix?.altitude
     status.gps = gps
+    status.gpsDetail = watch.gpsDetail(gps, now: now.monotonic)
     status.indicator = indicator
     if builder.elevation.source(at: now.monotonic) == .barometer {
       status.pressure = builder.elevation.pressure
@@ -210,6 +218,7 @@ public struct SessionEngine: Sendable {
       session?.lastMoment = now
     }
     var changed = false
+    note(watch.advance(to: now.monotonic), at: now, into: &step)
     switch input {
     case .tick:
       noteFixChanges(fixMonitor.advance(to: now.monotonic).map { [$0] } ?? [], at: now, into: &step)
@@ -236,16 +245,8 @@ public struct SessionEngine: Sendable {
     case .clockCorrected(let correction):
       changed = correctClock(correction, at: now, into: &step)
     case .device(let status):
-      if status.device == .gps { gpsPresent = true }
-      if status.condition == .available {
-        faultyDevices.remove(status.device)
-      } else {
-        faultyDevices.insert(status.device)
-      }
-
-      record(deviceEvent(for: status, at: now), into: &step)
-      let level: LogLevel = status.condition == .available ? .info : .warning
-      step.commands.append(.log(level, "\(status.device.rawValue) \(status.condition.rawValue): \(status.detail)"))
+      if status.device == .gps || status.device == .gpsReceiver { gpsPresent = true }
+      note(watch.deviceReported(status, at: now.monotonic), at: now, into: &step)
     case .lowBattery:
       changed = apply(.lowBattery, at: now, into: &step)
     case .sessionFinalized(let id):
@@ -264,7 +265,7 @@ public struct SessionEngine: Sendable {
       step.commands.append(.saveSnapshot(session))
       pointsAtCheckpoint = session.builder.pointCount
     }
-    let pattern = IndicatorPattern.choose(state: state, gps: gps, fault: storageFailing || !faultyDevices.isEmpty)
+    let pattern = IndicatorPattern.choose(state: state, gps: gps, fault: storageFailing || watch.hasFault)
     if pattern != indicator {
       if pattern == .fault { step.commands.append(.chirp(.alarm)) }
       indicator = pattern
@@ -277,12 +278,7 @@ public struct SessionEngine: Sendable {
   /// countdown, and the moment the GPS fix counts as lost if no fix comes. Derived from the
   /// state, so a runtime that sleeps until it (or the next input) misses nothing.
   public var nextDeadline: Double? {
-    switch (session?.countdownDeadline, fixMonitor.deadline) {
-    case (let a?, let b?): min(a, b)
-    case (let a?, nil): a
-    case (nil, let b?): b
-    case (nil, nil): nil
-    }
+    [session?.countdownDeadline, fixMonitor.deadline, watch.deadline].compactMap { $0 }.min()
   }
 
   /// Whether the engine needs its 1 Hz `tick`: only while a session is running (a point a
@@ -310,7 +306,9 @@ public struct SessionEngine: Sendable {
 
   private mutating func observe(_ reading: SensorReading, at now: Moment, into step: inout EngineStep) -> Bool {
     switch reading {
-    case .gps, .gpsNoFix: gpsPresent = true
+    case .gps, .gpsNoFix, .gpsRejected:
+      gpsPresent = true
+      note(watch.readingArrived(reading, at: now.monotonic), at: now, into: &step)
     default: break
     }
     noteFixChanges(fixMonitor.observe(reading, at: now.monotonic), at: now, into: &step)
@@ -493,15 +491,12 @@ public struct SessionEngine: Sendable {
     return changed
   }
 
-  private func deviceEvent(for status: DeviceStatus, at now: Moment) -> SessionEvent {
-    let kind: SessionEvent.Kind =
-      switch status.condition {
-      case .absent: .deviceAbsent
-      case .available: .deviceAvailable
-      case .lost: .deviceLost
-      case .failing: .deviceFailing
-      }
-    return SessionEvent(kind: kind, moment: now, detail: "\(status.device.rawValue): \(status.detail)")
+  /// Records what the device watch noticed: an event each, and its log line.
+  private mutating func note(_ notices: [DeviceWatch.Notice], at now: Moment, into step: inout EngineStep) {
+    for notice in notices {
+      record(SessionEvent(kind: notice.kind, moment: now, detail: notice.eventDetail, value: notice.value), into: &step)
+      step.commands.append(.log(notice.level, notice.logLine))
+    }
   }
 
   private func source(of signal: SessionSignal) -> RequestSource {

@@ -32,6 +32,36 @@ public enum FixRejection: Sendable, Hashable, Codable {
   case repeatedTime(Double)
 }
 
+extension FixRejection: CustomStringConvertible {
+  /// In words a rider can act on, with the setting that decides it.
+  public var description: String {
+    switch self {
+    case .invalidPosition:
+      "the position is out of range (a receiver or decoder fault)"
+    case .zeroPosition:
+      "the position is 0°, 0° (the receiver has no real position yet)"
+    case .horizontalErrorTooLarge(let error, let limit):
+      "horizontal error \(Int(error.rounded())) m > limit \(Int(limit.rounded())) m (the limit is [gps] max_horizontal_error in the configuration; receivers reporting only HDOP often need 50–100)"
+    case .horizontalErrorUnknown:
+      "no horizontal error reported, and the configuration requires one"
+    case .repeatedTime:
+      "a repeat of the epoch already taken"
+    }
+  }
+
+  /// The same kind of rejection, whatever the figures.
+  public func sameKind(as other: FixRejection) -> Bool {
+    switch (self, other) {
+    case (.invalidPosition, .invalidPosition), (.zeroPosition, .zeroPosition),
+      (.horizontalErrorTooLarge, .horizontalErrorTooLarge), (.horizontalErrorUnknown, .horizontalErrorUnknown),
+      (.repeatedTime, .repeatedTime):
+      true
+    default:
+      false
+    }
+  }
+}
+
 /// The filter's decision on one fix.
 public enum FixVerdict: Sendable, Hashable {
   /// The fix, with any non-finite optional value removed (speed, track, errors, altitude) and

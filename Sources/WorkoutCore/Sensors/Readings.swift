@@ -49,6 +49,9 @@ public enum SensorReading: Sendable, Hashable {
   case gps(GPSFix)
   /// The receiver reports that it has no fix (gpsd mode 1 or 0).
   case gpsNoFix
+  /// The receiver reports a fix that is not good enough to use (one per epoch, while it lasts):
+  /// no position for the ride, and a condition the rider is told about if it lasts.
+  case gpsRejected(FixRejection)
   case heartRate(bpm: Int)
   /// Crank cadence, revolutions per minute.
   case cadence(rpm: Double)
@@ -61,7 +64,10 @@ public enum SensorReading: Sendable, Hashable {
 
 /// The devices the service knows about, for status and events.
 public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
+  /// The GPS service: gpsd, reached over its socket.
   case gps
+  /// The receiver behind gpsd: gpsd can be up with no receiver open.
+  case gpsReceiver
   case buttons
   case indicator
   case barometer

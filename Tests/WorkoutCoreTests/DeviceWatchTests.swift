@@ -1,0 +1,152 @@
+import Testing
+import WorkoutTestSupport
+
+@testable import WorkoutCore
+
+/// GPS trouble the rider can see (issue 18), through the engine on a manual clock: refused
+/// fixes, gpsd without a receiver, devices that flap.
+struct DeviceWatchTests {
+  let fix = GPSFix(dimension: .threeD, time: 1_790_000_000, latitude: 52.37, longitude: 5.2, horizontalError: 8)
+  let tooCoarse = FixRejection.horizontalErrorTooLarge(error: 180, limit: 100)
+
+  func events(_ h: EngineHarness) -> [SessionEvent] {
+    h.commands.compactMap { if case .recordEvent(_, let e) = $0 { e } else { nil } }
+  }
+
+  func gpsdAnswers(_ h: inout EngineHarness) {
+    h.send(.device(DeviceStatus(device: .gps, condition: .available, detail: "connected to gpsd 3.22 at x:2947")))
+    h.send(.device(DeviceStatus(device: .gpsReceiver, condition: .available, detail: "gpsd has 1 receiver open")))
+  }
+
+  @Test("fixes refused for 10 s: a warning, an event with the reason, the LED's fault; a good fix ends it")
+  func refusedFixesThatLast() throws {
+    var h = EngineHarness()
+    gpsdAnswers(&h)
+    h.commands.removeAll()
+    let began = h.now.monotonic
+    for second in 0..<9 {
+      h.advance(by: 1)
+      h.send(.reading(.gpsRejected(tooCoarse)))
+      #expect(h.engine.gps == .rejecting, "second \(second)")
+    }
+    // Not yet told: the first poor fixes after a cold start are normal.
+    #expect(events(h).isEmpty)
+    #expect(h.engine.indicator == .waitingForFix)
+    #expect(h.engine.nextDeadline == began + 1 + 10, "the engine wakes when it would tell")
+    let status = h.engine.status(at: h.now)
+    #expect(status.gps == .rejecting)
+    #expect(status.gpsDetail?.contains("horizontal error 180 m > limit 100 m") == true, "\(status.gpsDetail ?? "")")
+    #expect(status.gpsDetail?.contains("max_horizontal_error") == true, "names the setting to change")
+
+    h.advance(by: 2)
+    h.send(.wakeup)
+    let told = try #require(events(h).first)
+    #expect(told.kind == .deviceFailing)
+    #expect(told.detail?.hasPrefix("gps: refusing fixes: fixes arrive and are refused") == true, "\(told.detail ?? "")")
+    #expect(told.detail?.contains("limit 100 m") == true)
+    #expect(h.engine.indicator == .fault)
+    #expect(h.engine.faultyDevices == [.gps])
+    #expect(
+      h.commands.contains(
+        .log(.warning, "gps refusing fixes: \(told.detail!.dropFirst("gps: refusing fixes: ".count))")))
+    // Said once, not every second.
+    for _ in 0..<20 {
+      h.advance(by: 1)
+      h.send(.reading(.gpsRejected(tooCoarse)))
+      h.send(.wakeup)
+    }
+    #expect(events(h).count == 1)
+
+    // The limit raised (or the sky cleared): a fix is taken, and that is said too.
+    h.advance(by: 1)
+    h.send(.reading(.gps(fix)))
+    #expect(h.engine.gps == .fix)
+    #expect(h.engine.indicator == .off)
+    let back = try #require(events(h).last)
+    #expect(back.kind == .deviceAvailable)
+    #expect(back.detail?.contains("fixes are accepted again") == true)
+  }
+
+  @Test("refused fixes that stop before 10 s (a fix, or no fix) are never reported")
+  func briefRefusals() {
+    var h = EngineHarness()
+    gpsdAnswers(&h)
+    h.commands.removeAll()
+    for _ in 0..<5 {
+      h.advance(by: 1)
+      h.send(.reading(.gpsRejected(.zeroPosition)))
+    }
+    h.advance(by: 1)
+    h.send(.reading(.gpsNoFix))
+    #expect(h.engine.gps == .searching)
+    h.advance(by: 30)
+    h.send(.wakeup)
+    #expect(events(h).isEmpty)
+    #expect(h.engine.indicator == .waitingForFix)
+  }
+
+  @Test("status tells no gpsd, gpsd without a receiver, no fix, refused fixes and a fix apart")
+  func gpsConditions() {
+    var h = EngineHarness()
+    #expect(h.engine.gps == .none)
+    h.send(.device(DeviceStatus(device: .gps, condition: .failing, detail: "no answer from gpsd at x:2947")))
+    #expect(h.engine.gps == .noGPSD)
+    #expect(h.engine.status(at: h.now).gpsDetail == "failing: no answer from gpsd at x:2947")
+    #expect(h.engine.indicator == .fault)
+    h.send(.device(DeviceStatus(device: .gps, condition: .available, detail: "connected")))
+    h.send(.device(DeviceStatus(device: .gpsReceiver, condition: .absent, detail: "gpsd has no receiver open")))
+    #expect(h.engine.gps == .noReceiver)
+    #expect(h.engine.status(at: h.now).gpsDetail == "absent: gpsd has no receiver open")
+    #expect(h.engine.indicator == .fault)
+    h.send(.device(DeviceStatus(device: .gpsReceiver, condition: .available, detail: "gpsd opened the receiver")))
+    h.send(.reading(.gpsNoFix))
+    #expect(h.engine.gps == .searching)
+    #expect(h.engine.indicator == .waitingForFix)
+    h.send(.reading(.gpsRejected(tooCoarse)))
+    #expect(h.engine.gps == .rejecting)
+    h.send(.reading(.gps(fix)))
+    #expect(h.engine.gps == .fix)
+    #expect(h.engine.indicator == .off)
+    // gpsd goes: no gpsd, whatever the fix monitor still says.
+    h.send(.device(DeviceStatus(device: .gps, condition: .lost, detail: "lost gpsd")))
+    #expect(h.engine.gps == .noGPSD)
+  }
+
+  @Test("a device that flaps: a bounded number of events, one saying it is unstable, one when it is steady")
+  func flapping() throws {
+    var h = EngineHarness()
+    gpsdAnswers(&h)
+    h.commands.removeAll()
+    // A loose receiver: gpsd closes and reopens it twice a second for a minute.
+    for index in 0..<120 {
+      h.advance(by: 0.5)
+      let open = index % 2 == 1
+      h.send(
+        .device(
+          DeviceStatus(device: .gpsReceiver, condition: open ? .available : .lost, detail: open ? "opened" : "closed")))
+    }
+    let during = events(h)
+    #expect(during.count <= 5, "\(during.map { $0.detail ?? "" })")
+    let unstable = try #require(during.last)
+    #expect(unstable.kind == .deviceFailing)
+    #expect(
+      unstable.detail?.hasPrefix("gpsReceiver: unstable: its condition changed") == true, "\(unstable.detail ?? "")")
+    #expect(h.engine.indicator == .fault, "unstable is a fault, even in a moment it is available")
+    #expect(h.engine.faultyDevices.contains(.gpsReceiver))
+    // Steady (open) for a minute: one event says so, with the count, and the fault clears.
+    let lastChange = h.now.monotonic
+    #expect(h.engine.nextDeadline == lastChange + 60)
+    h.advance(by: 61)
+    h.send(.wakeup)
+    let steady = try #require(events(h).last)
+    #expect(steady.kind == .deviceAvailable)
+    #expect(steady.detail?.contains("steady again after") == true, "\(steady.detail ?? "")")
+    #expect((steady.value ?? 0) > 100, "the changes counted while unstable")
+    #expect(events(h).count == during.count + 1)
+    #expect(h.engine.indicator != .fault)
+    // A single change later is an ordinary event again.
+    h.advance(by: 1)
+    h.send(.device(DeviceStatus(device: .gpsReceiver, condition: .lost, detail: "closed")))
+    #expect(events(h).last?.detail == "gpsReceiver: closed")
+  }
+}
