@@ -194,22 +194,8 @@ final class FakeGPSDPeer: @unchecked Sendable {
 
   init(port: Int, behaviour: Behaviour, interval: Double = 0.05) throws {
     self.port = port
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = try GPSFake.listen(port: port, backlog: 8)
     listener = fd
-    var yes: Int32 = 1
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard bound == 0, listen(fd, 8) == 0 else {
-      let code = errno
-      close(fd)
-      throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EADDRINUSE)
-    }
     let shared = self.shared
     let thread = Thread {
       var lineIndex = 0
@@ -218,6 +204,7 @@ final class FakeGPSDPeer: @unchecked Sendable {
         if poll(&ready, 1, Int32(interval * 1000)) > 0 {
           let client = accept(fd, nil, nil)
           if client >= 0 {
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)  // not inherited by another test's gpsfake
             shared.clients.withLock { $0.append(client) }
             if case .lines(let greeting, _) = behaviour { _ = Self.send(greeting + "\n", to: client) }
           }

@@ -172,7 +172,14 @@ struct LinuxBoardGPSTests {
     let gpsd = try GPSFake(capture: Self.capture, port: port, singleShot: false, cycle: 0.02)
     defer { gpsd.terminate() }
     // Up to the 30 s backoff, plus gpsfake starting on a loaded machine.
-    try waitFor("gpsd there to clear it", timeout: 90) { try service.status().gps == .fix }
+    do {
+      try waitFor("gpsd there to clear it", timeout: 90) { try service.status().gps == .fix }
+    } catch {
+      Issue.record(
+        "status: \((try? service.status()).map { "\($0.gps) \($0.devices)" } ?? "?")\nlog:\n\(service.log)\ngpsfake: \(gpsd.stderr)"
+      )
+      throw error
+    }
     #expect(try service.status().indicator != .fault)
     service.signal(SIGTERM)
     #expect(try service.waitForExit() == 0)
@@ -189,24 +196,7 @@ final class FakeTCPListener {
   private var fd: Int32
 
   init(port: Int) throws {
-    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var yes: Int32 = 1
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let descriptor = fd
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard bound == 0, listen(fd, 16) == 0 else {
-      let code = errno
-      Glibc.close(fd)
-      throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EADDRINUSE)
-    }
+    fd = try GPSFake.listen(port: port)
   }
 
   func close() {

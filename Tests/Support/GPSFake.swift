@@ -191,14 +191,32 @@ public final class GPSFake {
   /// Whether 127.0.0.1:`port` is free to bind (released at once).
   private static func canBind(port: Int) -> Bool { onLoopback(port: port) { bind($0, $1, $2) } }
 
+  /// A TCP socket listening on 127.0.0.1:`port` (SO_REUSEADDR), for a test's stand-in for
+  /// gpsd; the caller closes it.
+  /// Close-on-exec: a gpsfake another test spawns meanwhile must not inherit it (it would hold
+  /// the port after this test closes it).
+  public static func listen(port: Int, backlog: Int32 = 16) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
+    var yes: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+    let bound = onLoopback(port: port, socket: fd) { bind($0, $1, $2) }
+    guard bound, Glibc.listen(fd, backlog) == 0 else {
+      let code = errno
+      close(fd)
+      throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EADDRINUSE)
+    }
+    return fd
+  }
+
   /// Calls `call` (connect or bind) with a fresh TCP socket and 127.0.0.1:`port`, then closes
   /// the socket; true when the call succeeded.
   private static func onLoopback(
-    port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32
+    port: Int, socket given: Int32? = nil, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32
   ) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = given ?? socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return false }
-    defer { close(fd) }
+    defer { if given == nil { close(fd) } }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
