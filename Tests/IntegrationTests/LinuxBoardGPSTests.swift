@@ -154,25 +154,30 @@ struct LinuxBoardGPSTests {
     #expect(try service.waitForExit() == 0)
   }
 
-  @Test func aPortThatNeverSpeaksIsAFaultWithin10SecondsAndARealGPSDLaterClearsIt() throws {
+  @Test(arguments: [
+    ("a port that accepts and never speaks", FakeGPSDPeer.Behaviour.silent, "failing: no answer from gpsd at"),
+    ("a peer that sends random bytes", FakeGPSDPeer.Behaviour.randomBytes, "failing: not gpsd at"),
+  ])
+  func notGPSDIsAFaultWithin10SecondsAndARealGPSDLaterClearsIt(
+    _ what: String, _ behaviour: FakeGPSDPeer.Behaviour, _ said: String
+  ) throws {
     let dir = ServiceDirectory()
     let port = GPSFake.freePort()
-    let silent = try FakeTCPListener(port: port)
+    let peer = try FakeGPSDPeer(port: port, behaviour: behaviour)
     let service = try ServiceProcess(dir, arguments: ["--config", try configuration(port: port, in: dir)])
     try service.waitUntilReady()
     let ready = Date()
-    try waitFor("the silent port to be a fault", timeout: 10) { try service.status().gps == .noGPSD }
+    try waitFor("\(what) to be a fault", timeout: 10) { try service.status().gps == .noGPSD }
     #expect(Date().timeIntervalSince(ready) < 10)
     let status = try service.status()
-    #expect(
-      status.devices["gps"]?.hasPrefix("failing: no answer from gpsd at 127.0.0.1:\(port)") == true, "\(status.devices)"
-    )
+    #expect(status.devices["gps"]?.hasPrefix("\(said) 127.0.0.1:\(port)") == true, "\(status.devices)")
     #expect(status.indicator == .fault)
-    silent.close()
+    #expect(try ctl(["status"], dir).output.contains("GPS: NO GPSD: \(said)"))
+    peer.stop()
     let gpsd = try GPSFake(capture: Self.capture, port: port, singleShot: false, cycle: 0.02)
     defer { gpsd.terminate() }
-    // Up to the 30 s backoff, plus gpsfake starting on a loaded machine.
     do {
+      // Up to the 30 s backoff, plus gpsfake starting on a loaded machine.
       try waitFor("gpsd there to clear it", timeout: 90) { try service.status().gps == .fix }
     } catch {
       Issue.record(
@@ -184,25 +189,13 @@ struct LinuxBoardGPSTests {
     service.signal(SIGTERM)
     #expect(try service.waitForExit() == 0)
     let events = try WorkoutStore.openForReading(at: dir.database).events(sessionID: nil)
-    #expect(events.contains { $0.kind == "deviceFailing" && $0.detail?.contains("no answer from gpsd") == true })
+    let detail = said.replacingOccurrences(of: "failing: ", with: "gps: ")
+    #expect(
+      events.filter { $0.kind == "deviceFailing" && $0.detail?.hasPrefix(detail) == true }.count == 1, "said once")
     #expect(
       events.last { $0.kind == "deviceAvailable" && $0.detail?.hasPrefix("gps: connected to gpsd") == true } != nil)
+    // Never taken for a working gpsd before that.
+    let firstFailing = events.firstIndex { $0.kind == "deviceFailing" } ?? events.count
+    #expect(!events[..<firstFailing].contains { $0.kind == "deviceAvailable" && $0.detail?.hasPrefix("gps:") == true })
   }
-}
-
-/// A TCP port that accepts connections and never says anything (the kernel completes the
-/// handshake from the listen backlog; nothing is ever read or written).
-final class FakeTCPListener {
-  private var fd: Int32
-
-  init(port: Int) throws {
-    fd = try GPSFake.listen(port: port)
-  }
-
-  func close() {
-    if fd >= 0 { Glibc.close(fd) }
-    fd = -1
-  }
-
-  deinit { close() }
 }

@@ -247,3 +247,72 @@ public func gpsdMonotonicNow() -> Double {
 }
 
 /// What the source posted and traced, in the order its thread did it.
+
+/// Something on gpsd's port that is not a working gpsd: it accepts connections and then says
+/// nothing, sends random bytes, or sends a greeting line and then the given lines in turn, one
+/// every `interval` seconds, for as long as it runs.
+public final class FakeGPSDPeer: @unchecked Sendable {
+  public enum Behaviour: Sendable {
+    case silent
+    case randomBytes
+    case lines(greeting: String, repeating: [String])
+  }
+
+  private final class Shared: @unchecked Sendable {
+    let running = Atomic<Bool>(true)
+    let clients = Mutex<[Int32]>([])
+  }
+
+  public let port: Int
+  private let listener: Int32
+  private let shared = Shared()
+
+  public init(port: Int, behaviour: Behaviour, interval: Double = 0.05) throws {
+    self.port = port
+    let fd = try GPSFake.listen(port: port, backlog: 8)
+    listener = fd
+    let shared = self.shared
+    let thread = Thread {
+      var lineIndex = 0
+      while shared.running.load(ordering: .relaxed) {
+        var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        if poll(&ready, 1, Int32(interval * 1000)) > 0 {
+          let client = accept(fd, nil, nil)
+          if client >= 0 {
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)  // not inherited by another test's gpsfake
+            shared.clients.withLock { $0.append(client) }
+            if case .lines(let greeting, _) = behaviour { _ = Self.send(greeting + "\n", to: client) }
+          }
+        }
+        for client in shared.clients.withLock({ $0 }) {
+          switch behaviour {
+          case .silent:
+            break
+          case .randomBytes:
+            let bytes = (0..<64).map { _ in UInt8.random(in: 0...255) }
+            _ = bytes.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+          case .lines(_, let repeating):
+            guard !repeating.isEmpty else { break }
+            _ = Self.send(repeating[lineIndex % repeating.count] + "\n", to: client)
+          }
+        }
+        lineIndex += 1
+      }
+    }
+    thread.start()
+  }
+
+  private static func send(_ text: String, to client: Int32) -> Int {
+    Array(text.utf8).withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+  }
+
+  /// Stops accepting and closes every connection.
+  public func stop() {
+    guard shared.running.exchange(false, ordering: .relaxed) else { return }
+    usleep(200_000)
+    close(listener)
+    for client in shared.clients.withLock({ $0 }) { close(client) }
+  }
+
+  deinit { stop() }
+}
