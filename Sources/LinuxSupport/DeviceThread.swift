@@ -94,10 +94,26 @@ public final class DeviceThread: @unchecked Sendable {
 
   /// Starts `body` on a new thread named `name` (at most 15 characters show in `ps`).
   public static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) -> DeviceThread {
+    try start(name: name, detached: false, body)
+  }
+
+  /// Starts `body` on a thread nobody joins (a control client's): its resources go back to the
+  /// system when it returns.
+  public static func detach(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+    _ = try start(name: name, detached: true, body)
+  }
+
+  private static func start(
+    name: String, detached: Bool, _ body: @escaping @Sendable () -> Void
+  ) throws(SystemError) -> DeviceThread {
     let handle = DeviceThread()
     let context = Unmanaged.passRetained(Body(name: name, body)).toOpaque()
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
     let result = pthread_create(
-      &handle.thread, nil,
+      &handle.thread, &attributes,
       { context in
         let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
         shim_name_this_thread(String(body.name.prefix(15)))

@@ -96,11 +96,19 @@ public final class UnixSocket: @unchecked Sendable {
   }
 
   /// Reads up to and without the first newline, or to the end of the stream. nil if the peer
-  /// closed without sending anything. Fails beyond `limit` bytes.
-  public func readLine(limit: Int = 65536) throws(SystemError) -> String? {
+  /// closed without sending anything. Fails beyond `limit` bytes, and with ETIMEDOUT when the
+  /// line is not complete by `deadline` (CLOCK_MONOTONIC seconds): a peer that trickles a byte
+  /// now and then cannot hold the reader longer than that, whatever each read's timeout.
+  public func readLine(limit: Int = 65536, deadline: Double? = nil) throws(SystemError) -> String? {
     var bytes: [UInt8] = []
     var byte: UInt8 = 0
     while true {
+      if let deadline {
+        let left = deadline - SystemClocks.monotonic()
+        guard left > 0, try waitReadable(timeout: left) else {
+          throw SystemError("read", errno: ETIMEDOUT, context: "no complete line in time (\(bytes.count) bytes)")
+        }
+      }
       let count = try retryingInterrupts("read") { read(descriptor, &byte, 1) }
       if count == 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
       if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
@@ -125,8 +133,11 @@ public final class UnixSocket: @unchecked Sendable {
     var bytes = Array(text.utf8)
     var offset = 0
     while offset < bytes.count {
-      let written = try retryingInterrupts("write") {
-        bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+      // send(MSG_NOSIGNAL): a peer that has gone is EPIPE, never a SIGPIPE that kills the writer.
+      let written = try retryingInterrupts("send") {
+        bytes.withUnsafeMutableBytes {
+          Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+        }
       }
       offset += written
     }

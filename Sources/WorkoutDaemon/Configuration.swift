@@ -2,6 +2,10 @@ import Foundation
 import TOMLKit
 import WorkoutCore
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Everything `workoutd` can be told, with a default for every key. Read from TOML
 /// (`/etc/workoutd/workoutd.toml`), then command-line flags override it.
 public struct DaemonConfiguration: Sendable, Equatable {
@@ -176,6 +180,11 @@ extension DaemonConfiguration {
     if let path = service.path("runtime_directory") { configuration.runtimeDirectory = path }
     if let group = service.string("control_socket_group") {
       configuration.controlSocketGroup = group.isEmpty ? nil : group
+      // Checked here, on the machine it runs on, so `--check-config` catches it and the
+      // service stops before it touches a session.
+      if !group.isEmpty, getgrnam(group) == nil {
+        service.problem("control_socket_group", "names no group on this system (\"\(group)\"; see /etc/group)")
+      }
     }
     if let level = service.string("log_level") {
       if let parsed = LogLevel.allCases.first(where: { $0.name == level }) {

@@ -8,8 +8,10 @@ import WorkoutControl
 
 /// The local control socket: a Unix stream socket in the runtime directory, mode 0660 and owned
 /// by the service's group, so `workoutctl` (and ssh users in that group) can act as the buttons
-/// do. One client at a time, each with a short deadline, on its own thread; requests go to the
-/// engine thread through the same queue as every other input.
+/// do. Each client on a thread of its own, with `requestDeadline` seconds in all to send its
+/// request line, so no client (a slow one, a crowd of idle ones) keeps another waiting; at most
+/// `maximumClients` at once, beyond which a client is told the service is busy. Requests go to
+/// the engine thread through the same queue as every other input.
 final class ControlServer: @unchecked Sendable {
   let path: String
   private let socket: UnixSocket
@@ -18,6 +20,11 @@ final class ControlServer: @unchecked Sendable {
   private let lock = NSLock()
   private var stopping = false
   private var finished = false
+  private var clients = 0
+  private var acceptThread: DeviceThread?
+  /// Seconds a client has to send its whole request line.
+  static let requestDeadline = 2.0
+  static let maximumClients = 32
 
   init(path: String, group: gid_t?, queue: InputQueue<RuntimeMessage>, log: Log) throws(SystemError) {
     self.path = path
@@ -31,9 +38,11 @@ final class ControlServer: @unchecked Sendable {
   }
 
   func start() {
-    let thread = Thread { [self] in serve() }
-    thread.name = "control"
-    thread.start()
+    do {
+      acceptThread = try DeviceThread.start(name: "control") { [self] in serve() }
+    } catch {
+      log(.error, "control socket: cannot start its thread: \(error)")
+    }
   }
 
   func stop() {
@@ -42,6 +51,8 @@ final class ControlServer: @unchecked Sendable {
     // shutting the socket down wakes it.
     socket.shutDown()
     for _ in 0..<100 where !lock.withLock({ finished }) { usleep(10_000) }
+    // Clients finish within their deadlines (the engine's answer included).
+    for _ in 0..<300 where lock.withLock({ clients }) > 0 { usleep(10_000) }
     socket.close()
     unlink(path)
   }
@@ -59,15 +70,42 @@ final class ControlServer: @unchecked Sendable {
         continue
       }
       guard let client else { continue }
-      handle(client)
+      let admitted = lock.withLock { () -> Bool in
+        guard clients < Self.maximumClients else { return false }
+        clients += 1
+        return true
+      }
+      guard admitted else {
+        refuseBusy(client)
+        continue
+      }
+      do {
+        try DeviceThread.detach(name: "control client") { [self] in
+          defer { lock.withLock { clients -= 1 } }
+          handle(client)
+        }
+      } catch {
+        lock.withLock { clients -= 1 }
+        refuseBusy(client)
+      }
     }
+  }
+
+  /// Too many clients at once: this one is told so at once, not kept waiting.
+  private func refuseBusy(_ client: UnixSocket) {
+    defer { client.close() }
+    let reply = ControlReply(
+      ok: false, message: "busy: \(Self.maximumClients) control clients are connected; try again")
+    try? client.setTimeouts(seconds: 0.2)
+    try? client.writeAll((try? ControlJSON.encode(reply)).map { $0 + "\n" } ?? "")
   }
 
   private func handle(_ client: UnixSocket) {
     defer { client.close() }
     do {
-      try client.setTimeouts(seconds: 2)
-      guard let line = try client.readLine(limit: 4096) else { return }
+      try client.setTimeouts(seconds: Self.requestDeadline)
+      guard let line = try client.readLine(limit: 4096, deadline: SystemClocks.monotonic() + Self.requestDeadline)
+      else { return }
       let reply: ControlReply
       if let request = try? ControlJSON.decode(ControlRequest.self, from: line) {
         let box = ReplyBox()

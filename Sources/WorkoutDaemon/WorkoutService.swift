@@ -145,6 +145,18 @@ public enum WorkoutService {
 
     // The engine, resuming whatever was left unfinished.
     let settings = configuration.engineSettings
+    // The control socket before any session is touched: a service that cannot open it stops
+    // here, and a restart loop does not add a `recovered` event to the session each time.
+    let server: ControlServer
+    do {
+      server = try ControlServer(
+        path: configuration.controlSocketPath, group: try groupID(configuration.controlSocketGroup), queue: queue,
+        log: log)
+    } catch {
+      log(.error, "cannot open the control socket \(configuration.controlSocketPath): \(error)")
+      return ServiceExit.failure
+    }
+
     var engine: SessionEngine
     var startupCommands: [EngineCommand] = []
     (engine, startupCommands) = resumeUnfinished(store: store, settings: settings, clock: clock, log: log)
@@ -165,15 +177,6 @@ public enum WorkoutService {
     }
     runtime.execute(startup: startupCommands)
 
-    let server: ControlServer
-    do {
-      server = try ControlServer(
-        path: configuration.controlSocketPath, group: try groupID(configuration.controlSocketGroup), queue: queue,
-        log: log)
-    } catch {
-      log(.error, "cannot open the control socket \(configuration.controlSocketPath): \(error)")
-      return ServiceExit.failure
-    }
     server.start()
 
     let sink = QueueSink(queue: queue, clock: clock)

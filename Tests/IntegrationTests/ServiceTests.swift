@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSupport
 import Testing
 import WorkoutControl
 import WorkoutCore
@@ -134,6 +135,57 @@ struct ServiceTests {
     try service.waitForExit()
   }
 
+  @Test func aServiceThatCannotOpenItsControlSocketLeavesTheUnfinishedSessionAlone() throws {
+    let dir = ServiceDirectory()
+    let first = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try first.waitUntilReady()
+    try waitFor("a running ride", timeout: 60) { try first.status().state == .running }
+    let session = try #require(try first.status().sessionId)
+    first.signal(SIGKILL)
+    try first.waitForExit()
+    // The runtime directory is a file: the control socket cannot be made there.
+    try? FileManager.default.removeItem(atPath: dir.runtime)
+    FileManager.default.createFile(atPath: dir.runtime, contents: Data("not a directory".utf8))
+    for _ in 0..<3 {  // as systemd's Restart=always would
+      let again = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+      #expect(try again.waitForExit() == 1)
+      #expect(again.log.contains("cannot open the control socket"))
+    }
+    let events = try WorkoutStore.openForReading(at: dir.database).events(sessionID: session)
+    #expect(!events.contains { $0.kind == "recovered" }, "no recovered event for starts that never ran")
+  }
+
+  @Test func noControlClientCanKeepAnotherWaiting() throws {
+    let dir = ServiceDirectory()
+    let service = try ServiceProcess(dir, arguments: ["--speed", "1"])
+    try service.waitUntilReady()
+    // Twenty connections that say nothing, and one that sends a byte every 1.5 s.
+    let idle = try (0..<20).map { _ in try UnixSocket.connect(path: dir.socket) }
+    let trickler = try UnixSocket.connect(path: dir.socket)
+    let trickling = Thread {
+      for byte in #"{"command":"status"}"#.utf8.prefix(4) {
+        guard (try? trickler.writeAll(String(decoding: [byte], as: UTF8.self))) != nil else { return }
+        Thread.sleep(forTimeInterval: 1.5)
+      }
+    }
+    trickling.start()
+    // Meanwhile workoutctl is answered at once, every time.
+    for _ in 0..<3 {
+      let started = Date()
+      let result = try run(
+        binaryDirectory + "/workoutctl", ["status", "--state-dir", dir.state, "--runtime-dir", dir.runtime])
+      #expect(result.status == 0, "\(result.output)")
+      #expect(Date().timeIntervalSince(started) < 1.5)
+      Thread.sleep(forTimeInterval: 1)
+    }
+    // The trickler is cut off after its 2 s, with one log line saying why.
+    try waitFor("the slow client to be dropped", timeout: 10) { service.log.contains("no complete line in time") }
+    for socket in idle { socket.close() }
+    trickler.close()
+    service.signal(SIGTERM)
+    #expect(try service.waitForExit() == 0)
+  }
+
   /// `make run` in miniature: the whole bundled ride at full speed, through the real process
   /// and store; the totals must match the recording device's within 2 %.
   @Test func theBundledRideRecordsEndToEnd() throws {
@@ -240,6 +292,12 @@ struct ConfigurationErrorTests {
       arguments += ["--config", path]
     }
     return try run(binaryDirectory + "/workoutd", arguments + ["--check-config"] + extra)
+  }
+
+  @Test func aControlSocketGroupThatDoesNotExistIsAConfigurationError() throws {
+    let result = try runDaemon(config: "[service]\ncontrol_socket_group = \"nosuchgroup\"\n")
+    #expect(result.status == 2)
+    #expect(result.output.contains(#"[service] control_socket_group names no group on this system ("nosuchgroup""#))
   }
 
   @Test func anUnknownKeyIsAnError() throws {
