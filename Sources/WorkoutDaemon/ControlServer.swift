@@ -24,7 +24,7 @@ final class ControlServer: @unchecked Sendable {
   private var acceptThread: DeviceThread?
   /// Seconds a client has to send its whole request line.
   static let requestDeadline = 2.0
-  static let maximumClients = 32
+  static let maximumClients = 64
 
   init(path: String, group: gid_t?, queue: InputQueue<RuntimeMessage>, log: Log) throws(SystemError) {
     self.path = path

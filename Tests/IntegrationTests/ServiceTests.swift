@@ -159,8 +159,12 @@ struct ServiceTests {
     let dir = ServiceDirectory()
     let service = try ServiceProcess(dir, arguments: ["--speed", "1"])
     try service.waitUntilReady()
-    // Twenty connections that say nothing, and one that sends a byte every 1.5 s.
-    let idle = try (0..<20).map { _ in try UnixSocket.connect(path: dir.socket) }
+    let ctl = binaryDirectory + "/workoutctl"
+    let locations = ["--state-dir", dir.state, "--runtime-dir", dir.runtime]
+    #expect(try run(ctl, ["start"] + locations).status == 0)
+    try waitFor("recording", timeout: 30) { try service.status().points >= 2 }
+    // Fifty connections that say nothing, and one that sends a byte every 1.5 s.
+    let idle = try (0..<50).map { _ in try UnixSocket.connect(path: dir.socket) }
     let trickler = try UnixSocket.connect(path: dir.socket)
     let trickling = Thread {
       for byte in #"{"command":"status"}"#.utf8.prefix(4) {
@@ -169,19 +173,23 @@ struct ServiceTests {
       }
     }
     trickling.start()
-    // Meanwhile workoutctl is answered at once, every time.
+    // Meanwhile workoutctl is answered at once, every time, and the ride records on.
+    let pointsBefore = try service.status().points
     for _ in 0..<3 {
       let started = Date()
-      let result = try run(
-        binaryDirectory + "/workoutctl", ["status", "--state-dir", dir.state, "--runtime-dir", dir.runtime])
+      let result = try run(ctl, ["status"] + locations)
       #expect(result.status == 0, "\(result.output)")
       #expect(Date().timeIntervalSince(started) < 1.5)
       Thread.sleep(forTimeInterval: 1)
     }
+    #expect(try service.status().points >= pointsBefore + 2, "recording goes on")
+    let stop = try run(ctl, ["stop"] + locations)
+    #expect(stop.status == 0, "\(stop.output)")
     // The trickler is cut off after its 2 s, with one log line saying why.
     try waitFor("the slow client to be dropped", timeout: 10) { service.log.contains("no complete line in time") }
     for socket in idle { socket.close() }
     trickler.close()
+    try waitFor("the session to end", timeout: 10) { try service.status().state == .ended }
     service.signal(SIGTERM)
     #expect(try service.waitForExit() == 0)
   }
