@@ -33,6 +33,13 @@ public enum WorkoutService {
       queue.post(.terminate(signal: signal))
     }
 
+    // What start-up would refuse, before anything is written.
+    let problems = StartupCheck.problems(configuration)
+    guard problems.isEmpty else {
+      for problem in problems { log(.error, "bad configuration: \(problem)") }
+      return ServiceExit.badConfiguration
+    }
+
     // The store first: nothing is recorded without it.
     let store: WorkoutStore
     do {

@@ -57,6 +57,11 @@ struct Workoutd: ParsableCommand {
       throw ExitCode(ServiceExit.badConfiguration)
     }
     if checkConfig {
+      let problems = StartupCheck.problems(configuration)
+      guard problems.isEmpty else {
+        FileHandle.standardError.write(Data("workoutd: bad configuration:\n\(problems.joined(separator: "\n"))\n".utf8))
+        throw ExitCode(ServiceExit.badConfiguration)
+      }
       print(
         "configuration \(path) is valid: board \(configuration.board.rawValue), activity \(configuration.activity.rawValue), database \(configuration.databasePath), control socket \(configuration.controlSocketPath)"
       )

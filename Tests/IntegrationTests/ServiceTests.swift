@@ -143,9 +143,9 @@ struct ServiceTests {
     let session = try #require(try first.status().sessionId)
     first.signal(SIGKILL)
     try first.waitForExit()
-    // The runtime directory is a file: the control socket cannot be made there.
-    try? FileManager.default.removeItem(atPath: dir.runtime)
-    FileManager.default.createFile(atPath: dir.runtime, contents: Data("not a directory".utf8))
+    // A directory where the control socket goes: the socket cannot be made there.
+    try? FileManager.default.removeItem(atPath: dir.socket)
+    try FileManager.default.createDirectory(atPath: dir.socket + "/in-the-way", withIntermediateDirectories: true)
     for _ in 0..<3 {  // as systemd's Restart=always would
       let again = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
       #expect(try again.waitForExit() == 1)
@@ -375,5 +375,25 @@ struct ConfigurationErrorTests {
       binaryDirectory + "/workoutd", ["--state-dir", dir.state, "--runtime-dir", dir.runtime, "--ride", ride])
     #expect(result.status == 2)
     #expect(result.output.contains("bad.csv:3: lat \"91\" is not a number in -90.0...90.0"))
+    // Refused before anything is written: no database, no control socket.
+    #expect(!FileManager.default.fileExists(atPath: dir.database))
+    #expect(!FileManager.default.fileExists(atPath: dir.socket))
+    // And --check-config says the same.
+    let checked = try run(
+      binaryDirectory + "/workoutd",
+      ["--state-dir", dir.state, "--runtime-dir", dir.runtime, "--ride", ride, "--check-config"])
+    #expect(checked.status == 2)
+    #expect(checked.output.contains("bad.csv:3:"))
+  }
+
+  @Test func checkConfigChecksWhatStartUpWould() throws {
+    let dir = ServiceDirectory()
+    FileManager.default.createFile(atPath: dir.runtime, contents: Data())
+    let result = try run(
+      binaryDirectory + "/workoutd",
+      ["--state-dir", dir.state, "--runtime-dir", dir.runtime, "--ride", dir.path + "/missing.csv", "--check-config"])
+    #expect(result.status == 2)
+    #expect(result.output.contains("[service] runtime_directory \(dir.runtime) is a file, not a directory"))
+    #expect(result.output.contains("cannot replay \(dir.path)/missing.csv"))
   }
 }
