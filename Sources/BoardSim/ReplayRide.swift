@@ -148,7 +148,11 @@ public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
     let count = getline(&buffer, &capacity, file)
     guard count >= 0, let buffer else { return nil }
     var line = String(cString: buffer)
-    while line.hasSuffix("\n") || line.hasSuffix("\r") { line.removeLast() }
+    // By scalars: "\r\n" is one Character in Swift, so `hasSuffix("\n")` misses a CRLF line end
+    // (a ride file saved on Windows) and its header would not match.
+    while let last = line.unicodeScalars.last, last == "\n" || last == "\r" {
+      line.unicodeScalars.removeLast()
+    }
     return line
   }
 

@@ -29,6 +29,19 @@ public final class InputQueue<Element: Sendable>: @unchecked Sendable {
     }
   }
 
+  /// Waits until an element is waiting or `deadline` passes (CLOCK_MONOTONIC seconds; nil or
+  /// infinity waits for ever), and leaves it in the queue: the consumer then decides, by its
+  /// time, whether it goes before something else that fell due meanwhile. True if one waits.
+  @discardableResult
+  public func wait(until deadline: Double?) -> Bool {
+    condition.locked {
+      while head == items.count {
+        if !condition.wait(until: deadline) && head == items.count { return false }
+      }
+      return true
+    }
+  }
+
   /// The head element, left in the queue.
   public func peek() -> Element? {
     condition.locked { head < items.count ? items[head] : nil }

@@ -240,8 +240,10 @@ final class ServiceRuntime {
         // A threaded replay says nothing when it ends: look every quarter second (`make run`).
         hostDeadline = min(hostDeadline, SystemClocks.monotonic() + 0.25)
       }
-      guard let message = queue.next(until: hostDeadline.isFinite ? hostDeadline : nil) else { continue }
-      if process(message) { return 0 }
+      // Only wait here: what arrives is taken at the top of the loop, where its time is
+      // weighed against the tick that may have fallen due meanwhile (a reading of second s + 1
+      // must not go into second s's point).
+      queue.wait(until: hostDeadline.isFinite ? hostDeadline : nil)
     }
   }
 

@@ -38,6 +38,19 @@ struct BundledRideTests {
     #expect(ride.deviceTotals["total_distance"] == "92622.34")
   }
 
+  @Test func aRideSavedWithCRLFLineEndsReadsTheSame() throws {
+    let text = try String(contentsOfFile: bundledRidePath, encoding: .utf8)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).prefix(200)
+    let path = NSTemporaryDirectory() + "crlf-\(getpid()).csv"
+    defer { unlink(path) }
+    try lines.joined(separator: "\r\n").write(toFile: path, atomically: true, encoding: .utf8)
+    let crlf = try ReplayRide.load(path: path)
+    let original = try ReplayRide.load(path: bundledRidePath)
+    #expect(crlf.startWall == original.startWall)
+    #expect(crlf.records.count > 150)
+    #expect(Array(crlf.records) == Array(original.records.prefix(crlf.records.count)))
+  }
+
   /// The acceptance figure: distance and timer time within 2 % of the Edge 500's own
   /// totals (its session message: 92,622.34 m, 10,641.06 s), with the default cycling settings.
   @Test func distanceAndTimerMatchTheDevicesOwnTotals() throws {

@@ -157,7 +157,10 @@ struct ServiceTests {
 
   @Test func noControlClientCanKeepAnotherWaiting() throws {
     let dir = ServiceDirectory()
-    let service = try ServiceProcess(dir, arguments: ["--speed", "1"])
+    // Auto-pause off: the ride's first minutes stand still, and points must keep coming.
+    let config = dir.path + "/workoutd.toml"
+    try "[auto_pause]\nenabled = false\n".write(toFile: config, atomically: true, encoding: .utf8)
+    let service = try ServiceProcess(dir, arguments: ["--speed", "1", "--config", config])
     try service.waitUntilReady()
     let ctl = binaryDirectory + "/workoutctl"
     let locations = ["--state-dir", dir.state, "--runtime-dir", dir.runtime]
@@ -229,6 +232,16 @@ struct ServiceTests {
     let points = try store.pointCount(sessionID: 1)
     print("under load: \(points) points for \(summary.totals.timer) s of timer time")
     #expect(abs(Double(points) - summary.totals.timer) <= 2)
+    // No point carries another second's data: each point's elapsed time moves exactly as its
+    // moment does (a point handled with the next second's readings would be a second ahead,
+    // and the one after it would repeat them).
+    let rows = try store.points(sessionID: 1)
+    let skewed = zip(rows, rows.dropFirst()).filter { a, b in
+      abs((b.elapsed - a.elapsed) - (b.monotonic - a.monotonic)) > 0.01
+    }
+    #expect(
+      skewed.count == 0,
+      "\(skewed.count) of \(rows.count) points: \(skewed.prefix(3).map { "\($0.0.seq)→\($0.1.seq)" })")
   }
 
   @Test func aCorruptDatabaseIsMovedAsideAndRecordingGoesOn() throws {

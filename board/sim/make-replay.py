@@ -14,7 +14,8 @@ t is seconds since the device's timer start (integer; FIT records are 1 s). A `r
 instant of the world: position (deg), GPS altitude (m), speed (m/s), heart rate (bpm),
 cadence (rpm), temperature (degC); an empty field is a channel the device had no value for.
 A `press` row is a rider's button press taken from the FIT file: the manual timer start
-(start), manual laps (lap) and the manual timer stop (stop). The device's *auto* pauses are
+(start), manual laps (lap), a manual timer stop followed by a start (pause, then resume) and
+the last manual timer stop (stop). The device's *auto* pauses are
 not presses: while auto-paused the device wrote no records, and the rider stood still, so
 the sim board fills those gaps with the last position at zero speed and lets workoutd's own
 auto-pause decide.
@@ -59,11 +60,19 @@ def main(src, out, attribution):
     # the device closes the last lap with its timer stop; that is one press, not two
     stop_times = {t for t, k in presses if k == "stop"}
     presses = [(t, k) for t, k in presses if not (k == "lap" and t in stop_times)]
+    # A manual timer stop that a start follows is the rider pausing, not ending the ride (a
+    # Garmin saves only at the final stop): pause and resume. Only the last stop is a stop.
+    presses.sort(key=lambda p: p[0])
+    timer = [i for i, (_, k) in enumerate(presses) if k in ("start", "stop")]
+    for before, after in zip(timer, timer[1:]):
+        if presses[before][1] == "stop" and presses[after][1] == "start":
+            presses[before] = (presses[before][0], "pause")
+            presses[after] = (presses[after][0], "resume")
 
     def rel(ts):
         return int(round((ts - start).total_seconds()))
 
-    rows = [(rel(t), 0 if k == "start" else 2, f"{rel(t)},press,{k}") for t, k in presses]
+    rows = [(rel(t), 0 if k in ("start", "resume") else 2, f"{rel(t)},press,{k}") for t, k in presses]
     for r in records:
         lat = r.get("position_lat")
         lon = r.get("position_long")
