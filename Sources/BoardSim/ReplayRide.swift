@@ -132,11 +132,23 @@ public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
   public static func validate(path: String) throws(ReplayRide.FormatError) -> (header: ReplayRideHeader, records: Int) {
     let reader = try ReplayRideReader(path: path)
     var records = 0
+    var started = false
     while let row = try reader.readRow() {
-      if case .record = row { records += 1 }
+      switch row {
+      case .record: records += 1
+      case .press(let press): started = started || press.request == .start
+      }
     }
     guard records > 0 else {
       throw ReplayRide.FormatError(source: path, line: reader.lineNumber, problem: "no records")
+    }
+    // Without a start the replay would record nothing and end without a word.
+    guard started else {
+      throw ReplayRide.FormatError(
+        source: path, line: reader.lineNumber,
+        problem:
+          "no start press: nothing would be recorded (add a row \"T,press,start\" at the timer's start; make-replay.py writes one)"
+      )
     }
     return (reader.header, records)
   }

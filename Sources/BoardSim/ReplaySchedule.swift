@@ -27,6 +27,9 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
   private var time: Double
   private var lastPosition: GeoPoint?
   private var lastAltitude: Double?
+  /// Whether a stop press was replayed; a ride without one is stopped a second after its last
+  /// row, so it ends (and `--exit-at-end` exits) rather than running at its last instant.
+  private var stopped = false
 
   public init(header: ReplayRideHeader, rows: some ReplayRowSource, leadIn: Double = 6, countdown: Double = 3) {
     self.header = header
@@ -66,7 +69,12 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
   /// The next whole second of the world: the records and presses that fall in it, or a
   /// standstill fix when the recording has none for it.
   public mutating func next() -> ReplayStep? {
-    guard peek() != nil else { return nil }
+    guard peek() != nil else {
+      guard !stopped else { return nil }
+      stopped = true
+      defer { time += 1 }
+      return ReplayStep(time: time, inputs: [.request(.stop, .simulation)])
+    }
     let stepTime = time
     let stepEnd = stepTime + 1
     time = stepEnd
@@ -77,6 +85,7 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
       switch row {
       case .press(let press):
         inputs.append(.request(press.request, .simulation))
+        if press.request == .stop { stopped = true }
       case .record(let record):
         if let latitude = record.latitude, let longitude = record.longitude {
           lastPosition = GeoPoint(latitude: latitude, longitude: longitude)

@@ -38,6 +38,40 @@ struct BundledRideTests {
     #expect(ride.deviceTotals["total_distance"] == "92622.34")
   }
 
+  /// The bundled ride's first `count` lines (header included), minus the rows `dropping` names.
+  func shortRide(lines count: Int, dropping: (Substring) -> Bool) throws -> String {
+    let text = try String(contentsOfFile: bundledRidePath, encoding: .utf8)
+    let lines = text.split(separator: "\n").prefix(count).filter { !dropping($0) }
+    let path = NSTemporaryDirectory() + "short-\(getpid())-\(UUID().uuidString.prefix(6)).csv"
+    try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+  }
+
+  @Test func aRideWithNoStopPressEndsAfterItsLastRecord() throws {
+    let path = try shortRide(lines: 300) { $0.contains(",press,stop") }
+    defer { unlink(path) }
+    let ride = try ReplayRide.load(path: path)
+    #expect(!ride.presses.contains { $0.request == .stop })
+    let h = replay(ride)
+    #expect([.stopped, .ended].contains(h.engine.state), "stopped a second after the last record")
+    let lastRecord = try #require(ride.records.last).time
+    let stop = h.commands.compactMap { command -> SessionEvent? in
+      if case .recordEvent(_, let e) = command, e.kind == .transition, e.to == .stopped { e } else { nil }
+    }
+    #expect(stop.count == 1)
+    #expect(stop.first.map { $0.moment.monotonic - lastRecord } == 1)
+  }
+
+  @Test func aRideWithNoStartPressIsRefusedWithAClearMessage() throws {
+    let path = try shortRide(lines: 300) { $0.contains(",press,") }
+    defer { unlink(path) }
+    #expect {
+      try ReplayRideReader.validate(path: path)
+    } throws: { error in
+      "\(error)".contains("no start press: nothing would be recorded")
+    }
+  }
+
   @Test func aRideSavedWithCRLFLineEndsReadsTheSame() throws {
     let text = try String(contentsOfFile: bundledRidePath, encoding: .utf8)
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false).prefix(200)

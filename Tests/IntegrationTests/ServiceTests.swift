@@ -244,6 +244,21 @@ struct ServiceTests {
       "\(skewed.count) of \(rows.count) points: \(skewed.prefix(3).map { "\($0.0.seq)→\($0.1.seq)" })")
   }
 
+  @Test func aRideWithNoStopPressEndsByItselfUnderExitAtEnd() throws {
+    let dir = ServiceDirectory()
+    let original = try String(
+      contentsOfFile: repositoryRoot + "/board/sim/rides/garmin-edge-500-2011-09-25.csv", encoding: .utf8)
+    let ride = dir.path + "/no-stop.csv"
+    try
+      (original.split(separator: "\n").prefix(600).filter { !$0.contains(",press,stop") }.joined(separator: "\n")
+      + "\n").write(toFile: ride, atomically: true, encoding: .utf8)
+    let service = try ServiceProcess(dir, arguments: ["--speed", "max", "--ride", ride, "--exit-at-end"])
+    #expect(try service.waitForExit(timeout: 60) == 0, "\(service.log)")
+    let store = try WorkoutStore.openForReading(at: dir.database)
+    #expect(try store.session(id: 1)?.state == "ended")
+    #expect(try store.session(id: 2) == nil, "one session")
+  }
+
   @Test func aCorruptDatabaseIsMovedAsideAndRecordingGoesOn() throws {
     let dir = ServiceDirectory()
     try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: dir.database))
