@@ -128,29 +128,25 @@ public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
     return nil
   }
 
-  /// Reads the whole file once, to report a malformed row before the ride starts.
-  public static func validate(path: String) throws(ReplayRide.FormatError) -> (header: ReplayRideHeader, records: Int) {
+  /// Reads the whole file once, to report a malformed row before the ride starts. Also says
+  /// whether the rider ever presses start: a ride without one records nothing unless a session
+  /// is started another way (`workoutctl start`, a button), which the caller should say.
+  public static func validate(
+    path: String
+  ) throws(ReplayRide.FormatError) -> (header: ReplayRideHeader, records: Int, pressesStart: Bool) {
     let reader = try ReplayRideReader(path: path)
     var records = 0
-    var started = false
+    var pressesStart = false
     while let row = try reader.readRow() {
       switch row {
       case .record: records += 1
-      case .press(let press): started = started || press.request == .start
+      case .press(let press): pressesStart = pressesStart || press.request == .start
       }
     }
     guard records > 0 else {
       throw ReplayRide.FormatError(source: path, line: reader.lineNumber, problem: "no records")
     }
-    // Without a start the replay would record nothing and end without a word.
-    guard started else {
-      throw ReplayRide.FormatError(
-        source: path, line: reader.lineNumber,
-        problem:
-          "no start press: nothing would be recorded (add a row \"T,press,start\" at the timer's start; make-replay.py writes one)"
-      )
-    }
-    return (reader.header, records)
+    return (reader.header, records, pressesStart)
   }
 
   private static func readLine(_ file: UnsafeMutablePointer<FILE>) -> String? {

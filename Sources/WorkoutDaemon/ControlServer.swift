@@ -1,5 +1,6 @@
 import Foundation
 import LinuxSupport
+import Synchronization
 import WorkoutControl
 
 #if canImport(Glibc)
@@ -17,10 +18,13 @@ final class ControlServer: @unchecked Sendable {
   private let socket: UnixSocket
   private let queue: InputQueue<RuntimeMessage>
   private let log: Log
-  private let lock = NSLock()
-  private var stopping = false
-  private var finished = false
-  private var clients = 0
+  /// Shared by the accept thread, the client threads and `stop()`.
+  private struct State {
+    var stopping = false
+    var finished = false
+    var clients = 0
+  }
+  private let state = Mutex(State())
   private var acceptThread: DeviceThread?
   /// Seconds a client has to send its whole request line.
   static let requestDeadline = 2.0
@@ -46,33 +50,33 @@ final class ControlServer: @unchecked Sendable {
   }
 
   func stop() {
-    lock.withLock { stopping = true }
+    state.withLock { $0.stopping = true }
     // The accept loop blocks without a timeout (an idle board should not wake for nothing):
     // shutting the socket down wakes it.
     socket.shutDown()
-    for _ in 0..<100 where !lock.withLock({ finished }) { usleep(10_000) }
+    for _ in 0..<100 where !state.withLock({ $0.finished }) { usleep(10_000) }
     // Clients finish within their deadlines (the engine's answer included).
-    for _ in 0..<300 where lock.withLock({ clients }) > 0 { usleep(10_000) }
+    for _ in 0..<300 where state.withLock({ $0.clients }) > 0 { usleep(10_000) }
     socket.close()
     unlink(path)
   }
 
   private func serve() {
-    defer { lock.withLock { finished = true } }
-    while !lock.withLock({ stopping }) {
+    defer { state.withLock { $0.finished = true } }
+    while !state.withLock({ $0.stopping }) {
       let client: UnixSocket?
       do {
         client = try socket.accept(timeout: .infinity)
       } catch {
-        if lock.withLock({ stopping }) { break }
+        if state.withLock({ $0.stopping }) { break }
         log(.warning, "control socket: \(error)")
         usleep(100_000)
         continue
       }
       guard let client else { continue }
-      let admitted = lock.withLock { () -> Bool in
-        guard clients < Self.maximumClients else { return false }
-        clients += 1
+      let admitted = state.withLock { state -> Bool in
+        guard state.clients < Self.maximumClients else { return false }
+        state.clients += 1
         return true
       }
       guard admitted else {
@@ -81,11 +85,11 @@ final class ControlServer: @unchecked Sendable {
       }
       do {
         try DeviceThread.detach(name: "control client") { [self] in
-          defer { lock.withLock { clients -= 1 } }
+          defer { state.withLock { $0.clients -= 1 } }
           handle(client)
         }
       } catch {
-        lock.withLock { clients -= 1 }
+        state.withLock { $0.clients -= 1 }
         refuseBusy(client)
       }
     }

@@ -28,9 +28,14 @@ public enum WorkoutService {
   public static func run(configuration: DaemonConfiguration, log: Log) -> Int32 {
     let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
     let queue = InputQueue<RuntimeMessage>()
-    Thread.detachNewThread {
-      let signal = TerminationSignals.wait()
-      queue.post(.terminate(signal: signal))
+    do {
+      try DeviceThread.detach(name: "signals") {
+        let signal = TerminationSignals.wait()
+        queue.post(.terminate(signal: signal))
+      }
+    } catch {
+      log(.error, "cannot start the thread that waits for SIGTERM: \(error)")
+      return ServiceExit.failure
     }
 
     // What start-up would refuse, before anything is written.
@@ -92,7 +97,13 @@ public enum WorkoutService {
       let ride: ReplayRideHeader
       let schedule: ReplaySchedule
       do {
-        ride = try ReplayRideReader.validate(path: ridePath).header
+        let validated = try ReplayRideReader.validate(path: ridePath)
+        ride = validated.header
+        if !validated.pressesStart {
+          log(
+            .notice,
+            "\(ridePath) has no start press: nothing is recorded unless a session is started (workoutctl start)")
+        }
         schedule = ReplaySchedule(
           header: ride, rows: try ReplayRideReader(path: ridePath), countdown: configuration.countdown)
       } catch {
@@ -199,10 +210,14 @@ public enum WorkoutService {
 
     if store.integrityCheckIsDue {
       // Off the engine thread, on a read-only connection of its own: recording goes on.
-      Thread.detachNewThread {
-        let started = SystemClocks.monotonic()
-        let result = store.backgroundIntegrityCheck()
-        queue.post(.integrityChecked(result, seconds: SystemClocks.monotonic() - started))
+      do {
+        try DeviceThread.detach(name: "integrity check") {
+          let started = SystemClocks.monotonic()
+          let result = store.backgroundIntegrityCheck()
+          queue.post(.integrityChecked(result, seconds: SystemClocks.monotonic() - started))
+        }
+      } catch {
+        log(.error, "cannot start the background integrity check of \(store.path): \(error); it runs at the next start")
       }
     }
 

@@ -102,6 +102,7 @@ struct ServiceTests {
       .write(toFile: ride, atomically: true, encoding: .utf8)
     let service = try ServiceProcess(dir, arguments: ["--speed", Self.speed, "--ride", ride])
     try service.waitUntilReady()
+    #expect(service.log.contains("has no start press: nothing is recorded unless a session is started"))
 
     var attributes = stat()
     #expect(stat(dir.socket, &attributes) == 0)
