@@ -1,20 +1,22 @@
 import Foundation
 import LinuxSupport
+import Synchronization
 import WorkoutCore
 
 /// The simulated board's devices: GPS, heart-rate strap and the rider's buttons, replaying a
 /// recorded ride through the same seam as the real devices, on its own thread.
-public final class SimulatedRide: DeviceSource, @unchecked Sendable {
+public final class SimulatedRide: DeviceSource {
   public let name: String
   private let clock: SimulatedClock
   private let ridePath: String
   private let countdown: Double
   private let skipsMissedSteps: Bool
   private let stopRequests = InputQueue<Bool>()
-  private let lock = NSLock()
-  private var thread: Thread?
-  private var finishedFlag = false
-  private var stoppedFlag = false
+  private struct State {
+    var thread: DeviceThread?
+    var finished = false
+  }
+  private let state = Mutex(State())
 
   /// `resumingWorld`: the world existed before this start, so what happened while the service
   /// was away is skipped; a new world is replayed from its first step.
@@ -27,26 +29,30 @@ public final class SimulatedRide: DeviceSource, @unchecked Sendable {
   }
 
   /// Whether the whole ride has been replayed.
-  public var finished: Bool { lock.withLock { finishedFlag } }
+  public var finished: Bool { state.withLock { $0.finished } }
 
   public func start(sink: any InputSink) {
-    let thread = Thread { [self] in run(sink: sink) }
-    thread.name = "sim-ride"
-    lock.withLock { self.thread = thread }
-    thread.start()
-  }
-
-  public func stop() {
-    stopRequests.post(true)
-    // Wait (briefly) for the thread to notice.
-    for _ in 0..<200 {
-      if lock.withLock({ stoppedFlag || thread == nil }) { return }
-      usleep(5000)
+    do {
+      let thread = try DeviceThread.start(name: "sim-ride") { [self] in run(sink: sink) }
+      state.withLock { $0.thread = thread }
+    } catch {
+      sink.post(
+        .device(DeviceStatus(device: .simulation, condition: .failing, detail: "cannot start the replay: \(error)")))
     }
   }
 
+  /// Asks the replay to stop and waits for its thread (it waits on `stopRequests` between
+  /// seconds, so it notices at once).
+  public func stop() {
+    stopRequests.post(true)
+    let thread = state.withLock { state -> DeviceThread? in
+      defer { state.thread = nil }
+      return state.thread
+    }
+    thread?.join()
+  }
+
   private func run(sink: any InputSink) {
-    defer { lock.withLock { stoppedFlag = true } }
     sink.post(.device(DeviceStatus(device: .simulation, condition: .available, detail: name)))
     let reader: ReplayRideReader
     do {
@@ -81,6 +87,6 @@ public final class SimulatedRide: DeviceSource, @unchecked Sendable {
     if let error = reader.error {
       sink.post(.device(DeviceStatus(device: .simulation, condition: .failing, detail: "replay stopped: \(error)")))
     }
-    lock.withLock { finishedFlag = true }
+    state.withLock { $0.finished = true }
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LinuxSupport
+import Synchronization
 import WorkoutCore
 
 /// The simulated board's world: a replayed ride running at `speed` times real time. It is kept
@@ -57,16 +58,15 @@ public struct SimulatedWorld: Codable, Sendable, Hashable {
 /// The world is the truth: the clock never runs ahead of what the world has published (the
 /// replay's last posted second). On a busy host the replay thread can be starved; without this
 /// the engine would tick through seconds whose readings have not been posted yet.
-public final class SimulatedClock: BoardClock, @unchecked Sendable {
+public final class SimulatedClock: BoardClock {
   public let world: SimulatedWorld
-  private let lock = NSLock()
   /// The world's last published second: at first, its present (a resumed world's past was
   /// skipped; a new world has not begun).
-  private var horizon: Double
+  private let horizon: Mutex<Double>
 
   public init(world: SimulatedWorld) {
     self.world = world
-    horizon = world.boardTime(atHost: SystemClocks.boottime())
+    horizon = Mutex(world.boardTime(atHost: SystemClocks.boottime()))
   }
 
   public var epoch: String { "sim-" + world.id }
@@ -75,7 +75,7 @@ public final class SimulatedClock: BoardClock, @unchecked Sendable {
   /// The world has posted everything up to board time `time` (infinity: the world is over and
   /// the clock runs freely).
   public func publish(upTo time: Double) {
-    lock.withLock { horizon = Swift.max(horizon, time) }
+    horizon.withLock { $0 = Swift.max($0, time) }
   }
 
   /// The world's own time, running on whatever has been published (for the replay itself).
@@ -89,14 +89,14 @@ public final class SimulatedClock: BoardClock, @unchecked Sendable {
   }
 
   public func now() -> Moment {
-    let board = Swift.min(worldTime(), lock.withLock { horizon })
+    let board = Swift.min(worldTime(), horizon.withLock { $0 })
     return Moment(monotonic: board, wall: world.rideStartWall + board)
   }
 
   /// Infinity for a time beyond what the world has published: only the world's next post
   /// (which wakes the engine's queue) gets there.
   public func hostDeadline(forBoardTime monotonic: Double) -> Double {
-    guard monotonic <= lock.withLock({ horizon }) else { return .infinity }
+    guard monotonic <= horizon.withLock({ $0 }) else { return .infinity }
     return worldDeadline(forBoardTime: monotonic)
   }
 }
@@ -104,28 +104,27 @@ public final class SimulatedClock: BoardClock, @unchecked Sendable {
 /// A board clock that only moves when told to: the simulated board at full speed, where the
 /// engine pulls the next second of the world as soon as it has stored the last one, so the
 /// replay runs exactly as fast as the engine and the store can go.
-public final class VirtualClock: BoardClock, @unchecked Sendable {
+public final class VirtualClock: BoardClock {
   public let epoch: String
   private let startWall: Double
-  private let lock = NSLock()
-  private var board: Double
+  private let board: Mutex<Double>
 
   public init(epoch: String, startTime: Double, startWall: Double) {
     self.epoch = epoch
     self.startWall = startWall
-    board = startTime
+    board = Mutex(startTime)
   }
 
   public var wallTrusted: Bool { true }
 
   public func now() -> Moment {
-    let time = lock.withLock { board }
+    let time = board.withLock { $0 }
     return Moment(monotonic: time, wall: startWall + time)
   }
 
   /// Moves board time forward to `time` (never back).
   public func advance(to time: Double) {
-    lock.withLock { board = Swift.max(board, time) }
+    board.withLock { $0 = Swift.max($0, time) }
   }
 
   /// A board time not yet reached is never reached by waiting: only `advance` gets there.

@@ -1,28 +1,29 @@
 import Foundation
+import Synchronization
 import WorkoutCore
 
 /// The real board's clock once GPS gives trustworthy time: a board without an RTC may boot in
 /// 1970 or with a stale date, so until NTP or GPS sets it, its dates are wrong. This wraps the
 /// board's clock with a `GPSClock` (pure: it decides when GPS time can be trusted); from then
 /// on every moment's wall time is GPS time, whatever the system clock says.
-final class GPSCorrectedClock: BoardClock, @unchecked Sendable {
+final class GPSCorrectedClock: BoardClock {
   let base: any BoardClock
-  private let lock = NSLock()
-  private var gpsClock: GPSClock
+  /// Read by every thread that stamps an input, changed by the engine thread.
+  private let gpsClock: Mutex<GPSClock>
 
   init(base: any BoardClock, settings: GPSClockSettings) {
     self.base = base
-    gpsClock = GPSClock(settings: settings)
+    gpsClock = Mutex(GPSClock(settings: settings))
   }
 
   var epoch: String { base.epoch }
 
   func now() -> Moment {
     let moment = base.now()
-    return Moment(monotonic: moment.monotonic, wall: lock.withLock { gpsClock.wallTime(at: moment) })
+    return Moment(monotonic: moment.monotonic, wall: gpsClock.withLock { $0.wallTime(at: moment) })
   }
 
-  var wallTrusted: Bool { base.wallTrusted || lock.withLock { gpsClock.isTrusted } }
+  var wallTrusted: Bool { base.wallTrusted || gpsClock.withLock { $0.isTrusted } }
 
   func hostDeadline(forBoardTime monotonic: Double) -> Double {
     base.hostDeadline(forBoardTime: monotonic)
@@ -33,6 +34,6 @@ final class GPSCorrectedClock: BoardClock, @unchecked Sendable {
   /// is already recorded).
   func observe(_ fix: GPSFix, at moment: Moment) -> GPSClockObservation {
     let trusted = base.wallTrusted
-    return lock.withLock { gpsClock.observe(fix, at: moment, systemClockTrusted: trusted) }
+    return gpsClock.withLock { $0.observe(fix, at: moment, systemClockTrusted: trusted) }
   }
 }

@@ -55,7 +55,9 @@ extension GPSDLive {
       // 4. gpsd restarted on the same port: available again, fixes flow again.
       fake = try GPSFake(capture: "gp-320fw-2019-04-06-overflow.log", port: port, singleShot: false, cycle: 0.01)
       defer { fake.terminate() }
-      #expect(gpsdWaitUntil(timeout: 30) { recorder.fixes.count >= before + 5 }, "\(fake.stderr)")
+      #expect(
+        gpsdWaitUntil(timeout: 30) { recorder.fixes.count >= before + 5 },
+        "\(fake.stderr)\nstatuses: \(recorder.statuses)\nlast: \(recorder.all.suffix(8))")
       #expect(recorder.statuses.map(\.condition) == [.absent, .available, .lost, .available])
       source.stop()
       #expect(recorder.hasStopped)
