@@ -8,6 +8,9 @@ import CLinuxShims
 /// called, so a backoff sleep never delays a shutdown; and `poll(_:until:)` waits on the
 /// device's own descriptors and the stop request together (an eventfd that becomes readable at
 /// `stop()`), so a device loop blocks with no timeout at all instead of waking to check a flag.
+///
+/// `@unchecked Sendable`: `stopped` is only touched inside `condition.locked`; the eventfd's
+/// number never changes, and writing to it from any thread is what it is for.
 public final class StopSignal: @unchecked Sendable {
   private let condition = MonotonicCondition()
   private var stopped = false
@@ -78,6 +81,9 @@ public final class StopSignal: @unchecked Sendable {
 /// A plain POSIX thread for a device loop: blocking C calls (poll, ioctl, libgps reads) belong on
 /// their own thread, not on Swift's cooperative pool. `join()` waits for it to end. SIGPIPE is
 /// blocked in it.
+///
+/// `@unchecked Sendable`: `thread` is written once, by `pthread_create` before the handle is
+/// returned, and only read afterwards (`join`).
 public final class DeviceThread: @unchecked Sendable {
   private var thread = pthread_t()
 

@@ -4,6 +4,8 @@
 
 /// A thread-safe FIFO that one consumer drains, waiting for the next element or a deadline on
 /// CLOCK_MONOTONIC (so a wall-clock change, say from GPS time, cannot stretch or cut a wait).
+///
+/// `@unchecked Sendable`: `items` and `head` are only touched inside `condition.locked`.
 public final class InputQueue<Element: Sendable>: @unchecked Sendable {
   private let condition = MonotonicCondition()
   private var items: [Element] = []

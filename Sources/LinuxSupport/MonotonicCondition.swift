@@ -4,6 +4,9 @@
 
 /// A pthread mutex with a condition variable whose timed waits run on CLOCK_MONOTONIC, so a
 /// wall-clock change (GPS time, NTP) can neither stretch nor cut a wait.
+///
+/// `@unchecked Sendable`: the pthread mutex and condition are made for use from any thread;
+/// the pointers to them never change after `init`.
 final class MonotonicCondition: @unchecked Sendable {
   // pthread objects must not move in memory: they live on the heap.
   private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)

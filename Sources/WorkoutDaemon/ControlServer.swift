@@ -13,6 +13,10 @@ import WorkoutControl
 /// request line, so no client (a slow one, a crowd of idle ones) keeps another waiting; at most
 /// `maximumClients` at once, beyond which a client is told the service is busy. Requests go to
 /// the engine thread through the same queue as every other input.
+///
+/// `@unchecked Sendable`: what threads share is in `state`, a `Mutex`; `socket` is shut down
+/// from `stop()` while the accept thread waits on it, which is how that wait is ended; and
+/// `acceptThread` is written once by `start()`, before that thread exists.
 final class ControlServer: @unchecked Sendable {
   let path: String
   private let socket: UnixSocket

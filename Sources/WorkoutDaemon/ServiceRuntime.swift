@@ -2,6 +2,7 @@ import BoardLinux
 import BoardSim
 import Foundation
 import LinuxSupport
+import Synchronization
 import WorkoutControl
 import WorkoutCore
 import WorkoutStore
@@ -16,17 +17,17 @@ enum RuntimeMessage: Sendable {
 }
 
 /// A control client's reply, handed from the engine thread to the server thread.
-final class ReplyBox: @unchecked Sendable {
+final class ReplyBox: Sendable {
   private let ready = DispatchSemaphore(value: 0)
-  private var reply: ControlReply?
+  private let reply = Mutex<ControlReply?>(nil)
 
   func fulfil(_ reply: ControlReply) {
-    self.reply = reply
+    self.reply.withLock { $0 = reply }
     ready.signal()
   }
 
   func wait(seconds: Double) -> ControlReply? {
-    ready.wait(timeout: .now() + seconds) == .success ? reply : nil
+    ready.wait(timeout: .now() + seconds) == .success ? reply.withLock { $0 } : nil
   }
 }
 

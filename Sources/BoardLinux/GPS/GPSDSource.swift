@@ -98,6 +98,7 @@ public final class GPSDSource: EngineReadDevice {
   /// `.byEngine`; only the thread uses it in `.ownThread`.
   private let shared: SharedLoop
 
+  /// `@unchecked Sendable`: held only inside the `running` mutex.
   private struct Running: @unchecked Sendable {
     var thread: DeviceThread
     var signal: StopSignal
@@ -163,6 +164,9 @@ public final class GPSDSource: EngineReadDevice {
 }
 
 /// The loop's state behind a lock, and an eventfd the thread sleeps on while the engine reads.
+///
+/// `@unchecked Sendable`: `loop` (with the connection it holds) is only touched inside `lock`;
+/// `wake` never changes, and signalling it from any thread is what it is for.
 final class SharedLoop: @unchecked Sendable {
   private let lock = Mutex<Void>(())
   private var loop: GPSDSourceLoop
