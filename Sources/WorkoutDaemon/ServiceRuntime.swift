@@ -182,7 +182,7 @@ final class ServiceRuntime {
       }
       if let head = queue.peek() {
         switch head {
-        case .input(_, let moment) where moment.monotonic >= min(tick, nextWakeup):
+        case .input(_, let moment) where moment.monotonic >= due:
           break
         default:
           if process(queue.poll()!) { return 0 }

@@ -224,7 +224,7 @@ public final class GPSDConnection {
   /// (without waiting) when none is buffered. nil when nothing complete is there.
   private func nextLine() throws(GPSDError) -> (bytes: ArraySlice<UInt8>, arrival: Double)? {
     while completeHead == completeLines.count {
-      if receivedHead > 0 && completeHead == completeLines.count {
+      if receivedHead > 0 {  // every complete line was handed out: drop them
         received.removeFirst(receivedHead)
         receivedHead = 0
         completeLines.removeAll(keepingCapacity: true)

@@ -124,9 +124,10 @@ public final class GPSDSource: EngineReadDevice {
       let signal = StopSignal()
       let shared = self.shared
       let reading = self.reading
+      let settings = self.settings
       do {
         let thread = try DeviceThread.start(name: "gpsd") {
-          GPSDSourceThread(shared: shared, sink: sink, signal: signal, reading: reading).run()
+          GPSDSourceThread(settings: settings, shared: shared, sink: sink, signal: signal, reading: reading).run()
         }
         running = Running(thread: thread, signal: signal)
       } catch {
@@ -142,8 +143,7 @@ public final class GPSDSource: EngineReadDevice {
       return running
     }
     guard let current else { return }
-    current.signal.stop()
-    shared.wakeThread()
+    current.signal.stop()  // wakes the thread's poll, whichever it is in
     current.thread.join()
   }
 
@@ -170,7 +170,8 @@ public final class GPSDSource: EngineReadDevice {
 final class SharedLoop: @unchecked Sendable {
   private let lock = Mutex<Void>(())
   private var loop: GPSDSourceLoop
-  /// Made readable when the thread has something to do (the connection broke, a stop).
+  /// Made readable when the engine finds the connection broken (a stop wakes the thread
+  /// through its `StopSignal`).
   let wake: Int32
 
   init(_ loop: GPSDSourceLoop) {
@@ -200,6 +201,7 @@ final class SharedLoop: @unchecked Sendable {
 /// The source's thread: connects, and then either reads (`.ownThread`) or sleeps while the
 /// engine reads (`.byEngine`) until the connection breaks or a stop.
 struct GPSDSourceThread {
+  let settings: GPSDSourceSettings
   let shared: SharedLoop
   let sink: any InputSink
   let signal: StopSignal
@@ -214,14 +216,12 @@ struct GPSDSourceThread {
       shared.withLoop { $0.post(.failing, "gpsd client: \(error)", emit: postNow) }
       return
     }
-    var backoff = shared.withLoop { $0.backoff }
     while !signal.isStopRequested {
       // Connecting may block (a remote host, DNS): never while the engine could be waiting.
       do {
-        try connection.open(
-          host: shared.withLoop { $0.settings.host }, port: String(shared.withLoop { $0.settings.port }))
+        try connection.open(host: settings.host, port: String(settings.port))
       } catch {
-        backoff = shared.withLoop { loop in loop.connectFailed(error, emit: postNow) }
+        let backoff = shared.withLoop { loop in loop.connectFailed(error, emit: postNow) }
         if signal.wait(seconds: backoff) { break }
         continue
       }
@@ -235,8 +235,7 @@ struct GPSDSourceThread {
       if !answered {
         // Closed before gpsd said anything (a dying gpsd's listen backlog accepts and resets):
         // a failed attempt, not a connection.
-        backoff = shared.withLoop { $0.nextBackoff() }
-        if signal.wait(seconds: backoff) { break }
+        if signal.wait(seconds: shared.withLoop { $0.nextBackoff() }) { break }
       }
     }
     shared.withLoop { $0.detach() }

@@ -123,12 +123,12 @@ public struct DeviceWatch: Sendable, Hashable {
 
   /// The earliest time `advance(to:)` has something to say if nothing else happens.
   public var deadline: Double? {
-    var times: [Double] = []
-    if let rejection, !rejection.reported { times.append(rejection.since + settings.rejectedFixesAlarmAfter) }
+    var soonest: Double?
+    if let rejection, !rejection.reported { soonest = rejection.since + settings.rejectedFixesAlarmAfter }
     for state in flapping.values where state.unstableSince != nil {
-      if let last = state.changes.last { times.append(last + settings.flapWindow) }
+      soonest = earliest(soonest, state.changes.last.map { $0 + settings.flapWindow })
     }
-    return times.min()
+    return soonest
   }
 
   /// A device's condition changed (sources report changes only). Returns what to record: the
@@ -237,4 +237,12 @@ public struct DeviceWatch: Sendable, Hashable {
       kind: kind, device: status.device, word: status.condition.rawValue, detail: status.detail,
       level: status.condition == .available ? .info : .warning, isConditionChange: true)
   }
+}
+
+/// The earlier of two optional times (nil when neither is set), without building an array on
+/// the loop's path.
+func earliest(_ a: Double?, _ b: Double?) -> Double? {
+  guard let a else { return b }
+  guard let b else { return a }
+  return Swift.min(a, b)
 }

@@ -278,7 +278,7 @@ public struct SessionEngine: Sendable {
   /// countdown, and the moment the GPS fix counts as lost if no fix comes. Derived from the
   /// state, so a runtime that sleeps until it (or the next input) misses nothing.
   public var nextDeadline: Double? {
-    [session?.countdownDeadline, fixMonitor.deadline, watch.deadline].compactMap { $0 }.min()
+    earliest(earliest(session?.countdownDeadline, fixMonitor.deadline), watch.deadline)
   }
 
   /// Whether the engine needs its 1 Hz `tick`: only while a session is running (a point a
