@@ -142,8 +142,7 @@ public enum WorkoutService {
         "simulated board: \(resumed ? "resuming" : "starting") \(ridePath) at \(speed)× (world \(world.id), t=\(Int(simClock.worldTime())) s)"
       )
     case .linux:
-      let gpsClock = GPSCorrectedClock(
-        base: LinuxBoardClock(), settings: GPSClockSettings(earliestPlausible: earliestPlausibleGPSTime))
+      let gpsClock = GPSCorrectedClock(base: LinuxBoardClock())
       clock = gpsClock
       gpsCorrectedClock = gpsClock
       boardName = "linux"
@@ -162,7 +161,10 @@ public enum WorkoutService {
     }
 
     // The engine, resuming whatever was left unfinished.
-    let settings = configuration.engineSettings
+    var settings = configuration.engineSettings
+    if gpsCorrectedClock != nil {
+      settings.gpsClock = GPSClockSettings(earliestPlausible: earliestPlausibleGPSTime)
+    }
     // The control socket before any session is touched: a service that cannot open it stops
     // here, and a restart loop does not add a `recovered` event to the session each time.
     let server: ControlServer
@@ -179,14 +181,18 @@ public enum WorkoutService {
     var startupCommands: [EngineCommand] = []
     (engine, startupCommands) = resumeUnfinished(store: store, settings: settings, clock: clock, log: log)
 
+    var runtimeSettings = RuntimeSettings(epoch: clock.epoch, databasePath: store.path)
+    let engineReadDevices = devices.compactMap { $0 as? any EngineReadDevice }
+    runtimeSettings.readsDevices = !engineReadDevices.isEmpty
+    runtimeSettings.idleReadInterval = min(3, configuration.gps.fixLostAfter / 2)
+    runtimeSettings.boardWallTrusted = gpsCorrectedClock == nil && clock.wallTrusted
     let runtime = ServiceRuntime(
       engine: engine, store: store, clock: clock, queue: queue, notifier: notifier, log: log, boardName: boardName,
-      firstTick: firstTick)
+      settings: runtimeSettings, firstTick: firstTick)
     runtime.exitWhenReplayEnds = configuration.simExitAtEnd
     if let simRide { runtime.replayFinished = { simRide.finished } }
     runtime.pulledReplay = pulledReplay
-    runtime.engineReadDevices = devices.compactMap { $0 as? any EngineReadDevice }
-    runtime.idleReadInterval = min(3, configuration.gps.fixLostAfter / 2)
+    runtime.engineReadDevices = engineReadDevices
     if let led { runtime.indicator = { led.play(OutputPattern($0)) } }
     if let buzzer { runtime.chirp = { buzzer.play(OutputPattern($0)) } }
     if let gpsCorrectedClock {

@@ -32,6 +32,20 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     }
   }
 
+  /// The failure as the runtime core weighs it: its kind (one condition however the text
+  /// varies) and its words.
+  public var fault: StorageFault {
+    let condition =
+      switch self {
+      case .diskFull: "disk full"
+      case .ioFailure: "I/O error"
+      case .readOnly: "read-only"
+      case .corrupt: "corrupt"
+      default: "write failing"
+      }
+    return StorageFault(condition: condition, reason: description)
+  }
+
   /// Whether a later retry of the same write can succeed (space or the device may come back).
   public var isTransient: Bool {
     switch self {
@@ -462,7 +476,7 @@ public final class WorkoutStore: Sendable {
       try db.execute(
         sql: "UPDATE event SET wall = wall + ? WHERE session_id = ? AND clock_epoch = ?",
         arguments: [seconds, sessionID, clock.epoch])
-    case .scheduleWakeup, .warmUpSensors, .indicate, .chirp, .log:
+    case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log:
       break
     }
   }

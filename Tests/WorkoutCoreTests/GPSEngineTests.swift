@@ -41,19 +41,41 @@ struct GPSEngineTests {
     #expect(h.engine.gps == .searching, "a GPS that has not fixed yet: wait for it")
   }
 
+  /// Settings whose GPS clock believes times from 2026 on.
+  static let clockSettings: EngineSettings = {
+    var settings = EngineSettings()
+    settings.gpsClock = GPSClockSettings(earliestPlausible: 1_790_000_000)
+    return settings
+  }()
+
+  /// Three fixes a second apart whose time is `offset` ahead of the board's wall clock: enough
+  /// agreeing readings for the engine's GPS clock to trust it.
+  static func sendTimedFixes(offset: Double, to h: inout EngineHarness, at position: GeoPoint) {
+    for _ in 0..<3 {
+      h.advance(by: 1)
+      h.send(
+        .reading(
+          .gps(
+            GPSFix(
+              dimension: .threeD, time: h.now.wall + offset, latitude: position.latitude,
+              longitude: position.longitude, altitude: 100, speed: 5, horizontalError: 3))))
+    }
+  }
+
   @Test func trustedGPSTimeCorrectsWhatTheSessionWroteThisBoot() throws {
     // The board booted thinking it was 1970 + 1000 s; GPS says 2026.
-    var h = EngineHarness(start: Moment(monotonic: 1000, wall: 1000))
+    var h = EngineHarness(settings: Self.clockSettings, start: Moment(monotonic: 1000, wall: 1000))
     _ = h.press(.start)
     h.finishCountdown()
     var position = origin
     h.ride(seconds: 10, speed: 5, from: &position)
     _ = h.press(.lap)
     let offset = 1_795_000_000.0
-    let correction = GPSClockCorrection(
-      systemOffset: offset, monotonicOffset: offset, gpsTime: h.now.wall + offset, at: h.now)
     h.commands.removeAll()
-    h.send(.clockCorrected(correction))
+    Self.sendTimedFixes(offset: offset, to: &h, at: position)
+    let corrections = h.commands.compactMap { if case .correctBoardClock(let c) = $0 { c } else { nil } }
+    #expect(corrections.count == 1, "the third agreeing fix establishes GPS time, once")
+    #expect(corrections.first?.systemOffset == offset)
     #expect(h.commands.contains(.correctWallTimes(sessionID: 1, seconds: offset, firstPoint: 0, firstLap: 1)))
     let event = try #require(
       h.commands.compactMap { if case .recordEvent(1, let e) = $0, e.kind == .clockCorrected { e } else { nil } }
@@ -64,24 +86,43 @@ struct GPSEngineTests {
     #expect(session.openedAt.wall == 1000 + offset)
     #expect(session.builder.startMoment?.wall == 1003 + offset)
     #expect(h.engine.status(at: h.now).lastPoint!.moment.wall > offset)
+    #expect(h.engine.gpsClock?.isTrusted == true)
+  }
+
+  @Test func gpsTimeThatContradictsASynchronisedClockIsNotBelieved() {
+    var h = EngineHarness(settings: Self.clockSettings, start: Moment(monotonic: 1000, wall: 1_795_000_000))
+    h.send(.systemClockTrusted(true))
+    Self.sendTimedFixes(offset: 3600, to: &h, at: origin)
+    #expect(!h.commands.contains { if case .correctBoardClock = $0 { true } else { false } })
+    // The same hour off on a clock nobody synchronised is the clock's error: GPS wins.
+    h.send(.systemClockTrusted(false))
+    Self.sendTimedFixes(offset: 3600, to: &h, at: origin)
+    #expect(h.commands.contains { if case .correctBoardClock(let c) = $0 { c.systemOffset == 3600 } else { false } })
+  }
+
+  @Test func aBoardWithoutAGPSClockIgnoresFixTimes() {
+    var h = EngineHarness(start: Moment(monotonic: 1000, wall: 1000))
+    Self.sendTimedFixes(offset: 1_795_000_000, to: &h, at: origin)
+    #expect(h.engine.gpsClock == nil)
+    #expect(!h.commands.contains { if case .correctBoardClock = $0 { true } else { false } })
   }
 
   @Test func aResumedSessionCorrectsOnlyWhatThisBootWrote() throws {
-    var h = EngineHarness()
+    var h = EngineHarness(settings: Self.clockSettings)
     _ = h.press(.start)
     h.finishCountdown()
     var position = origin
     h.ride(seconds: 10, speed: 5, from: &position)
     _ = h.press(.lap)
     h.ride(seconds: 5, speed: 5, from: &position)
-    var (engine, _) = SessionEngine.resuming(
-      h.engine.session!, settings: EngineSettings(), nextSessionID: 2,
-      gap: RecoveryGap(seconds: nil, basis: .unknown), at: Moment(monotonic: 5, wall: 20))
-    let step = engine.handle(
-      .clockCorrected(
-        GPSClockCorrection(systemOffset: 100, monotonicOffset: 115, gpsTime: 120, at: Moment(monotonic: 5, wall: 20))),
-      at: Moment(monotonic: 5, wall: 20))
-    #expect(step.commands.contains(.correctWallTimes(sessionID: 1, seconds: 100, firstPoint: 15, firstLap: 2)))
-    #expect(engine.session!.openedAt == h.engine.session!.openedAt, "opened in the earlier boot: left alone")
+    let (engine, _) = SessionEngine.resuming(
+      h.engine.session!, settings: Self.clockSettings, nextSessionID: 2,
+      gap: RecoveryGap(seconds: nil, basis: .unknown), at: Moment(monotonic: 5, wall: 1_795_000_000))
+    var resumed = EngineHarness(settings: Self.clockSettings, start: Moment(monotonic: 5, wall: 1_795_000_000))
+    resumed.engine = engine
+    Self.sendTimedFixes(offset: 100, to: &resumed, at: position)
+    #expect(
+      resumed.commands.contains(.correctWallTimes(sessionID: 1, seconds: 100, firstPoint: 15, firstLap: 2)))
+    #expect(resumed.engine.session!.openedAt == h.engine.session!.openedAt, "opened in the earlier boot: left alone")
   }
 }

@@ -14,7 +14,7 @@ struct SessionEngineTests {
     #expect(h.press(.start) == .accepted(.prepared))
     #expect(h.engine.state == .prepared)
     #expect(h.commands.contains(.warmUpSensors))
-    #expect(h.commands.contains(.scheduleWakeup(monotonic: 1003)))
+    #expect(h.engine.nextDeadline == 1003)
     guard case .openSession(let opened) = h.commands.first else {
       Issue.record("the first command must open the session")
       return

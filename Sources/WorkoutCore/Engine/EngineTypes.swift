@@ -35,9 +35,9 @@ public enum EngineInput: Sendable, Hashable {
   /// The store has committed the summary of this stopped session.
   case sessionFinalized(sessionID: Int64)
   case storage(StorageCondition)
-  /// GPS time is trusted from now on (or moved): the board's wall clock was off by
-  /// `systemOffset` seconds until this moment.
-  case clockCorrected(GPSClockCorrection)
+  /// Whether the board's own wall clock is synchronised (NTP): a GPS time that contradicts a
+  /// synchronised clock is the receiver's error and is not believed.
+  case systemClockTrusted(Bool)
 }
 
 /// What the runtime reports about the store.
@@ -154,8 +154,9 @@ public enum EngineCommand: Sendable, Hashable {
   /// from `firstPoint`, laps from `firstLap`, and events stamped with the current clock epoch):
   /// they were written with a wall clock GPS has now shown to be off.
   case correctWallTimes(sessionID: Int64, seconds: Double, firstPoint: Int, firstLap: Int)
-  /// Send `wakeup` at this monotonic time.
-  case scheduleWakeup(monotonic: Double)
+  /// GPS time is trusted from now on (or moved): stamp what follows with it (the board's wall
+  /// clock was `systemOffset` seconds off), and set the system clock if the configuration asks.
+  case correctBoardClock(GPSClockCorrection)
   /// A session is being prepared: start GPS, straps and barometer so they are ready.
   case warmUpSensors
   /// Show this on the status LED (sent when it changes).
@@ -184,7 +185,7 @@ public struct EngineStep: Sendable, Hashable {
   public var touchesStore: Bool {
     commands.contains { command in
       switch command {
-      case .scheduleWakeup, .warmUpSensors, .indicate, .chirp, .log: false
+      case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log: false
       default: true
       }
     }

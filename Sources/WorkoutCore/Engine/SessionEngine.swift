@@ -12,6 +12,9 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   public var fixLostAfter: Double = 5
   /// When refused fixes and flapping devices are reported.
   public var deviceWatch = DeviceWatchSettings()
+  /// When GPS time is believed and becomes the board's wall clock; nil where the board's clock
+  /// needs no correction (the simulated board runs on the ride's own time).
+  public var gpsClock: GPSClockSettings? = nil
 
   public init(
     activity: ActivityType = .cycling, countdown: Double = 3,
@@ -96,6 +99,11 @@ public struct SessionEngine: Sendable {
   public private(set) var indicator = IndicatorPattern.off
   /// The session's point count when its checkpoint was last saved.
   private var pointsAtCheckpoint = 0
+  /// Decides when GPS time is trusted (nil when `settings.gpsClock` is): each accepted fix's
+  /// time is offered to it, and a trusted correction becomes `correctBoardClock`.
+  public private(set) var gpsClock: GPSClock?
+  /// Whether the board's own wall clock is synchronised, as the runtime last said.
+  public private(set) var systemClockTrusted = false
 
   /// A running session's checkpoint is saved every this many points (and whenever the session
   /// changes otherwise). Between checkpoints a second writes only its point: a restart folds
@@ -108,6 +116,7 @@ public struct SessionEngine: Sendable {
     self.nextSessionID = nextSessionID
     fixMonitor = FixMonitor(settings: FixMonitorSettings(lostAfter: settings.fixLostAfter))
     watch = DeviceWatch(settings: settings.deviceWatch)
+    gpsClock = settings.gpsClock.map { GPSClock(settings: $0) }
   }
 
   /// Carries on a session that was not ended when the service stopped (a crash, a watchdog
@@ -143,8 +152,7 @@ public struct SessionEngine: Sendable {
     switch session.state {
     case .prepared:
       let deadline = now.monotonic + settings.countdown
-      session.countdownDeadline = deadline
-      commands.append(.scheduleWakeup(monotonic: deadline))
+      session.countdownDeadline = deadline  // the runtime wakes for it: `nextDeadline`
       commands.append(.warmUpSensors)
     case .running, .paused:
       commands.append(.warmUpSensors)
@@ -233,6 +241,9 @@ public struct SessionEngine: Sendable {
       changed = fireDueCountdown(at: now, into: &step)
     case .reading(let reading):
       changed = observe(reading, at: now, into: &step)
+      if case .gps(let fix) = reading, gpsClock != nil {
+        changed = observeTime(of: fix, at: now, into: &step) || changed
+      }
     case .request(let request, let source):
       changed = handleRequest(request, from: source, at: now, into: &step)
     case .button(let event, let source):
@@ -242,8 +253,8 @@ public struct SessionEngine: Sendable {
         step.commands.append(
           .log(.info, "\(event.gesture.rawValue) of \(event.button.rawValue) does nothing while \(state.rawValue)"))
       }
-    case .clockCorrected(let correction):
-      changed = correctClock(correction, at: now, into: &step)
+    case .systemClockTrusted(let trusted):
+      systemClockTrusted = trusted
     case .device(let status):
       if status.device == .gps || status.device == .gpsReceiver { gpsPresent = true }
       note(watch.deviceReported(status, at: now.monotonic), at: now, into: &step)
@@ -412,7 +423,6 @@ public struct SessionEngine: Sendable {
       let deadline = now.monotonic + settings.countdown
       session.countdownDeadline = deadline
       step.commands.append(.warmUpSensors)
-      step.commands.append(.scheduleWakeup(monotonic: deadline))
     case (.prepared, .running):
       session.countdownDeadline = nil
       session.builder.begin(at: now)
@@ -457,6 +467,19 @@ public struct SessionEngine: Sendable {
           into: &step)
         step.commands.append(.log(.notice, "GPS fix regained after \(formatSeconds(lostFor))"))
       }
+    }
+  }
+
+  /// Offers an accepted fix's time to the GPS clock; once trusted (or moved), the board's clock
+  /// is corrected from this moment on and what the session already wrote with it is shifted.
+  private mutating func observeTime(of fix: GPSFix, at now: Moment, into step: inout EngineStep) -> Bool {
+    let observation = gpsClock?.observe(fix, at: now, systemClockTrusted: systemClockTrusted)
+    switch observation {
+    case .established(let correction)?, .corrected(from: _, to: let correction)?:
+      step.commands.append(.correctBoardClock(correction))
+      return correctClock(correction, at: now, into: &step)
+    default:
+      return false
     }
   }
 

@@ -29,7 +29,7 @@ public enum FixMonitorEvent: Sendable, Hashable, Codable {
 /// ```swift
 /// for event in monitor.observe(reading, at: now.monotonic) { record(event) }
 /// if let event = monitor.advance(to: now.monotonic) { record(event) }   // on .tick / .wakeup
-/// if let deadline = monitor.deadline { commands.append(.scheduleWakeup(monotonic: deadline)) }
+/// let wakeAt = monitor.deadline   // the runtime wakes the engine then
 /// ```
 public struct FixMonitor: Sendable, Hashable, Codable {
   public enum State: Sendable, Hashable, Codable {
