@@ -2,10 +2,46 @@ import Foundation
 import GRDB
 import WorkoutCore
 
-// One record type per table, GRDB-style. Column names are the schema's (see Schema.swift).
+// One record type per table, GRDB-style. Column names are the schema's (see Schema.swift):
+// each property's name in snake case, through GRDB's column coding strategies (`SnakeCaseColumns`).
+
+/// A record whose columns are its properties' names in snake case (`openedWall` is
+/// `opened_wall`, `sessionID` is `session_id`). Encoding is GRDB's `convertToSnakeCase`;
+/// decoding turns a column back into the property's name with Swift's convention for acronyms
+/// (GRDB's `convertFromSnakeCase` would look for `sessionId`).
+public protocol SnakeCaseColumns: FetchableRecord, EncodableRecord {}
+
+extension SnakeCaseColumns {
+  public static var databaseColumnEncodingStrategy: DatabaseColumnEncodingStrategy { .convertToSnakeCase }
+  public static var databaseColumnDecodingStrategy: DatabaseColumnDecodingStrategy {
+    .custom { ColumnKey(propertyFor: $0) }
+  }
+}
+
+/// A property's coding key made from its column's name.
+struct ColumnKey: CodingKey {
+  /// Words written in capitals in property names, after the Swift API Design Guidelines.
+  static let acronyms: Set<Substring> = ["id", "gps", "hr"]
+
+  var stringValue: String
+  var intValue: Int? { nil }
+
+  init(stringValue: String) { self.stringValue = stringValue }
+  init?(intValue: Int) { nil }
+
+  /// `session_id` → `sessionID`, `alt_gps` → `altGPS`, `opened_wall` → `openedWall`.
+  init(propertyFor column: String) {
+    let words = column.split(separator: "_")
+    var name = words.first.map(String.init) ?? column
+    for word in words.dropFirst() {
+      name += Self.acronyms.contains(word) ? word.uppercased() : word.prefix(1).uppercased() + word.dropFirst()
+    }
+    stringValue = name
+  }
+}
 
 /// A row of `session`: one workout. `snapshot` carries everything needed to resume it.
-public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
+public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord, SnakeCaseColumns {
   public static let databaseTableName = "session"
 
   public var id: Int64
@@ -33,18 +69,6 @@ public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, Persi
   public var clockWall: Double
   public var clockWallTrusted: Bool
 
-  enum CodingKeys: String, CodingKey {
-    case id, activity, state, elapsed, timer, distance, ascent, descent, points, snapshot, summary
-    case openedWall = "opened_wall"
-    case snapshotVersion = "snapshot_version"
-    case startWall = "start_wall"
-    case endWall = "end_wall"
-    case clockEpoch = "clock_epoch"
-    case clockMonotonic = "clock_monotonic"
-    case clockWall = "clock_wall"
-    case clockWallTrusted = "clock_wall_trusted"
-  }
-
   public var lastCommit: ClockStamp {
     ClockStamp(
       epoch: clockEpoch, moment: Moment(monotonic: clockMonotonic, wall: clockWall),
@@ -53,7 +77,7 @@ public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, Persi
 }
 
 /// A row of `event`: a transition, a lap, a recovery, a device or storage happening.
-public struct EventRecord: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord {
+public struct EventRecord: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord, SnakeCaseColumns {
   public static let databaseTableName = "event"
 
   public var id: Int64?
@@ -69,21 +93,13 @@ public struct EventRecord: Codable, Sendable, Hashable, FetchableRecord, Mutable
   public var detail: String?
   public var value: Double?
 
-  enum CodingKeys: String, CodingKey {
-    case id, wall, monotonic, kind, cause, detail, value
-    case sessionID = "session_id"
-    case clockEpoch = "clock_epoch"
-    case fromState = "from_state"
-    case toState = "to_state"
-  }
-
   public mutating func didInsert(_ inserted: InsertionSuccess) {
     id = inserted.rowID
   }
 }
 
 /// A row of `point`: one recorded second.
-public struct PointRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
+public struct PointRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord, SnakeCaseColumns {
   public static let databaseTableName = "point"
 
   public var sessionID: Int64
@@ -109,19 +125,10 @@ public struct PointRecord: Codable, Sendable, Hashable, FetchableRecord, Persist
   /// %RH, from a BME280 (migration v3).
   public var humidity: Double?
 
-  enum CodingKeys: String, CodingKey {
-    case seq, wall, monotonic, elapsed, timer, distance, lat, lon, speed, hr, cadence, power, temperature
-    case pressure, humidity
-    case sessionID = "session_id"
-    case altGPS = "alt_gps"
-    case altBaro = "alt_baro"
-    case fixDim = "fix_dim"
-    case hError = "h_error"
-  }
 }
 
 /// A row of `lap`.
-public struct LapRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
+public struct LapRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord, SnakeCaseColumns {
   public static let databaseTableName = "lap"
 
   public var sessionID: Int64
@@ -143,20 +150,6 @@ public struct LapRecord: Codable, Sendable, Hashable, FetchableRecord, Persistab
   public var avgPower: Double?
   public var maxPower: Double?
 
-  enum CodingKeys: String, CodingKey {
-    case number, trigger, elapsed, timer, distance, ascent, descent
-    case sessionID = "session_id"
-    case startWall = "start_wall"
-    case endWall = "end_wall"
-    case avgSpeed = "avg_speed"
-    case maxSpeed = "max_speed"
-    case avgHR = "avg_hr"
-    case maxHR = "max_hr"
-    case avgCadence = "avg_cadence"
-    case maxCadence = "max_cadence"
-    case avgPower = "avg_power"
-    case maxPower = "max_power"
-  }
 }
 
 extension EventRecord {

@@ -55,6 +55,43 @@ func recordRide(
 }
 
 struct WorkoutStoreTests {
+  /// The records name no column by hand (GRDB's column coding strategies): every record's
+  /// columns are its table's, and each row read back and written again gives the same values
+  /// (an optional property whose column were misnamed would silently read as NULL).
+  @Test func everyRecordReadsAndWritesExactlyItsTablesColumns() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      let h = try recordRide(into: store, seconds: 5)
+      var engine = h.engine
+      try store.write(engine.handle(.request(.lap, .gpio), at: h.now.advanced(by: 1)).commands, clock: testClock)
+      try store.write(engine.handle(.request(.stop, .gpio), at: h.now.advanced(by: 2)).commands, clock: testClock)
+    }
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.read { db in
+      func check<Record: FetchableRecord & EncodableRecord & TableRecord>(_ type: Record.Type) throws {
+        let table = Record.databaseTableName
+        let columns = try db.columns(in: table).map(\.name)
+        let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(table)")
+        #expect(!rows.isEmpty, "table \(table) has rows to check")
+        for row in rows {
+          let written = try Record(row: row).databaseDictionary
+          #expect(Set(written.keys) == Set(columns), "columns of \(table)")
+          for column in columns {
+            #expect(written[column] == row[column] as DatabaseValue, "\(table).\(column) reads back as written")
+          }
+        }
+      }
+      try check(SessionRecord.self)
+      try check(EventRecord.self)
+      try check(PointRecord.self)
+      try check(LapRecord.self)
+    }
+    #expect(ColumnKey(propertyFor: "session_id").stringValue == "sessionID")
+    #expect(ColumnKey(propertyFor: "alt_gps").stringValue == "altGPS")
+    #expect(ColumnKey(propertyFor: "clock_wall_trusted").stringValue == "clockWallTrusted")
+  }
+
   @Test func durabilityIsWALWithSynchronousFull() throws {
     let dir = TemporaryDirectory()
     do {
