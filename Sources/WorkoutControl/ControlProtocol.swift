@@ -56,51 +56,12 @@ public struct ControlReply: Codable, Sendable {
   }
 }
 
-/// What `workoutctl status` shows: the live session and the service's health.
+/// What `workoutctl status` shows: the live session as the engine sees it (`EngineStatus`,
+/// whose fields read through this report: `status.timer`) and the service's health. In JSON
+/// the engine's fields and the service's are one flat object.
+@dynamicMemberLookup
 public struct StatusReport: Codable, Sendable {
-  public var state: SessionState
-  public var sessionId: Int64?
-  public var activity: ActivityType?
-  public var pausedBySystem: Bool
-  public var countdownRemaining: Double?
-  /// Seconds.
-  public var elapsed: Double
-  public var timer: Double
-  /// Metres.
-  public var distance: Double
-  /// m/s.
-  public var speed: Double?
-  public var averageSpeed: Double?
-  public var maxSpeed: Double?
-  /// Seconds per km (running, walking, hiking).
-  public var pace: Double?
-  public var heartRate: Int?
-  public var averageHeartRate: Double?
-  public var maxHeartRate: Double?
-  public var lap: Int?
-  /// Metres climbed and descended; altitude (barometric when there is a barometer).
-  public var ascent: Double
-  public var descent: Double
-  public var altitude: Double?
-  /// The barometer (while it reports): pressure, Pa, and the sea-level pressure the altitude is
-  /// computed with, with where it came from ("standard", "gps", "configured").
-  public var pressure: Double?
-  public var seaLevelPressure: Double?
-  public var seaLevelSource: String?
-  /// Relative humidity, %RH, while a BME280 reports it.
-  public var humidity: Double?
-  /// "none" (no GPS reports), "noGPSD", "noReceiver", "searching", "rejecting" or "fix".
-  public var gps: GPSCondition
-  /// The same in words, with the reason ("fixes arrive and are refused for 40 s: horizontal
-  /// error 180 m > limit 100 m ..."); absent from an older service.
-  public var gpsDetail: String?
-  /// What the status LED shows.
-  public var indicator: IndicatorPattern
-  /// Points recorded in the live session (handed to the store; see `storage`).
-  public var points: Int
-  public var lastPointSequence: Int?
-  /// Wall time (UTC seconds) of the last point.
-  public var lastPointTime: Double?
+  public var engine: EngineStatus
   public var board: String
   public var boardTime: Double
   public var devices: [String: String]
@@ -122,42 +83,45 @@ public struct StatusReport: Codable, Sendable {
   }
 
   public init(
-    engine status: EngineStatus, board: String, boardTime: Double, devices: [String: String],
-    storage: StorageReport
+    engine: EngineStatus, board: String, boardTime: Double, devices: [String: String], storage: StorageReport
   ) {
-    state = status.state
-    sessionId = status.sessionID
-    activity = status.activity
-    pausedBySystem = status.pausedBySystem
-    countdownRemaining = status.countdownRemaining
-    elapsed = status.elapsed
-    timer = status.timer
-    distance = status.distance
-    speed = status.speed
-    averageSpeed = status.averageSpeed
-    maxSpeed = status.maxSpeed
-    pace = status.pace
-    heartRate = status.heartRate
-    averageHeartRate = status.averageHeartRate
-    maxHeartRate = status.maxHeartRate
-    lap = status.lap
-    ascent = status.ascent
-    descent = status.descent
-    altitude = status.altitude
-    gps = status.gps
-    gpsDetail = status.gpsDetail
-    indicator = status.indicator
-    pressure = status.pressure
-    seaLevelPressure = status.seaLevelPressure
-    seaLevelSource = status.seaLevelSource
-    humidity = status.humidity
-    points = status.points
-    lastPointSequence = status.lastPoint?.sequence
-    lastPointTime = status.lastPoint?.moment.wall
+    self.engine = engine
     self.board = board
     self.boardTime = boardTime
     self.devices = devices
     self.storage = storage
+  }
+
+  public subscript<Value>(dynamicMember keyPath: KeyPath<EngineStatus, Value>) -> Value {
+    engine[keyPath: keyPath]
+  }
+
+  /// The last point's sequence number and wall time (UTC seconds), which scripts read.
+  public var lastPointSequence: Int? { engine.lastPoint?.sequence }
+  public var lastPointTime: Double? { engine.lastPoint?.moment.wall }
+
+  private enum ServiceKeys: String, CodingKey {
+    case board, boardTime, devices, storage, lastPointSequence, lastPointTime
+  }
+
+  public init(from decoder: any Decoder) throws {
+    engine = try EngineStatus(from: decoder)
+    let container = try decoder.container(keyedBy: ServiceKeys.self)
+    board = try container.decode(String.self, forKey: .board)
+    boardTime = try container.decode(Double.self, forKey: .boardTime)
+    devices = try container.decode([String: String].self, forKey: .devices)
+    storage = try container.decode(StorageReport.self, forKey: .storage)
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    try engine.encode(to: encoder)
+    var container = encoder.container(keyedBy: ServiceKeys.self)
+    try container.encode(board, forKey: .board)
+    try container.encode(boardTime, forKey: .boardTime)
+    try container.encode(devices, forKey: .devices)
+    try container.encode(storage, forKey: .storage)
+    try container.encodeIfPresent(lastPointSequence, forKey: .lastPointSequence)
+    try container.encodeIfPresent(lastPointTime, forKey: .lastPointTime)
   }
 }
 

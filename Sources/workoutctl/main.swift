@@ -124,8 +124,8 @@ struct Status: ParsableCommand {
       return
     }
     if brief {
-      var fields = [status.sessionId.map { "session \($0)" } ?? "no session", status.state.rawValue]
-      if status.sessionId != nil {
+      var fields = [status.sessionID.map { "session \($0)" } ?? "no session", status.state.rawValue]
+      if status.sessionID != nil {
         fields += [Format.duration(status.timer), Format.distance(status.distance)]
         if let speed = status.speed { fields.append(Format.speed(speed)) }
         if let hr = status.heartRate { fields.append("\(hr) bpm") }
@@ -136,7 +136,7 @@ struct Status: ParsableCommand {
       return
     }
     var lines: [String] = []
-    if let id = status.sessionId {
+    if let id = status.sessionID {
       var head = "session \(id) \(status.state.rawValue)"
       if status.pausedBySystem { head += " (auto-paused)" }
       if let activity = status.activity { head += ", \(activity.rawValue)" }

@@ -27,8 +27,8 @@ struct ServiceTests {
 
     let store = try WorkoutStore.openForReading(at: dir.database)
     #expect(try store.integrityCheck() == ["ok"])
-    let committed = try store.pointCount(sessionID: before.sessionId!)
-    let lastCommitted = try store.points(sessionID: before.sessionId!).last?.seq ?? -1
+    let committed = try store.pointCount(sessionID: before.sessionID!)
+    let lastCommitted = try store.points(sessionID: before.sessionID!).last?.seq ?? -1
     let lost = (before.lastPointSequence ?? 0) - lastCommitted
     print(
       "kill -9: status said point \(before.lastPointSequence ?? -1), database has up to \(lastCommitted) (\(committed) points): \(max(0, lost)) s lost"
@@ -38,17 +38,17 @@ struct ServiceTests {
     let second = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
     try second.waitUntilReady()
     let after = try second.status()
-    #expect(after.sessionId == before.sessionId, "the same session continues")
+    #expect(after.sessionID == before.sessionID, "the same session continues")
     #expect(after.state == .running)
     try waitFor("points to continue", timeout: 30) { try second.status().points > committed + 20 }
-    let events = try store.events(sessionID: before.sessionId!)
+    let events = try store.events(sessionID: before.sessionID!)
     let recovered = try #require(events.last { $0.kind == "recovered" })
     #expect(recovered.fromState == "running" && recovered.toState == "running")
     #expect(recovered.cause == "recovery")
     #expect(recovered.detail == "monotonic", "same boot: the gap is measured on the monotonic clock")
     #expect((recovered.value ?? 0) > 0, "the gap is recorded")
     // Sequence numbers go on from the last committed point, with no holes and no duplicates.
-    let points = try store.points(sessionID: before.sessionId!)
+    let points = try store.points(sessionID: before.sessionID!)
     #expect(points.map(\.seq) == Array(0..<points.count))
     second.signal(SIGTERM)
     #expect(try second.waitForExit() == 0)
@@ -77,7 +77,7 @@ struct ServiceTests {
     let first = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
     try first.waitUntilReady()
     try waitFor("the ride to be running", timeout: 60) { try first.status().points > 10 }
-    let id = try first.status().sessionId
+    let id = try first.status().sessionID
     first.signal(SIGTERM)
     #expect(try first.waitForExit() == 0)
     #expect(first.log.contains("stays running and resumes at the next start"))
@@ -86,7 +86,7 @@ struct ServiceTests {
     let second = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
     try second.waitUntilReady()
     let status = try second.status()
-    #expect(status.sessionId == id)
+    #expect(status.sessionID == id)
     #expect(status.state == .running)
     second.signal(SIGINT)
     #expect(try second.waitForExit() == 0)
@@ -141,7 +141,7 @@ struct ServiceTests {
     let first = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
     try first.waitUntilReady()
     try waitFor("a running ride", timeout: 60) { try first.status().state == .running }
-    let session = try #require(try first.status().sessionId)
+    let session = try #require(try first.status().sessionID)
     first.signal(SIGKILL)
     try first.waitForExit()
     // A directory where the control socket goes: the socket cannot be made there.
@@ -308,10 +308,10 @@ struct ServiceTests {
 
     let store = try WorkoutStore.openForReading(at: dir.database)
     #expect(try store.integrityCheck() == ["ok"])
-    let points = try store.points(sessionID: status.sessionId!)
+    let points = try store.points(sessionID: status.sessionID!)
     #expect(points.map(\.seq) == Array(0..<points.count), "no second lost while the disk was full")
     #expect(points.count >= status.points)
-    let kinds = try store.events(sessionID: status.sessionId!).map(\.kind)
+    let kinds = try store.events(sessionID: status.sessionID!).map(\.kind)
     #expect(kinds.contains("storageFailing"))
     #expect(kinds.contains("storageRecovered"))
   }

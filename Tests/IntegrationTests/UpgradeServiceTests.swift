@@ -26,7 +26,7 @@ struct UpgradeServiceTests {
     let service = try ServiceProcess(dir, arguments: ["--speed", "20"])
     try service.waitUntilReady()
     let status = try service.status()
-    #expect(status.sessionId == 1)
+    #expect(status.sessionID == 1)
     #expect(status.distance >= before.distance - 1e-6)
     #expect(status.timer >= before.timer - 1e-6)
     #expect(service.log.contains("resumed session 1 in state \(before.state)"))
@@ -47,7 +47,7 @@ struct UpgradeServiceTests {
     try service.waitUntilReady()
     #expect(service.log.contains("session 1: resume checkpoint unreadable"))
     let status = try service.status()
-    #expect(status.sessionId == 1)
+    #expect(status.sessionID == 1)
     #expect(status.state == .running || status.state == .paused)
     #expect(status.distance >= before.distance - 1e-6)
     try waitFor("recording to go on", timeout: 60) { try service.status().points > before.points + 5 }

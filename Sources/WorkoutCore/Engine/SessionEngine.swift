@@ -65,6 +65,15 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   public var seaLevelSource: String?
   /// Relative humidity while a BME280 reports it, %RH.
   public var humidity: Double?
+
+  /// The keys of `workoutctl status --json`, which scripts read (`sessionId` since the first
+  /// release).
+  enum CodingKeys: String, CodingKey {
+    case state, activity, pausedBySystem, countdownRemaining, elapsed, timer, distance, speed, averageSpeed
+    case maxSpeed, pace, heartRate, averageHeartRate, maxHeartRate, lap, points, lastPoint, ascent, descent
+    case altitude, gps, gpsDetail, indicator, pressure, seaLevelPressure, seaLevelSource, humidity
+    case sessionID = "sessionId"
+  }
 }
 
 /// The heart of the logger: the session machine, the live builder and auto-pause, as a pure
