@@ -13,6 +13,7 @@ let package = Package(
   ],
   dependencies: [
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
     .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
   ],
@@ -41,12 +42,15 @@ let package = Package(
       name: "WorkoutDaemon",
       dependencies: [
         "WorkoutCore", "WorkoutStore", "WorkoutControl", "LinuxSupport", "BoardSim", "BoardLinux",
-        .product(name: "TOMLKit", package: "TOMLKit"),
+        .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Logging", package: "swift-log"),
       ]
     ),
     .executableTarget(
       name: "workoutd",
-      dependencies: ["WorkoutDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: [
+        "WorkoutDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ]
     ),
     // make bench: our GPS client's per-fix cost against gpsd's own gpxlogger.
     .executableTarget(
@@ -73,7 +77,12 @@ let package = Package(
       name: "BoardLinuxTests",
       dependencies: ["BoardLinux", "LinuxSupport", "SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "BoardSimTests", dependencies: ["BoardSim", "WorkoutCore", "WorkoutTestSupport"]),
-    .testTarget(name: "WorkoutDaemonTests", dependencies: ["WorkoutDaemon", "WorkoutCore", "WorkoutStore"]),
+    .testTarget(
+      name: "WorkoutDaemonTests",
+      dependencies: [
+        "WorkoutDaemon", "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutTestSupport",
+        .product(name: "Logging", package: "swift-log"),
+      ]),
     .testTarget(
       name: "IntegrationTests",
       dependencies: ["WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport"]

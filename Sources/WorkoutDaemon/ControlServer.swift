@@ -1,5 +1,6 @@
 import Foundation
 import LinuxSupport
+import Logging
 import Synchronization
 import WorkoutControl
 
@@ -21,7 +22,7 @@ final class ControlServer: @unchecked Sendable {
   let path: String
   private let socket: UnixSocket
   private let queue: InputQueue<RuntimeMessage>
-  private let log: Log
+  private let log: Logger
   /// Shared by the accept thread, the client threads and `stop()`.
   private struct State {
     var stopping = false
@@ -34,7 +35,7 @@ final class ControlServer: @unchecked Sendable {
   static let requestDeadline = 2.0
   static let maximumClients = 64
 
-  init(path: String, group: gid_t?, queue: InputQueue<RuntimeMessage>, log: Log) throws(SystemError) {
+  init(path: String, group: gid_t?, queue: InputQueue<RuntimeMessage>, log: Logger) throws(SystemError) {
     self.path = path
     self.queue = queue
     self.log = log

@@ -2,6 +2,7 @@ import BoardLinux
 import BoardSim
 import Foundation
 import LinuxSupport
+import Logging
 import Synchronization
 import WorkoutControl
 import WorkoutCore
@@ -50,7 +51,7 @@ struct QueueSink: InputSink {
 /// and does it: reads the engine-read devices, takes queued messages, writes to the store,
 /// talks to systemd, the LED and the buzzer, and waits. Every decision is `RuntimeCore`'s.
 final class ServiceRuntime {
-  private let log: Log
+  private let log: Logger
   private let clock: any BoardClock
   private let store: WorkoutStore
   private let queue: InputQueue<RuntimeMessage>
@@ -79,7 +80,7 @@ final class ServiceRuntime {
 
   init(
     engine: SessionEngine, store: WorkoutStore, clock: any BoardClock, queue: InputQueue<RuntimeMessage>,
-    notifier: SystemdNotifier, log: Log, boardName: String, settings: RuntimeSettings, firstTick: Double? = nil
+    notifier: SystemdNotifier, log: Logger, boardName: String, settings: RuntimeSettings, firstTick: Double? = nil
   ) {
     self.store = store
     self.clock = clock

@@ -2,6 +2,7 @@ import BoardLinux
 import BoardSim
 import Foundation
 import LinuxSupport
+import Logging
 import WorkoutCore
 import WorkoutStore
 
@@ -25,7 +26,7 @@ public enum ServiceExit {
 /// Wires the service together: store, board, engine, control socket, systemd; then runs the
 /// engine loop on the calling thread until SIGTERM.
 public enum WorkoutService {
-  public static func run(configuration: DaemonConfiguration, log: Log) -> Int32 {
+  public static func run(configuration: DaemonConfiguration, log: Logger) -> Int32 {
     let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
     let queue = InputQueue<RuntimeMessage>()
     do {
@@ -243,7 +244,7 @@ public enum WorkoutService {
   /// rebuilt either is closed with an `abandoned` event and its data kept; a store that cannot
   /// even be asked starts an engine with nothing to resume (its writes will then fail loudly).
   static func resumeUnfinished(
-    store: WorkoutStore, settings: EngineSettings, clock: any BoardClock, log: Log
+    store: WorkoutStore, settings: EngineSettings, clock: any BoardClock, log: Logger
   ) -> (SessionEngine, [EngineCommand]) {
     let now = ClockStamp(epoch: clock.epoch, moment: clock.now(), wallTrusted: clock.wallTrusted)
     var resumable: [ResumableSession] = []

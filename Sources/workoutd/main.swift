@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LinuxSupport
+import Logging
 import WorkoutCore
 import WorkoutDaemon
 
@@ -67,7 +68,7 @@ struct Workoutd: ParsableCommand {
       )
       return
     }
-    let log = Log(minimum: configuration.logLevel)
+    let log = Logger.service(minimum: configuration.logLevel)
     let code = WorkoutService.run(configuration: configuration, log: log)
     if code != 0 { throw ExitCode(code) }
   }
