@@ -1,4 +1,5 @@
 import LinuxSupport
+import Synchronization
 import WorkoutCore
 
 /// Why a device cannot be used right now, as it will be reported.
@@ -48,7 +49,7 @@ struct DeviceReporter {
 /// A device driven by a loop on its own thread. `session` opens the device and works it until
 /// the stop signal (then returns) or until it fails (then throws); failures are reported once
 /// and retried after a doubling backoff, which a working session resets.
-final class DeviceRunner: @unchecked Sendable {
+final class DeviceRunner: Sendable {
   typealias Session = (_ reporter: inout DeviceReporter, _ signal: StopSignal) throws(DeviceProblem) -> Void
 
   let name: String
@@ -56,7 +57,8 @@ final class DeviceRunner: @unchecked Sendable {
   private let backoff: Backoff
   private let session: @Sendable () -> Session
   private let signal = StopSignal()
-  private var thread: DeviceThread?
+  /// Set by `start` and taken by `stop` (the engine thread and the service's, in turn).
+  private let thread = Mutex<DeviceThread?>(nil)
 
   /// `makeSession` is called on the device's thread, so per-thread state stays there.
   init(name: String, device: DeviceKind, backoff: Backoff, makeSession: @escaping @Sendable () -> Session) {
@@ -69,7 +71,7 @@ final class DeviceRunner: @unchecked Sendable {
   func start(sink: any InputSink) {
     let (device, signal, initialBackoff, makeSession) = (device, signal, backoff, session)
     do {
-      thread = try DeviceThread.start(name: device.rawValue) {
+      let started = try DeviceThread.start(name: device.rawValue) {
         var reporter = DeviceReporter(device: device, sink: sink)
         var backoff = initialBackoff
         let work = makeSession()
@@ -85,6 +87,7 @@ final class DeviceRunner: @unchecked Sendable {
           }
         }
       }
+      thread.withLock { $0 = started }
     } catch {
       sink.post(.device(DeviceStatus(device: device, condition: .failing, detail: "cannot start: \(error)")))
     }
@@ -92,7 +95,10 @@ final class DeviceRunner: @unchecked Sendable {
 
   func stop() {
     signal.stop()
-    thread?.join()
-    thread = nil
+    let running = thread.withLock { thread in
+      defer { thread = nil }
+      return thread
+    }
+    running?.join()
   }
 }

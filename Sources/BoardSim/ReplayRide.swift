@@ -43,6 +43,8 @@ public protocol ReplayRowSource {
 }
 
 /// A ride file read row by row, in constant memory however long the ride.
+/// `@unchecked Sendable`: a reader (its FILE and position) belongs to one replay, which reads it
+/// from one thread at a time: the loop at full speed, or the replay's own thread.
 public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
   public let header: ReplayRideHeader
   private let file: UnsafeMutablePointer<FILE>

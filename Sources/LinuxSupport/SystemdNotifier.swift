@@ -4,7 +4,7 @@
 
 /// The systemd notify protocol (`sd_notify(3)`), spoken directly: a datagram of `KEY=value`
 /// lines to $NOTIFY_SOCKET. Without systemd (no $NOTIFY_SOCKET) every call does nothing.
-public final class SystemdNotifier: @unchecked Sendable {
+public final class SystemdNotifier: Sendable {
   private let socketPath: String?
   private let socket: UnixSocket?
   /// How often to send `WATCHDOG=1`: half of $WATCHDOG_USEC, as sd_watchdog_enabled(3) advises;

@@ -1,4 +1,5 @@
 import CLinuxShims
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -6,9 +7,10 @@ import CLinuxShims
 
 /// An AF_UNIX socket (`socket(7)`, `unix(7)`): the control socket's server and clients, and the
 /// datagram socket of the systemd notify protocol. Closed when released.
-public final class UnixSocket: @unchecked Sendable {
+public final class UnixSocket: Sendable {
   public let descriptor: Int32
-  private var isClosed = false
+  /// Closed once, whichever thread gets there first (the descriptor number could be reused).
+  private let isClosed = Atomic<Bool>(false)
 
   private init(descriptor: Int32) {
     self.descriptor = descriptor
@@ -17,8 +19,9 @@ public final class UnixSocket: @unchecked Sendable {
   deinit { close() }
 
   public func close() {
-    guard !isClosed else { return }
-    isClosed = true
+    guard isClosed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+      return
+    }
     _ = Glibc.close(descriptor)
   }
 

@@ -1,6 +1,5 @@
 import BoardLinux
 import BoardSim
-import Foundation
 import LinuxSupport
 import Logging
 import Synchronization
@@ -17,18 +16,18 @@ enum RuntimeMessage: Sendable {
   case integrityChecked([String], seconds: Double)
 }
 
-/// A control client's reply, handed from the engine thread to the server thread.
+/// A control client's reply, handed from the engine thread to the server thread: a queue of
+/// one, so it waits the same way the engine loop does (CLOCK_MONOTONIC, `InputQueue`).
 final class ReplyBox: Sendable {
-  private let ready = DispatchSemaphore(value: 0)
-  private let reply = Mutex<ControlReply?>(nil)
+  private let queue = InputQueue<ControlReply>()
 
   func fulfil(_ reply: ControlReply) {
-    self.reply.withLock { $0 = reply }
-    ready.signal()
+    queue.post(reply)
   }
 
+  /// The reply, or nil if none came within `seconds`.
   func wait(seconds: Double) -> ControlReply? {
-    ready.wait(timeout: .now() + seconds) == .success ? reply.withLock { $0 } : nil
+    queue.next(until: SystemClocks.monotonic() + seconds)
   }
 }
 

@@ -74,98 +74,19 @@ public enum WorkoutService {
       return error.needsOperator ? ServiceExit.storageNeedsOperator : ServiceExit.failure
     }
 
-    // The board: its clock and devices.
-    let clock: any BoardClock
-    var devices: [any DeviceSource] = []
-    var simRide: SimulatedRide?
-    var pulledReplay: (schedule: ReplaySchedule, clock: VirtualClock)?
-    var led: GPIOOutputLine?
-    var buzzer: GPIOOutputLine?
-    var gpsCorrectedClock: GPSCorrectedClock?
-    var firstTick: Double?
-    let boardName: String
-    switch configuration.board {
-    case .sim:
-      let ridePath = configuration.simRide ?? BundledRide.find()
-      guard let ridePath else {
-        log(
-          .error,
-          "no ride to replay: set [sim] ride, or install the bundled one (looked in \(BundledRide.candidates().joined(separator: ", ")))"
-        )
-        return ServiceExit.badConfiguration
-      }
-      // Read the whole file once now, so a malformed row is a start-up error with its line.
-      let ride: ReplayRideHeader
-      let schedule: ReplaySchedule
-      do {
-        let validated = try ReplayRideReader.validate(path: ridePath)
-        ride = validated.header
-        if !validated.pressesStart {
-          log(
-            .notice,
-            "\(ridePath) has no start press: nothing is recorded unless a session is started (workoutctl start)")
-        }
-        schedule = ReplaySchedule(
-          header: ride, rows: try ReplayRideReader(path: ridePath), countdown: configuration.countdown)
-      } catch {
-        log(.error, "cannot replay \(ridePath): \(error)")
-        return ServiceExit.badConfiguration
-      }
-      boardName = "sim"
-      guard let speed = configuration.simSpeed else {
-        // Full speed: virtual time, pulled by the engine loop. Such a world is never resumed.
-        let virtual = VirtualClock(
-          epoch: "sim-virtual-" + UUID().uuidString.lowercased(), startTime: schedule.startTime,
-          startWall: ride.startWall)
-        clock = virtual
-        pulledReplay = (schedule, virtual)
-        log(.notice, "simulated board: replaying \(ridePath) at full speed (virtual time)")
-        break
-      }
-      let (world, resumed) = SimulatedWorld.resume(
-        path: configuration.simWorldPath, ride: ride, speed: speed,
-        startTime: schedule.startTime, hostNow: SystemClocks.boottime(), bootID: SystemClocks.bootID())
-      do {
-        try world.save(to: configuration.simWorldPath)
-      } catch {
-        log(.error, "cannot save the simulated world to \(configuration.simWorldPath): \(error)")
-        return ServiceExit.failure
-      }
-      let simClock = SimulatedClock(world: world)
-      clock = simClock
-      if !resumed { firstTick = schedule.startTime }
-      let replay = SimulatedRide(
-        ridePath: ridePath, clock: simClock, countdown: configuration.countdown, resumingWorld: resumed)
-      simRide = replay
-      devices.append(replay)
-      log(
-        .notice,
-        "simulated board: \(resumed ? "resuming" : "starting") \(ridePath) at \(speed)× (world \(world.id), t=\(Int(simClock.worldTime())) s)"
-      )
-    case .linux:
-      let gpsClock = GPSCorrectedClock(base: LinuxBoardClock())
-      clock = gpsClock
-      gpsCorrectedClock = gpsClock
-      boardName = "linux"
-      do {
-        let board = try LinuxBoardDevices(configuration)
-        devices = board.devices
-        led = board.led
-        buzzer = board.buzzer
-      } catch {
-        log(.error, "bad device configuration: \(error)")
-        return ServiceExit.badConfiguration
-      }
-      if devices.isEmpty {
-        log(.warning, "linux board: no devices are configured; recording with what there is (control socket only)")
-      }
+    // The board: its clock, its devices, what the engine drives.
+    let board: any Board
+    do {
+      board = try Boards.open(configuration, log: log)
+    } catch {
+      log(.error, error.message)
+      return error.exitCode
     }
+    let clock = board.clock
 
     // The engine, resuming whatever was left unfinished.
     var settings = configuration.engineSettings
-    if gpsCorrectedClock != nil {
-      settings.gpsClock = GPSClockSettings(earliestPlausible: earliestPlausibleGPSTime)
-    }
+    settings.gpsClock = board.gpsClockSettings
     // The control socket before any session is touched: a service that cannot open it stops
     // here, and a restart loop does not add a `recovered` event to the session each time.
     let server: ControlServer
@@ -183,29 +104,21 @@ public enum WorkoutService {
     (engine, startupCommands) = resumeUnfinished(store: store, settings: settings, clock: clock, log: log)
 
     var runtimeSettings = RuntimeSettings(epoch: clock.epoch, databasePath: store.path)
-    let engineReadDevices = devices.compactMap { $0 as? any EngineReadDevice }
+    let engineReadDevices = board.devices.compactMap { $0 as? any EngineReadDevice }
     runtimeSettings.readsDevices = !engineReadDevices.isEmpty
     runtimeSettings.idleReadInterval = min(3, configuration.gps.fixLostAfter / 2)
-    runtimeSettings.boardWallTrusted = gpsCorrectedClock == nil && clock.wallTrusted
+    runtimeSettings.boardWallTrusted = board.gpsClockSettings == nil && clock.wallTrusted
     let runtime = ServiceRuntime(
-      engine: engine, store: store, clock: clock, queue: queue, notifier: notifier, log: log, boardName: boardName,
-      settings: runtimeSettings, firstTick: firstTick)
-    runtime.exitWhenReplayEnds = configuration.simExitAtEnd
-    if let simRide { runtime.replayFinished = { simRide.finished } }
-    runtime.pulledReplay = pulledReplay
+      engine: engine, store: store, clock: clock, queue: queue, notifier: notifier, log: log, boardName: board.name,
+      settings: runtimeSettings, firstTick: board.firstTick)
     runtime.engineReadDevices = engineReadDevices
-    if let led { runtime.indicator = { led.play(OutputPattern($0)) } }
-    if let buzzer { runtime.chirp = { buzzer.play(OutputPattern($0)) } }
-    if let gpsCorrectedClock {
-      runtime.gpsClock = gpsCorrectedClock
-      runtime.setsSystemClock = configuration.gps.setSystemClock
-    }
+    board.attach(to: runtime)
     runtime.execute(startup: startupCommands)
 
     server.start()
 
     let sink = QueueSink(queue: queue, clock: clock)
-    for device in devices {
+    for device in board.devices {
       log(.info, "starting \(device.name)")
       device.start(sink: sink)
     }
@@ -213,7 +126,8 @@ public enum WorkoutService {
     notifier.notify("READY=1\nSTATUS=recording ready")
     log(
       .notice,
-      "ready: database \(store.path), control socket \(server.path), \(boardName) board, \(settings.activity.rawValue)")
+      "ready: database \(store.path), control socket \(server.path), \(board.name) board, \(settings.activity.rawValue)"
+    )
 
     if store.integrityCheckIsDue {
       // Off the engine thread, on a read-only connection of its own: recording goes on.
@@ -229,13 +143,9 @@ public enum WorkoutService {
     }
 
     let code = runtime.run()
-    for device in devices { device.stop() }
+    for device in board.devices { device.stop() }
     server.stop()
-    if code == ServiceExit.success, simRide?.finished == true {
-      // The ride is over: a next start replays a new world.
-      try? FileManager.default.removeItem(atPath: configuration.simWorldPath)
-      log(.notice, "the simulated ride is over")
-    }
+    board.finish(code: code, log: log)
     return code
   }
 

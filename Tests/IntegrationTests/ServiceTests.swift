@@ -100,7 +100,11 @@ struct ServiceTests {
       contentsOfFile: repositoryRoot + "/board/sim/rides/garmin-edge-500-2011-09-25.csv", encoding: .utf8)
     try original.split(separator: "\n").filter { !$0.contains(",press,") }.prefix(400).joined(separator: "\n")
       .write(toFile: ride, atomically: true, encoding: .utf8)
-    let service = try ServiceProcess(dir, arguments: ["--speed", Self.speed, "--ride", ride])
+    // No auto-pause: the ride starts slowly, and on a loaded host the commands below take
+    // longer than the few ride seconds (at 20×) before it would pause by itself.
+    let config = dir.path + "/no-auto-pause.toml"
+    try "[auto_pause]\nenabled = false\n".write(toFile: config, atomically: true, encoding: .utf8)
+    let service = try ServiceProcess(dir, arguments: ["--speed", Self.speed, "--ride", ride, "--config", config])
     try service.waitUntilReady()
     #expect(service.log.contains("has no start press: nothing is recorded unless a session is started"))
 

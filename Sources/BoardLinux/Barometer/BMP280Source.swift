@@ -35,7 +35,7 @@ public struct BarometerSettings: Sendable, Hashable {
 /// then posts a compensated reading every `interval`. A missing bus, a missing or wrong chip,
 /// or a chip that stops answering is posted once as the barometer's condition, and retried with
 /// a doubling backoff: the ride goes on with GPS altitude meanwhile.
-public final class BMP280Source: DeviceSource, @unchecked Sendable {
+public final class BMP280Source: DeviceSource, Sendable {
   public let settings: BarometerSettings
   private let runner: DeviceRunner
 

@@ -33,7 +33,7 @@ public struct GPIOButtonSettings: Sendable, Hashable {
 /// no kernel debounce; short and long presses; chatter, chords and buttons held at start-up
 /// never make a request). A missing chip or line is posted as the buttons' condition and
 /// retried with a backoff; the control socket still works meanwhile.
-public final class GPIOButtons: DeviceSource, @unchecked Sendable {
+public final class GPIOButtons: DeviceSource, Sendable {
   public let settings: GPIOButtonSettings
   private let runner: DeviceRunner
 

@@ -45,6 +45,8 @@ public enum GPIOBias: String, Sendable, Hashable, CaseIterable {
 
 /// An open GPIO chip (libgpiod 1.6 `gpiod_chip`), closed when released; lines requested from it
 /// are released with it.
+/// `@unchecked Sendable`: a chip is opened, used and closed by one device thread; libgpiod
+/// 1.6 objects are not thread-safe, and none is shared.
 final class GPIOChip: @unchecked Sendable {
   let chip: OpaquePointer
   let label: String

@@ -67,7 +67,7 @@ public struct OutputPattern: Sendable, Hashable {
 /// A GPIO output line playing patterns on its own thread, changing the line only when the
 /// pattern says so: the status LED (the engine's `IndicatorPattern`, repeated, dark when idle)
 /// or the optional buzzer (a `ChirpPattern` once per transition).
-public final class GPIOOutputLine: DeviceSource, @unchecked Sendable {
+public final class GPIOOutputLine: DeviceSource, Sendable {
   public let settings: GPIOOutputSettings
   /// Patterns to play, and nil to wake the thread when stopping.
   private let patterns = InputQueue<OutputPattern?>()
@@ -102,6 +102,8 @@ public final class GPIOOutputLine: DeviceSource, @unchecked Sendable {
 }
 
 /// The pattern being played; lives on the line's thread across reconnections.
+/// `@unchecked Sendable`: handed to the line's thread when it starts and used by that thread
+/// alone from then on (the closure that makes its sessions must be `@Sendable`).
 final class OutputPlayer: @unchecked Sendable {
   private var pattern = OutputPattern.off
   private var patternStart = SystemClocks.monotonic()

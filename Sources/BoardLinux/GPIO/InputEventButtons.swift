@@ -37,7 +37,7 @@ public struct InputEventButtonSettings: Sendable, Hashable {
 /// Buttons delivered as Linux input events: the `gpio-keys` overlay (the kernel debounces and
 /// names the keys) read from /dev/input/event*. The same gesture rules as GPIO buttons apply
 /// (long press for stop, chords and held-at-start ignored); a pressed key reads as `.high`.
-public final class InputEventButtons: DeviceSource, @unchecked Sendable {
+public final class InputEventButtons: DeviceSource, Sendable {
   public let settings: InputEventButtonSettings
   private let runner: DeviceRunner
 

@@ -10,6 +10,8 @@ import LinuxSupport
 /// to with SMBus transfers only: byte reads/writes and I2C block reads of at most 32 bytes.
 /// Real boards support them, and so does the test VM's i2c-stub, which does not do plain
 /// I2C_RDWR transfers.
+/// `@unchecked Sendable`: immutable after `init` (a descriptor and two constants), and used by
+/// the barometer's thread alone; an SMBus transfer is one ioctl(2), atomic in the kernel.
 public final class I2CDevice: @unchecked Sendable {
   public let busPath: String
   public let address: UInt8
