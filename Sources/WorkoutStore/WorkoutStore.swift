@@ -35,15 +35,13 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The failure as the runtime core weighs it: its kind (one condition however the text
   /// varies) and its words.
   public var fault: StorageFault {
-    let condition =
-      switch self {
-      case .diskFull: "disk full"
-      case .ioFailure: "I/O error"
-      case .readOnly: "read-only"
-      case .corrupt: "corrupt"
-      default: "write failing"
-      }
-    return StorageFault(condition: condition, reason: description)
+    switch self {
+    case .diskFull: .diskFull(description)
+    case .ioFailure: .ioError(description)
+    case .readOnly: .readOnly(description)
+    case .corrupt: .corrupt(description)
+    default: .writeFailing(description)
+    }
   }
 
   /// Whether a later retry of the same write can succeed (space or the device may come back).

@@ -46,17 +46,22 @@ func send(_ command: ControlCommand, to locations: Locations) throws -> ControlR
   }
 }
 
+/// What every button-like command takes: where the service is, and how to print its reply.
+struct ButtonOptions: ParsableArguments {
+  @OptionGroup var locations: Locations
+  @Flag(help: "Print the reply as JSON.") var json = false
+}
+
 /// A control command that acts like a button.
 protocol ButtonCommand: ParsableCommand {
   static var command: ControlCommand { get }
-  var locations: Locations { get }
-  var json: Bool { get }
+  var options: ButtonOptions { get }
 }
 
 extension ButtonCommand {
   func run() throws {
-    let reply = try send(Self.command, to: locations)
-    if json {
+    let reply = try send(Self.command, to: options.locations)
+    if options.json {
       print(try ControlJSON.encode(reply))
     } else if reply.ok {
       if let lap = reply.lap {
@@ -77,36 +82,31 @@ extension ButtonCommand {
 struct Start: ButtonCommand {
   static let configuration = CommandConfiguration(abstract: "Start a session (prepare, count down, run).")
   static let command = ControlCommand.start
-  @OptionGroup var locations: Locations
-  @Flag(help: "Print the reply as JSON.") var json = false
+  @OptionGroup var options: ButtonOptions
 }
 
 struct Pause: ButtonCommand {
   static let configuration = CommandConfiguration(abstract: "Pause the running session.")
   static let command = ControlCommand.pause
-  @OptionGroup var locations: Locations
-  @Flag(help: "Print the reply as JSON.") var json = false
+  @OptionGroup var options: ButtonOptions
 }
 
 struct Resume: ButtonCommand {
   static let configuration = CommandConfiguration(abstract: "Resume the paused session.")
   static let command = ControlCommand.resume
-  @OptionGroup var locations: Locations
-  @Flag(help: "Print the reply as JSON.") var json = false
+  @OptionGroup var options: ButtonOptions
 }
 
 struct Lap: ButtonCommand {
   static let configuration = CommandConfiguration(abstract: "Mark a lap.")
   static let command = ControlCommand.lap
-  @OptionGroup var locations: Locations
-  @Flag(help: "Print the reply as JSON.") var json = false
+  @OptionGroup var options: ButtonOptions
 }
 
 struct Stop: ButtonCommand {
   static let configuration = CommandConfiguration(abstract: "Stop and save the session.")
   static let command = ControlCommand.stop
-  @OptionGroup var locations: Locations
-  @Flag(help: "Print the reply as JSON.") var json = false
+  @OptionGroup var options: ButtonOptions
 }
 
 struct Status: ParsableCommand {

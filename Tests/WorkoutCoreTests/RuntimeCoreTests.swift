@@ -205,7 +205,7 @@ struct RuntimeDriver {
     var driver = Self.running()
     driver.advance(by: 2)
     let writtenBefore = driver.points.count
-    driver.refusal = StorageFault(condition: "disk full", reason: "disk full: database or disk is full")
+    driver.refusal = .diskFull("disk full: database or disk is full")
     driver.advance(by: 10)
     #expect(driver.points.count == writtenBefore, "nothing is written while the store refuses")
     #expect(driver.core.pendingWrites >= 10)
@@ -215,7 +215,7 @@ struct RuntimeDriver {
     #expect(driver.notifications.filter { $0.hasPrefix("STATUS=storage failing") }.count == 1)
     #expect(driver.indications.last == .fault)
     // The same condition in other words is the same condition.
-    driver.refusal = StorageFault(condition: "disk full", reason: "disk full: another message")
+    driver.refusal = .diskFull("disk full: another message")
     driver.advance(by: 3)
     #expect(driver.logs(containing: "cannot write to") == 1)
 
@@ -232,7 +232,7 @@ struct RuntimeDriver {
 
   @Test func aFailingStoreIsRetriedEverySecondWhenNothingElseHappens() {
     var driver = RuntimeDriver()
-    driver.refusal = StorageFault(condition: "read-only", reason: "database is read-only: attempt to write")
+    driver.refusal = .readOnly("database is read-only: attempt to write")
     _ = driver.request(.start)
     #expect(driver.core.pendingWrites >= 1)
     _ = driver.request(.stop)
@@ -249,7 +249,7 @@ struct RuntimeDriver {
     var settings = RuntimeSettings(epoch: "test-boot", databasePath: "/tmp/test.db")
     settings.pendingLimit = 5
     var driver = Self.running(settings: settings)
-    driver.refusal = StorageFault(condition: "I/O error", reason: "I/O error: disk I/O error")
+    driver.refusal = .ioError("I/O error: disk I/O error")
     driver.advance(by: 8)
     #expect(driver.core.pendingWrites == 5)
     #expect(driver.logs(containing: "giving up the oldest held second") >= 3)
@@ -356,7 +356,7 @@ struct RuntimeDriver {
     #expect(driver.core.lostAtStop.isEmpty)
 
     var failing = Self.running()
-    failing.refusal = StorageFault(condition: "I/O error", reason: "I/O error: gone")
+    failing.refusal = .ioError("I/O error: gone")
     failing.advance(by: 2)
     failing.perform(failing.core.shutDown(signalName: "SIGTERM", at: failing.board))
     failing.perform(failing.core.lostAtStop)

@@ -25,16 +25,33 @@ public struct HeldWrite: Sendable, Hashable {
   }
 }
 
-/// Why the store refused a write, as the runtime core needs it: `condition` names the kind of
-/// failure (a disk that stays full is one condition, however its messages vary), `reason` is
-/// the store's own words.
-public struct StorageFault: Error, Sendable, Hashable {
-  public var condition: String
-  public var reason: String
+/// Why the store refused a write, by the kind of failure the rider is told about: a disk
+/// that stays full is one condition however its messages vary. Each carries the store's words.
+public enum StorageFault: Error, Sendable, Hashable {
+  case diskFull(String)
+  case ioError(String)
+  case readOnly(String)
+  case corrupt(String)
+  case writeFailing(String)
 
-  public init(condition: String, reason: String) {
-    self.condition = condition
-    self.reason = reason
+  /// The condition, as the log line and `workoutctl status` name it.
+  public var condition: String {
+    switch self {
+    case .diskFull: "disk full"
+    case .ioError: "I/O error"
+    case .readOnly: "read-only"
+    case .corrupt: "corrupt"
+    case .writeFailing: "write failing"
+    }
+  }
+
+  /// The store's own words.
+  public var reason: String {
+    switch self {
+    case .diskFull(let reason), .ioError(let reason), .readOnly(let reason), .corrupt(let reason),
+      .writeFailing(let reason):
+      reason
+    }
   }
 }
 
