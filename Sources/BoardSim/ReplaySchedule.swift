@@ -14,8 +14,11 @@ public struct ReplayStep: Sendable, Hashable {
 /// - each record as a GPS fix (its speed as the receiver's), strap readings, and a barometer
 ///   reading: Garmin's Edge units record barometric altitude, so the pressure that altitude
 ///   stands for (ISA) is what a BMP280 would have read;
-/// - the recording's gaps (the device was auto-paused and wrote nothing: the rider stood still)
-///   as fixes at the last position with zero speed, so workoutd's own auto-pause decides;
+/// - the recording's gaps: where the rider moved on between the records on either side (a
+///   device that "smart records" a point every few seconds while the receiver fixed every
+///   second), the fixes and heart rate the receiver and strap gave in between, interpolated;
+///   where the rider did not (the device was auto-paused and wrote nothing: they stood still),
+///   fixes at the last position with zero speed, so workoutd's own auto-pause decides;
 /// - the rider's lap and stop presses at their times.
 public struct ReplaySchedule: Sequence, IteratorProtocol {
   public let header: ReplayRideHeader
@@ -27,6 +30,16 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
   private var time: Double
   private var lastPosition: GeoPoint?
   private var lastAltitude: Double?
+  /// The last record with a position, for filling a gap after it.
+  private var lastRecord: ReplayRide.Record?
+  /// A gap is ridden through (interpolated) when the records either side of it are this far
+  /// apart at this average speed or more, m/s: walking pace. A rider who stopped (an
+  /// auto-paused device) moves only by the receiver's drift, well under it.
+  public static let movingSpeed = 1.0
+  /// Nor longer than this, s: beyond it what happened in between is not known.
+  public static let longestRiddenGap = 300.0
+  /// Rows read ahead to find the record after a gap (presses in between are few).
+  private static let lookaheadLimit = 16
   /// Whether a stop press was replayed; a ride without one is stopped a second after its last
   /// row, so it ends (and `--exit-at-end` exits) rather than running at its last instant.
   private var stopped = false
@@ -43,6 +56,7 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
       if case .record(let record) = row, let latitude = record.latitude, let longitude = record.longitude {
         lastPosition = GeoPoint(latitude: latitude, longitude: longitude)
         lastAltitude = record.altitude
+        lastRecord = record
         break
       }
     }
@@ -90,6 +104,7 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
         if let latitude = record.latitude, let longitude = record.longitude {
           lastPosition = GeoPoint(latitude: latitude, longitude: longitude)
           lastAltitude = record.altitude
+          lastRecord = record
           inputs.append(fix(at: record.time, lastPosition!, altitude: record.altitude, speed: record.speed))
           hadFix = true
         }
@@ -101,7 +116,15 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
         if let celsius = record.temperature { inputs.append(.reading(.temperature(celsius: celsius))) }
       }
     }
-    if !hadFix, let position = lastPosition {
+    if !hadFix, let between = riddenThrough(at: stepTime) {
+      // No record for this second, but the rider rode on: what the receiver and the strap
+      // said meanwhile, on the straight line between the records either side.
+      inputs.insert(fix(at: stepTime, between.position, altitude: between.altitude, speed: between.speed), at: 0)
+      if let altitude = between.altitude, let pressure = BarometricAltitude.pressure(altitude: altitude) {
+        inputs.insert(.reading(.barometer(pressure: pressure, temperature: nil)), at: 1)
+      }
+      if let bpm = between.heartRate { inputs.append(.reading(.heartRate(bpm: bpm))) }
+    } else if !hadFix, let position = lastPosition {
       // No record for this second: the rider stands still where they were, and the barometer
       // goes on reading the same air.
       inputs.insert(fix(at: stepTime, position, altitude: lastAltitude, speed: 0), at: 0)
@@ -110,6 +133,49 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
       }
     }
     return ReplayStep(time: stepTime, inputs: inputs)
+  }
+
+  /// Where the rider was at `time`, inside a gap of the recording that they rode through; nil
+  /// if they stood still (or the gap is too long to know).
+  private mutating func riddenThrough(
+    at time: Double
+  ) -> (position: GeoPoint, altitude: Double?, speed: Double, heartRate: Int?)? {
+    guard let last = lastRecord, let from = lastPosition, let next = nextPositionedRecord(),
+      let latitude = next.latitude, let longitude = next.longitude
+    else { return nil }
+    let gap = next.time - last.time
+    guard gap > 1, gap <= Self.longestRiddenGap, time > last.time, time < next.time else { return nil }
+    let to = GeoPoint(latitude: latitude, longitude: longitude)
+    let speed = from.distance(to: to) / gap
+    guard speed >= Self.movingSpeed else { return nil }
+    let fraction = (time - last.time) / gap
+    func between(_ a: Double?, _ b: Double?) -> Double? {
+      guard let a, let b else { return a ?? b }
+      return a + (b - a) * fraction
+    }
+    return (
+      GeoPoint(
+        latitude: from.latitude + (to.latitude - from.latitude) * fraction,
+        longitude: from.longitude + (to.longitude - from.longitude) * fraction),
+      between(last.altitude, next.altitude), speed,
+      between(last.heartRate.map(Double.init), next.heartRate.map(Double.init)).map { Int($0.rounded()) }
+    )
+  }
+
+  /// The next record with a position, read ahead (a few rows at most).
+  private mutating func nextPositionedRecord() -> ReplayRide.Record? {
+    var index = 0
+    while index < Self.lookaheadLimit {
+      if index == lookahead.count {
+        guard let row = source.nextRow() else { return nil }
+        lookahead.append(row)
+      }
+      if case .record(let record) = lookahead[index], record.latitude != nil, record.longitude != nil {
+        return record
+      }
+      index += 1
+    }
+    return nil
   }
 
   private func fix(at time: Double, _ position: GeoPoint, altitude: Double?, speed: Double?) -> EngineInput {

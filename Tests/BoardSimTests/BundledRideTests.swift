@@ -30,6 +30,45 @@ func replay(_ ride: ReplayRide, settings: EngineSettings = EngineSettings()) -> 
 }
 
 struct BundledRideTests {
+  /// A device that smart-records (a point every few seconds while riding) and auto-pauses (no
+  /// points while standing): the seconds it left out while riding are ridden through, those it
+  /// left out while standing are stood through.
+  @Test func gapsAreRiddenThroughWhereTheRiderMovedOnAndStoodThroughWhereTheyStopped() throws {
+    let path = NSTemporaryDirectory() + "smart-\(UUID().uuidString).csv"
+    defer { unlink(path) }
+    // 0 → 4: 40 m north in 4 s (10 m/s, 0.00036° of latitude); 4 → 60: the same place.
+    try """
+    # start: 2020-01-01T00:00:00Z
+    t,kind,lat,lon,alt,speed,hr,cadence,temperature
+    0,press,start
+    0,rec,46.0,14.5,300,10,120,,
+    4,rec,46.00036,14.5,304,10,140,,
+    60,rec,46.00036,14.5,304,0,100,,
+    61,press,stop
+    """.write(toFile: path, atomically: true, encoding: .utf8)
+    let ride = try ReplayRide.load(path: path)
+    var schedule = ReplaySchedule(ride: ride, countdown: 3)
+    var fixes: [Double: GPSFix] = [:]
+    var heartRates: [Double: Int] = [:]
+    while let step = schedule.next() {
+      for input in step.inputs {
+        if case .reading(.gps(let fix)) = input { fixes[step.time] = fix }
+        if case .reading(.heartRate(let bpm)) = input { heartRates[step.time] = bpm }
+      }
+    }
+    for second in 1...3 {
+      let fix = try #require(fixes[Double(second)])
+      #expect(abs(fix.latitude - (46.0 + 0.00009 * Double(second))) < 1e-9, "on the line, second \(second)")
+      #expect(abs((fix.speed ?? 0) - 10) < 0.1, "at the speed the distance took")
+      #expect(abs((fix.altitude ?? 0) - (300 + Double(second))) < 1e-9)
+    }
+    #expect(heartRates[2] == 130)
+    for second in 5..<60 {
+      #expect(fixes[Double(second)]?.speed == 0, "standing, second \(second)")
+      #expect(fixes[Double(second)]?.latitude == 46.00036)
+    }
+  }
+
   @Test func theBundledRideParses() throws {
     let ride = try ReplayRide.load(path: bundledRidePath)
     #expect(ride.records.count == 10_686)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Turn a recorded FIT activity into a replay ride for workoutd's simulated board.
+"""Turn a recorded activity (FIT, TCX or GPX) into a replay ride for workoutd's simulated board.
 
-Dev-time tool (not run by the build or tests): needs `pip install fitdecode==0.11.0` (MIT).
-The output is what the sim board feeds through the same seams as real devices:
+Dev-time tool (not run by the build): FIT needs `pip install fitdecode==0.11.0` (MIT); TCX and
+GPX are read with Python's own XML parser. The output is what the sim board feeds through the
+same seams as real devices:
 
     # header lines: source, licence, start time (UTC), device totals
     t,kind,lat,lon,alt,speed,hr,cadence,temperature
@@ -10,20 +11,24 @@ The output is what the sim board feeds through the same seams as real devices:
     1,rec,43.713393,-79.3660663,75.2,5.888,161,71,21
     ...
 
-t is seconds since the device's timer start (integer; FIT records are 1 s). A `rec` row is one
-instant of the world: position (deg), GPS altitude (m), speed (m/s), heart rate (bpm),
+t is seconds since the device's timer start (integer). A `rec` row is one instant of the
+world as the device recorded it: position (deg), altitude (m), speed (m/s), heart rate (bpm),
 cadence (rpm), temperature (degC); an empty field is a channel the device had no value for.
-A `press` row is a rider's button press taken from the FIT file: the manual timer start
-(start), manual laps (lap), a manual timer stop followed by a start (pause, then resume) and
-the last manual timer stop (stop). The device's *auto* pauses are
+Devices that "smart record" leave seconds out while the rider moves on; the sim board fills
+those in (ReplaySchedule). A `press` row is a rider's button press: from a FIT file the manual
+timer start (start), manual laps (lap), a manual timer stop followed by a start (pause, then
+resume) and the last manual timer stop (stop); from TCX the start, each further lap's start
+(lap) and the end (stop); from GPX the start and the end. The device's *auto* pauses are
 not presses: while auto-paused the device wrote no records, and the rider stood still, so
 the sim board fills those gaps with the last position at zero speed and lets workoutd's own
 auto-pause decide.
 
-Usage: make-replay.py ACTIVITY.fit OUT.csv "source/licence text"
+Usage: make-replay.py ACTIVITY.{fit,tcx,gpx} OUT.csv "source/licence text"
 """
+import datetime
+import math
 import sys
-import fitdecode
+import xml.etree.ElementTree as ET
 
 SEMICIRCLE_DEG = 180.0 / 2**31
 
@@ -34,7 +39,10 @@ def fmt(v, digits):
     return f"{v:.{digits}f}".rstrip("0").rstrip(".") if digits else str(int(round(v)))
 
 
-def main(src, out, attribution):
+def read_fit(src):
+    """Records, presses, start, device and the device's session totals of a FIT file."""
+    import fitdecode
+
     records, presses, session, file_id = [], [], None, None
     start = None
     for frame in fitdecode.FitReader(src):
@@ -52,11 +60,121 @@ def main(src, out, attribution):
         elif frame.name == "lap" and f.get("lap_trigger") == "manual" and f.get("event_type") == "stop":
             presses.append((f["timestamp"], "lap"))
         elif frame.name == "record":
-            records.append(f)
+            lat, lon = f.get("position_lat"), f.get("position_long")
+            records.append({
+                "timestamp": f["timestamp"],
+                "lat": lat * SEMICIRCLE_DEG if lat is not None else None,
+                "lon": lon * SEMICIRCLE_DEG if lon is not None else None,
+                "alt": f.get("enhanced_altitude", f.get("altitude")),
+                "speed": f.get("enhanced_speed", f.get("speed")),
+                "hr": f.get("heart_rate"), "cadence": f.get("cadence"), "temperature": f.get("temperature"),
+            })
         elif frame.name == "session":
             session = f
     if start is None:
         start = records[0]["timestamp"]
+    keys = ["sport", "total_elapsed_time", "total_timer_time", "total_distance", "total_ascent",
+            "total_descent", "avg_heart_rate", "max_heart_rate", "num_laps"]
+    totals = {k: session.get(k) for k in keys} if session else {}
+    device = f"{file_id.get('manufacturer')} {file_id.get('garmin_product', file_id.get('product'))}"
+    return records, presses, start, device, totals
+
+
+def local(tag):
+    return tag.rsplit("}", 1)[-1]
+
+
+def child(element, *path):
+    """The first child along `path` of local tag names (namespaces ignored), or None."""
+    for name in path:
+        if element is None:
+            return None
+        element = next((c for c in element if local(c.tag) == name), None)
+    return element
+
+
+def number(element):
+    return float(element.text) if element is not None and element.text else None
+
+
+def timestamp(text):
+    return datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+
+
+def distance_m(a, b):
+    """Great-circle distance (haversine, mean Earth radius), metres."""
+    la1, lo1, la2, lo2 = map(math.radians, (a["lat"], a["lon"], b["lat"], b["lon"]))
+    h = math.sin((la2 - la1) / 2) ** 2 + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
+    return 2 * 6371008.8 * math.asin(math.sqrt(h))
+
+
+def fill_speeds(records):
+    """GPX and most TCX carry no speed: the receiver's is the distance over the time."""
+    previous = None
+    for r in records:
+        if r["lat"] is None:
+            continue
+        if r.get("speed") is None and previous is not None:
+            seconds = (r["timestamp"] - previous["timestamp"]).total_seconds()
+            if seconds > 0:
+                r["speed"] = distance_m(previous, r) / seconds
+        previous = r
+
+
+def read_tcx(src):
+    """Trackpoints, lap presses and the laps' totals of a TCX v2 file (its first activity)."""
+    activity = child(ET.parse(src).getroot(), "Activities", "Activity")
+    records, presses, timer, distance = [], [], 0.0, 0.0
+    laps = [lap for lap in activity if local(lap.tag) == "Lap"]
+    for index, lap in enumerate(laps):
+        presses.append((timestamp(lap.get("StartTime")), "start" if index == 0 else "lap"))
+        timer += number(child(lap, "TotalTimeSeconds")) or 0
+        distance += number(child(lap, "DistanceMeters")) or 0
+        for track in (t for t in lap if local(t.tag) == "Track"):
+            for point in (p for p in track if local(p.tag) == "Trackpoint"):
+                records.append({
+                    "timestamp": timestamp(child(point, "Time").text),
+                    "lat": number(child(point, "Position", "LatitudeDegrees")),
+                    "lon": number(child(point, "Position", "LongitudeDegrees")),
+                    "alt": number(child(point, "AltitudeMeters")),
+                    "speed": number(child(point, "Extensions", "TPX", "Speed")),
+                    "hr": number(child(point, "HeartRateBpm", "Value")),
+                    "cadence": number(child(point, "Cadence")),
+                })
+    records.sort(key=lambda r: r["timestamp"])
+    presses.append((records[-1]["timestamp"], "stop"))
+    fill_speeds(records)
+    creator = child(activity, "Creator", "Name")
+    sport = activity.get("Sport", "").lower()
+    totals = {"sport": {"biking": "cycling"}.get(sport, sport), "total_timer_time": round(timer, 3),
+              "total_distance": round(distance, 3), "num_laps": len(laps)}
+    return records, presses, presses[0][0], creator.text if creator is not None else "unknown", totals
+
+
+def read_gpx(src):
+    """Track points of a GPX 1.1 file, with Garmin's TrackPointExtension (hr, cad, atemp)."""
+    root = ET.parse(src).getroot()
+    records = []
+    for point in root.iter():
+        if local(point.tag) != "trkpt":
+            continue
+        extension = child(point, "extensions", "TrackPointExtension")
+        records.append({
+            "timestamp": timestamp(child(point, "time").text),
+            "lat": float(point.get("lat")), "lon": float(point.get("lon")),
+            "alt": number(child(point, "ele")), "speed": None,
+            "hr": number(child(extension, "hr")), "cadence": number(child(extension, "cad")),
+            "temperature": number(child(extension, "atemp")),
+        })
+    records.sort(key=lambda r: r["timestamp"])
+    fill_speeds(records)
+    presses = [(records[0]["timestamp"], "start"), (records[-1]["timestamp"], "stop")]
+    track_type = next((t.text for t in root.iter() if local(t.tag) == "type" and t.text), "")
+    return records, presses, records[0]["timestamp"], root.get("creator", "unknown"), {"sport": track_type}
+
+
+def prepare_presses(presses):
+    """One press per instant, in order, with a manual stop that a start follows as a pause."""
     # the device closes the last lap with its timer stop; that is one press, not two
     stop_times = {t for t, k in presses if k == "stop"}
     presses = [(t, k) for t, k in presses if not (k == "lap" and t in stop_times)]
@@ -68,36 +186,41 @@ def main(src, out, attribution):
         if presses[before][1] == "stop" and presses[after][1] == "start":
             presses[before] = (presses[before][0], "pause")
             presses[after] = (presses[after][0], "resume")
+    return presses
+
+
+def main(src, out, attribution):
+    kind = src.rsplit(".", 1)[-1].lower()
+    reader = {"fit": read_fit, "tcx": read_tcx, "gpx": read_gpx}.get(kind)
+    if reader is None:
+        sys.exit(f"make-replay.py: {src}: not a .fit, .tcx or .gpx file")
+    records, presses, start, device, totals = reader(src)
+    presses = prepare_presses(presses)
 
     def rel(ts):
         return int(round((ts - start).total_seconds()))
 
     rows = [(rel(t), 0 if k in ("start", "resume") else 2, f"{rel(t)},press,{k}") for t, k in presses]
     for r in records:
-        lat = r.get("position_lat")
-        lon = r.get("position_long")
-        alt = r.get("enhanced_altitude", r.get("altitude"))
-        speed = r.get("enhanced_speed", r.get("speed"))
-        rows.append((rel(r["timestamp"]), 1, ",".join([
-            str(rel(r["timestamp"])), "rec",
-            fmt(lat * SEMICIRCLE_DEG if lat is not None else None, 7),
-            fmt(lon * SEMICIRCLE_DEG if lon is not None else None, 7),
-            fmt(alt, 1), fmt(speed, 3), fmt(r.get("heart_rate"), 0),
-            fmt(r.get("cadence"), 0), fmt(r.get("temperature"), 0)])))
+        t = rel(r["timestamp"])
+        rows.append((t, 1, ",".join([
+            str(t), "rec", fmt(r["lat"], 7), fmt(r["lon"], 7), fmt(r.get("alt"), 1), fmt(r.get("speed"), 3),
+            fmt(r.get("hr"), 0), fmt(r.get("cadence"), 0), fmt(r.get("temperature"), 0)])))
     rows.sort(key=lambda x: (x[0], x[1]))
     with open(out, "w") as o:
         o.write(f"# workoutd replay ride, made by board/sim/make-replay.py from {src.split('/')[-1]}\n")
         for line in attribution.splitlines():
             o.write(f"# {line}\n")
-        o.write(f"# device: {file_id.get('manufacturer')} {file_id.get('garmin_product', file_id.get('product'))}\n")
+        o.write(f"# device: {device}\n")
         o.write(f"# start: {start.strftime('%Y-%m-%dT%H:%M:%SZ')}\n")
-        keys = ["sport", "total_elapsed_time", "total_timer_time", "total_distance", "total_ascent",
-                "total_descent", "avg_heart_rate", "max_heart_rate", "num_laps"]
-        o.write("# device totals: " + ", ".join(f"{k}={session.get(k)}" for k in keys) + "\n")
+        if totals:
+            o.write("# device totals: " + ", ".join(f"{k}={v}" for k, v in totals.items()) + "\n")
         o.write("t,kind,lat,lon,alt,speed,hr,cadence,temperature\n")
         for _, _, line in rows:
             o.write(line + "\n")
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit("usage: " + __doc__.split("Usage: ", 1)[1].strip())
     main(sys.argv[1], sys.argv[2], sys.argv[3])
