@@ -29,7 +29,7 @@ LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all deps build release run test faults lint format verify-units bench install uninstall test-board clean
+.PHONY: versions deb all deps build release run test faults lint format verify-units bench install uninstall test-board clean
 
 all: build
 
@@ -68,10 +68,17 @@ run: build
 	echo; echo "data: $$dir/workoutd.db (SQLite; tables session, event, point, lap)"; \
 	echo "      $$bin/workoutctl sessions --state-dir $$dir"
 
-test: deps lint
+test: deps lint versions
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory verify-units
 	$(SWIFT) test
+
+# What this build is made against: the OS release and the C libraries' versions (bookworm:
+# libgpiod 1.6, libgps 3.22; trixie: libgpiod 2.2, libgps 3.25).
+versions: deps
+	@. /etc/os-release; echo "building on $$PRETTY_NAME: libgpiod $$(pkg-config --modversion libgpiod)," \
+	  "libgps $$(pkg-config --modversion libgps), SQLite $$(pkg-config --modversion sqlite3)," \
+	  "systemd $$(pkg-config --modversion systemd 2>/dev/null || echo '?'), $$($(SWIFT) --version 2>&1 | head -1)"
 
 # systemd-analyze checks the unit (pointed at the built binary, as verify needs an executable),
 # and its exposure score must stay at 3.0 or lower.
@@ -133,9 +140,23 @@ install: release
 	@# The configuration is the administrator's: never overwrite an existing one.
 	@if [ ! -e $(DESTDIR)$(SYSCONFDIR)/workoutd/workoutd.toml ]; then \
 	  install -D -m 0644 board/workoutd.toml $(DESTDIR)$(SYSCONFDIR)/workoutd/workoutd.toml; fi
-	install -D -m 0644 board/sim/rides/garmin-edge-500-2011-09-25.csv \
-	  $(DESTDIR)$(DATADIR)/workoutd/rides/garmin-edge-500-2011-09-25.csv
+	install -d $(DESTDIR)$(DATADIR)/workoutd/rides
+	install -m 0644 board/sim/rides/*.csv $(DESTDIR)$(DATADIR)/workoutd/rides/
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+
+# The Debian package, for the host's architecture (amd64 here, arm64 on a Pi), built with
+# dpkg-buildpackage and debhelper (debian/) from a copy of the tracked files as they are now;
+# the .deb and lintian's verdict land in .build/deb/.
+DEB_PACKAGES = debhelper dpkg-dev fakeroot lintian
+deb: deps
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; fi
+	@rm -rf .build/deb && mkdir -p .build/deb/workoutd
+	git ls-files -z | xargs -0 tar -cf - | tar -xf - -C .build/deb/workoutd
+	cd .build/deb/workoutd && dpkg-buildpackage -us -uc -b
+	lintian --info --display-info .build/deb/workoutd_$$(cd .build/deb/workoutd && dpkg-parsechangelog -S Version)_*.deb \
+	  | tee .build/deb/lintian.txt
+	@ls -l .build/deb/*.deb
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/workoutd $(DESTDIR)$(BINDIR)/workoutctl \

@@ -28,10 +28,10 @@ let package = Package(
       ]
     ),
     .target(name: "CLinuxShims"),
-    // libgps from Debian's libgps-dev (gpsd 3.22, API major 11).
+    // libgps from Debian's libgps-dev: gpsd 3.22 (API major 11, bookworm) or 3.25 (API 14, trixie).
     .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
-    // libgpiod 1.6 from Debian's libgpiod-dev (the v1 API).
-    .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+    // libgpiod 1.6 (v1 API, bookworm) or 2.x (v2 API, trixie) behind one small C API.
+    .target(name: "CGPIOD", linkerSettings: [.linkedLibrary("gpiod")]),
     .target(name: "LinuxSupport", dependencies: ["CLinuxShims"]),
     .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport"]),
     .target(name: "BoardSim", dependencies: ["WorkoutCore", "LinuxSupport"]),

@@ -1,4 +1,5 @@
-// Shim over <gps.h> for Swift (libgps, gpsd 3.22, API major 11).
+// Shim over <gps.h> for Swift (libgps: gpsd 3.22, API major 11, on bookworm; gpsd 3.25, API
+// major 14, on trixie; the fields used here are the same in both).
 //
 // Why a shim:
 // - The watch flags and the `set` mask bits are macros built from shifts (`(1llu<<10)`); they are

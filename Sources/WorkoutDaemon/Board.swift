@@ -157,6 +157,7 @@ final class LinuxBoard: Board {
     } catch {
       throw BoardSetupError(message: "bad device configuration: \(error)", exitCode: ServiceExit.badConfiguration)
     }
+    log(.info, "linux board: \(LinuxBoardLibraries.description)")
     if devices.isEmpty {
       log(.warning, "linux board: no devices are configured; recording with what there is (control socket only)")
     }

@@ -27,6 +27,7 @@ struct Workoutctl: ParsableCommand {
     abstract: "Controls workoutd and reads its recorded sessions.",
     discussion:
       "start, pause, resume, lap and stop act exactly as the buttons do. Exit status 1 when a request is refused or fails.",
+    version: WorkoutdVersion.string,
     subcommands: [
       Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self,
     ])

@@ -18,7 +18,9 @@ struct Workoutd: ParsableCommand {
       1 runtime failure, 2 bad configuration, 3 a database that cannot be used as it is \
       (read-only to this user, from a newer release, an unwritable directory: the log says \
       which file and the fix).
-      """)
+      """,
+    version: WorkoutdVersion.string
+  )
 
   @Option(help: "The TOML configuration file.")
   var config: String?

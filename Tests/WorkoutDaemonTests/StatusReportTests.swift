@@ -45,3 +45,14 @@ struct StatusReportTests {
     #expect(decoded.storage.database == status.storage.database)
   }
 }
+
+/// The binaries' `--version` and the Debian package's version are one.
+struct VersionTests {
+  @Test func theVersionIsDebianChangelogs() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    let changelog = try String(contentsOf: root.appendingPathComponent("debian/changelog"), encoding: .utf8)
+    let first = try #require(changelog.split(separator: "\n").first)
+    #expect(first.hasPrefix("workoutd (\(WorkoutdVersion.string)) "), "debian/changelog: \(first)")
+  }
+}

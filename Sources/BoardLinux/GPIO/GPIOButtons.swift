@@ -62,10 +62,10 @@ struct ButtonSession {
   func watch(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
     let chip = try GPIOChip(settings.chip)
     var lines: [(ButtonID, OpaquePointer)] = []
+    defer { for (_, line) in lines { wgpio_line_release(line) } }
     for (button, spec) in settings.lines.sorted(by: { $0.key < $1.key }) {
-      let line = try chip.line(spec)
-      let flags = settings.bias.flag
-      guard gpiod_line_request_both_edges_events_flags(line, gpioConsumer, flags) == 0 else {
+      let offset = try chip.offset(spec)
+      guard let line = wgpio_request_input(chip.chip, offset, settings.bias.shimBias, gpioConsumer) else {
         throw DeviceProblem(
           condition: .failing,
           description:
@@ -73,12 +73,11 @@ struct ButtonSession {
       }
       lines.append((button, line))
     }
-    defer { for (_, line) in lines { gpiod_line_release(line) } }
 
     // The levels now: a button held during start-up is ignored until it is released.
     var levels: [ButtonID: LineLevel] = [:]
     for (button, line) in lines {
-      levels[button] = gpiod_line_get_value(line) == 1 ? .high : .low
+      levels[button] = wgpio_line_get_value(line) == 1 ? .high : .low
     }
     var decoder = ButtonDecoder(configuration: settings.configuration, levels: levels, at: SystemClocks.monotonic())
     let held = lines.filter { decoder.isPressed($0.0) }.map(\.0.rawValue)
@@ -86,7 +85,7 @@ struct ButtonSession {
       "\(lines.map { "\($0.0.rawValue)=\(settings.lines[$0.0]!)" }.joined(separator: ", ")) on \(chip.name) (\(chip.label))"
         + (held.isEmpty ? "" : "; \(held.joined(separator: ", ")) held down: ignored until released"))
 
-    var pollers = lines.map { pollfd(fd: gpiod_line_event_get_fd($0.1), events: Int16(POLLIN), revents: 0) }
+    var pollers = lines.map { pollfd(fd: wgpio_line_fd($0.1), events: Int16(POLLIN), revents: 0) }
     while true {
       // Sleep until an edge, the decoder's next deadline (a long press), or a stop.
       do {
@@ -100,13 +99,13 @@ struct ButtonSession {
         if poller.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
           throw DeviceProblem(condition: .absent, description: "\(chip.name) went away")
         }
-        var event = gpiod_line_event()
-        guard gpiod_line_event_read(line, &event) == 0 else {
+        var stamp: UInt64 = 0
+        let edge = wgpio_line_read_event(line, &stamp)
+        guard edge >= 0 else {
           throw DeviceProblem(
             condition: .absent, description: "reading \(button.rawValue) events: \(String(cString: strerror(errno)))")
         }
-        let level: LineLevel = event.event_type == cgpiod_event_rising ? .high : .low
-        gestures += decoder.edge(button, to: level, at: monotonicTime(of: event.ts))
+        gestures += decoder.edge(button, to: edge == 1 ? .high : .low, at: monotonicTime(ofNanoseconds: stamp))
       }
       for index in pollers.indices { pollers[index].revents = 0 }
       gestures += decoder.tick(at: SystemClocks.monotonic())
@@ -115,9 +114,10 @@ struct ButtonSession {
   }
 
   /// The kernel stamps v1 line events with CLOCK_MONOTONIC since Linux 5.7 and with
-  /// CLOCK_REALTIME before: take whichever clock the stamp is close to.
-  private func monotonicTime(of stamp: timespec) -> Double {
-    let seconds = Double(stamp.tv_sec) + Double(stamp.tv_nsec) / 1e9
+  /// CLOCK_REALTIME before (v2 asks for CLOCK_MONOTONIC): take whichever clock the stamp is
+  /// close to.
+  private func monotonicTime(ofNanoseconds stamp: UInt64) -> Double {
+    let seconds = Double(stamp) / 1e9
     let monotonic = SystemClocks.monotonic()
     let wall = SystemClocks.wall()
     return abs(wall - seconds) < abs(monotonic - seconds) ? seconds - (wall - monotonic) : seconds

@@ -126,23 +126,22 @@ final class OutputPlayer: @unchecked Sendable {
       change(to: queued)
     }
     let chip = try GPIOChip(settings.chip)
-    let line = try chip.line(settings.line)
-    let flags = settings.activeLow ? cgpiod_flag_active_low : 0
-    guard gpiod_line_request_output_flags(line, gpioConsumer, flags, 0) == 0 else {
+    let offset = try chip.offset(settings.line)
+    guard let line = wgpio_request_output(chip.chip, offset, settings.activeLow, gpioConsumer) else {
       throw DeviceProblem(
         condition: .failing,
         description: "cannot drive \(settings.line) of \(chip.name): \(String(cString: strerror(errno)))")
     }
     defer {
-      gpiod_line_set_value(line, 0)
-      gpiod_line_release(line)
+      wgpio_line_set_value(line, false)
+      wgpio_line_release(line)
     }
     reporter.available("\(settings.line) on \(chip.name) (\(chip.label))")
     var lit: Bool?
     while !signal.isStopRequested {
       let (wanted, change) = pattern.level(after: SystemClocks.monotonic() - patternStart)
       if wanted != lit {
-        guard gpiod_line_set_value(line, wanted ? 1 : 0) == 0 else {
+        guard wgpio_line_set_value(line, wanted) == 0 else {
           throw DeviceProblem(condition: .absent, description: "setting the line: \(String(cString: strerror(errno)))")
         }
         lit = wanted
