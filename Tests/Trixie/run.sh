@@ -19,7 +19,7 @@ toolchain_packages="ca-certificates pkg-config gcc libc6-dev libstdc++-14-dev bi
 command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap
 
 # Mounts a killed run left behind, unmounted before anything else (never rm -rf across them).
-grep -o " $root/[^ ]*" /proc/mounts | sort -r | while read -r stale; do umount -l "$stale" || true; done
+{ grep -o " $root/[^ ]*" /proc/mounts || true; } | sort -r | while read -r stale; do umount -l "$stale" || true; done
 
 if [[ ! -e $root/.workoutd-debootstrapped ]]; then
   mirror=$(grep -m1 '^URIs:' /etc/apt/sources.list.d/debian.sources 2>/dev/null | awk '{print $2}')
