@@ -78,7 +78,7 @@ test: deps lint versions
 versions: deps
 	@. /etc/os-release; echo "building on $$PRETTY_NAME: libgpiod $$(pkg-config --modversion libgpiod)," \
 	  "libgps $$(pkg-config --modversion libgps), SQLite $$(pkg-config --modversion sqlite3)," \
-	  "systemd $$(pkg-config --modversion systemd 2>/dev/null || echo '?'), $$($(SWIFT) --version 2>&1 | head -1)"
+	  "systemd $$(systemctl --version 2>/dev/null | awk 'NR==1 {print $$2}'), $$($(SWIFT) --version 2>&1 | head -1)"
 
 # systemd-analyze checks the unit (pointed at the built binary, as verify needs an executable),
 # and its exposure score must stay at 3.0 or lower.
