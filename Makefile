@@ -25,11 +25,14 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 # The release binaries are linked by the toolchain's lld with packed relative relocations
 # (DT_RELR, glibc >= 2.36: bookworm and trixie): the 2 MB of RELA entries a static Swift binary
 # carries, all read at every start, become 16 KB (peak RSS 22.0 -> 20.3 MiB; BENCHMARKS.md).
-LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
+# Hardened as Debian builds are (lintian: hardening-no-bindnow, -no-fortify-functions): full
+# RELRO with immediate binding, and _FORTIFY_SOURCE for the C shims.
+LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -z -Xlinker relro \
+                -Xlinker -z -Xlinker now -Xcc -D_FORTIFY_SOURCE=2
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: versions deb all deps build release run test faults lint format verify-units bench install uninstall test-board clean
+.PHONY: man versions deb all deps build release run test faults lint format verify-units bench install uninstall test-board clean
 
 all: build
 
@@ -143,6 +146,12 @@ install: release
 	install -d $(DESTDIR)$(DATADIR)/workoutd/rides
 	install -m 0644 board/sim/rides/*.csv $(DESTDIR)$(DATADIR)/workoutd/rides/
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -D -m 0644 man/workoutd.1 $(DESTDIR)$(DATADIR)/man/man1/workoutd.1
+	install -D -m 0644 man/workoutctl.1 $(DESTDIR)$(DATADIR)/man/man1/workoutctl.1
+
+# The manual pages, made from the commands' own help by swift-argument-parser's plugin.
+man: build
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual --configuration debug --output-directory man
 
 # The Debian package, for the host's architecture (amd64 here, arm64 on a Pi), built with
 # dpkg-buildpackage and debhelper (debian/) from a copy of the tracked files as they are now;
@@ -162,7 +171,8 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/workoutd $(DESTDIR)$(BINDIR)/workoutctl \
 	  $(DESTDIR)$(UNITDIR)/workoutd.service $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf \
 	  $(DESTDIR)$(TMPFILESDIR)/workoutd.conf $(DESTDIR)$(UDEVRULESDIR)/60-workoutd.rules \
-	  $(DESTDIR)$(DOCDIR)/README.md
+	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DATADIR)/man/man1/workoutd.1 \
+	  $(DESTDIR)$(DATADIR)/man/man1/workoutctl.1
 	rm -rf $(DESTDIR)$(DATADIR)/workoutd
 	@echo "kept $(SYSCONFDIR)/workoutd/workoutd.toml and /var/lib/workoutd (your rides)"
 
