@@ -160,6 +160,8 @@ DEB_PACKAGES = debhelper dpkg-dev fakeroot lintian
 deb: deps
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; fi
+	@# debian/control's Build-Depends (trixie keeps systemd.pc in systemd-dev).
+	dpkg-checkbuilddeps >/dev/null 2>&1 || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq ./
 	@rm -rf .build/deb && mkdir -p .build/deb/workoutd
 	git ls-files -z | xargs -0 tar -cf - | tar -xf - -C .build/deb/workoutd
 	cd .build/deb/workoutd && dpkg-buildpackage -us -uc -b
