@@ -5,6 +5,9 @@
 // BoardSim are the two boards behind the same seams; WorkoutDaemon wires them together.
 import PackageDescription
 
+/// Our C is built with glibc's buffer-overflow checks in release builds (as Debian builds C).
+let fortified: [CSetting] = [.define("_FORTIFY_SOURCE", to: "2", .when(configuration: .release))]
+
 let package = Package(
   name: "workoutd",
   products: [
@@ -27,11 +30,11 @@ let package = Package(
         .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]
     ),
-    .target(name: "CLinuxShims"),
+    .target(name: "CLinuxShims", cSettings: fortified),
     // libgps from Debian's libgps-dev: gpsd 3.22 (API major 11, bookworm) or 3.25 (API 14, trixie).
     .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
     // libgpiod 1.6 (v1 API, bookworm) or 2.x (v2 API, trixie) behind one small C API.
-    .target(name: "CGPIOD", linkerSettings: [.linkedLibrary("gpiod")]),
+    .target(name: "CGPIOD", cSettings: fortified, linkerSettings: [.linkedLibrary("gpiod")]),
     .target(name: "LinuxSupport", dependencies: ["CLinuxShims"]),
     .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport"]),
     .target(name: "BoardSim", dependencies: ["WorkoutCore", "LinuxSupport"]),
