@@ -54,6 +54,23 @@ def machine():
     return {"nproc": os.cpu_count(), "cpu": cpu, "disk": disk, "kernel": platform.release()}
 
 
+def code_layout(binary):
+    """Whether `binary` was linked in build-aux/workoutd.order's order (the Makefile's
+    LAYOUT_FLAGS): its first function in .text is the order file's first that it has."""
+    order = os.path.join(ROOT, "build-aux", "workoutd.order")
+    try:
+        out = subprocess.run(["nm", "-n", "--defined-only", binary], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown (no nm)"
+    text = [line.split()[2] for line in out.splitlines() if len(line.split()) == 3 and line.split()[1] in "tT"]
+    if not text or not os.path.exists(order):
+        return "unknown"
+    names = set(text)
+    with open(order) as f:
+        first = next((name.strip() for name in f if name.strip() in names), None)
+    return "ordered by build-aux/workoutd.order" if first == text[0] else "not ordered (default layout)"
+
+
 def load_figures(path):
     try:
         with open(path) as f:
@@ -150,6 +167,17 @@ class NotifySocket:
             os.unlink(self.path)
         except OSError:
             pass
+
+
+def peak_memory(pid):
+    """(peak RSS, anonymous RSS now) in MiB, from /proc/PID/status (VmHWM, RssAnon)."""
+    values = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmHWM", "RssAnon"):
+                values[key] = int(value.split()[0]) / 1024
+    return values.get("VmHWM"), values.get("RssAnon")
 
 
 def proc_counters(pid):

@@ -329,6 +329,7 @@ def main():
     port = free_port()
     kept = "every sentence" if args.all_sentences else "its GNSS sentences (" + " ".join(sorted(GNSS_SENTENCES)) + ")"
     print(f"device benchmark: {args.capture}, {kept}, forth and back")
+    print(f"(workoutd's code layout: {benchlib.code_layout(os.path.join(args.bin, 'workoutd'))})")
     print(f"({epochs} epochs, {sentences} sentences) through gpsd")
     print(f"(gpsfake -c {cycle:.4f}: one epoch a second), gpxlogger and workoutd --board linux attached, real time;")
     print(f"idle {args.idle:.0f} s, then recording {args.recording:.0f} s\n", flush=True)
@@ -367,6 +368,8 @@ def main():
         rec0 = snapshot()
         time.sleep(args.recording)
         rec1 = snapshot()
+        memory = {"logger": benchlib.peak_memory(logger.pid),
+                  **{d.label: benchlib.peak_memory(d.proc.pid) for d in daemons}}
         states = {d.label: d.ctl("status", "--json").stdout for d in daemons}
     finally:
         for d in daemons:
@@ -379,7 +382,10 @@ def main():
         stop_gpsfake(fake)
 
     probe_switches, probe_cpu = commit_probe(work)
-    figures = {"disk_waits_per_commit": probe_switches, "commit_cpu_us": probe_cpu}
+    figures = {"disk_waits_per_commit": probe_switches, "commit_cpu_us": probe_cpu,
+               "recording.gpxlogger.peak_rss_mib": memory["logger"][0]}
+    for d in daemons:
+        figures[f"recording.{d.label}.peak_rss_mib"], figures[f"recording.{d.label}.anon_rss_mib"] = memory[d.label]
     for label, (a, b) in (("idle", (idle0, idle1)), ("recording", (rec0, rec1))):
         seconds = b["time"] - a["time"]
         tpvs, fixes = watcher.fixes(a["time"], b["time"])
@@ -460,6 +466,10 @@ def main():
         R("recording.workoutd.bytes_per_s", "workoutd bytes written/s recording", "%.0f"),
         R("idle.workoutd.bytes_per_s", "workoutd bytes written/s idle", "%.0f"),
         R("recording.gpxlogger.bytes_per_s", "gpxlogger bytes written/s", "%.0f"),
+        R("recording.workoutd.peak_rss_mib", "workoutd peak RSS MiB (end of recording)", "%.1f",
+          ("<= 16", lambda v, f: v <= 16)),
+        R("recording.workoutd.anon_rss_mib", "  of it anonymous (heap, stacks, written pages)", "%.1f"),
+        R("recording.gpxlogger.peak_rss_mib", "gpxlogger peak RSS MiB", "%.1f"),
     ], new, base, label)
     print("\nper thread (this build):")
     for label, (a, b) in (("idle", (idle0, idle1)), ("recording", (rec0, rec1))):

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Makes the link order of workoutd's functions (`build-aux/workoutd.order`), so that the code a
+ride runs sits together in the executable.
+
+Why: the kernel maps an executable's pages 64 KiB at a time around each page touched
+(fault-around), so a function that runs pulls its 15 neighbours into the resident set. In a
+92 MB statically linked Swift binary the functions a ride runs are scattered among thousands
+that never run; ordered together they need fewer 64 KiB windows, and the service's RSS falls.
+
+How: the release build of this checkout, objcopy'd without its debug info (valgrind 3.19 cannot
+read it), runs under valgrind's callgrind, which names every function executed:
+  1. the linux board on a real gpsd (gpsfake replaying the bundled 1 Hz capture): start, idle,
+     `workoutctl start`, recording, lap, pause, resume, stop, status, SIGTERM; and a second start
+     that resumes a session left running (SIGKILL);
+  2. the simulated board replaying a short ride at full speed to its end.
+Functions are ordered by how often they ran (the per-second path first, then what a ride runs
+once), those of run 1 before those only run 2 needs. The order file lists mangled names; lld
+places each function's section (`-function-sections`) in that order and the rest after it.
+Names that a later build no longer has are ignored (`--no-warn-symbol-ordering`): a stale file
+costs RSS, never correctness.
+
+Usage: `make symbol-order` (a release build, then this script on it; commit the new file when
+the code a ride runs has changed much). About 2 minutes. Needs valgrind, gpsd, gpsd-clients.
+"""
+import argparse
+import collections
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+import device  # noqa: E402
+import recording  # noqa: E402
+
+OUT = os.path.join(benchlib.ROOT, "build-aux", "workoutd.order")
+
+
+def callgrind(binary, out, args, **popen):
+    return subprocess.Popen(
+        ["valgrind", "--tool=callgrind", "--demangle=no", "--compress-strings=no", "--compress-pos=no",
+         "--callgrind-out-file=" + out, binary] + args, **popen)
+
+
+def plain(name):
+    """A callgrind function name without the `'2` it adds to a recursion's inner calls."""
+    return re.sub(r"'\d+$", "", name.strip())
+
+
+def call_counts(path):
+    """Function name → times called, from a callgrind output file (uncompressed names).
+    A function that ran but was never called (an entry point) counts once."""
+    counts = collections.Counter()
+    callee = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("fn="):
+                counts[plain(line[3:])] += 0
+            elif line.startswith("cfn="):
+                callee = plain(line[4:])
+            elif line.startswith("calls=") and callee is not None:
+                counts[callee] += int(line[6:].split()[0])
+                callee = None
+    return {name: max(n, 1) for name, n in counts.items()}
+
+
+def ctl(bin_dir, state, runtime, *args):
+    return subprocess.run([os.path.join(bin_dir, "workoutctl"), *args, "--state-dir", state,
+                           "--runtime-dir", runtime], capture_output=True, text=True, timeout=120)
+
+
+def wait_points(state, at_least, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            db = sqlite3.connect("file:%s?mode=ro" % os.path.join(state, "workoutd.db"), uri=True, timeout=5)
+            try:
+                if db.execute("select count(*) from point").fetchone()[0] >= at_least:
+                    return True
+            finally:
+                db.close()
+        except sqlite3.Error:
+            pass
+        time.sleep(1)
+    return False
+
+
+def linux_board_run(binary, bin_dir, work):
+    replay = os.path.join(work, "replay.log")
+    epochs, sentences = device.make_replay(os.path.join(device.FIXTURES, "bundg_zeus_9.log"), replay)
+    port = device.free_port()
+    fake = device.start_gpsfake(replay, epochs / sentences, port, work)
+    config = os.path.join(work, "workoutd.toml")
+    with open(config, "w") as f:
+        f.write(device.CONFIG.replace("{port}", str(port)))
+    state, runtime = os.path.join(work, "state"), os.path.join(work, "run")
+    outputs = []
+    try:
+        for attempt, ending in (("first", "sigterm"), ("resumed", "sigterm")):
+            out = os.path.join(work, f"callgrind.linux.{attempt}")
+            notify = benchlib.NotifySocket(work)
+            log = open(os.path.join(work, f"workoutd.{attempt}.log"), "w")
+            proc = callgrind(binary, out, ["--config", config, "--state-dir", state, "--runtime-dir", runtime],
+                             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                             env=dict(os.environ, NOTIFY_SOCKET=notify.path))
+            if notify.wait_ready(180, alive=lambda: proc.poll() is None) is None:
+                sys.exit(f"no READY from workoutd under valgrind (log: {log.name})")
+            print(f"  linux board ({attempt}): ready", flush=True)
+            time.sleep(5)
+            if attempt == "first":
+                for step in (("start",), ("status", "--json")):
+                    ctl(bin_dir, state, runtime, *step)
+                wait_points(state, 20, 120)
+                ctl(bin_dir, state, runtime, "lap")
+                ctl(bin_dir, state, runtime, "pause")
+                time.sleep(4)
+                ctl(bin_dir, state, runtime, "resume")
+                wait_points(state, 30, 120)
+                # Left running: the second start resumes it, as after a crash or an upgrade.
+                proc.send_signal(signal.SIGTERM)
+            else:
+                wait_points(state, 40, 120)
+                ctl(bin_dir, state, runtime, "stop")
+                time.sleep(3)
+                ctl(bin_dir, state, runtime, "status")
+                proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=120)
+            notify.close()
+            log.close()
+            outputs.append(out)
+    finally:
+        device.stop_gpsfake(fake)
+    return outputs
+
+
+def simulated_board_run(binary, work):
+    ride = os.path.join(work, "ride.csv")
+    recording.make_ride(ride, 600)
+    out = os.path.join(work, "callgrind.sim")
+    proc = callgrind(binary, out, ["--board", "sim", "--speed", "max", "--exit-at-end", "--ride", ride,
+                                   "--state-dir", os.path.join(work, "sim-state"),
+                                   "--runtime-dir", os.path.join(work, "sim-run"), "--log-level", "warning"],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, err = proc.communicate(timeout=900)
+    if proc.returncode != 0:
+        sys.exit("simulated board run failed:\n" + err.decode(errors="replace")[-2000:])
+    print("  simulated board: done", flush=True)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True, help="directory of the release build (workoutd, workoutctl)")
+    parser.add_argument("--out", default=OUT)
+    args = parser.parse_args()
+    if not shutil.which("valgrind"):
+        sys.exit("valgrind is needed (apt-get install valgrind)")
+    os.makedirs(os.path.join(benchlib.ROOT, ".build", "bench"), exist_ok=True)
+    work = tempfile.mkdtemp(prefix="symbol-order-", dir=os.path.join(benchlib.ROOT, ".build", "bench"))
+    binary = os.path.join(work, "workoutd")
+    subprocess.run(["objcopy", "--strip-debug", os.path.join(args.bin, "workoutd"), binary], check=True)
+    print("symbol order: workoutd under callgrind on the linux board and the simulated board", flush=True)
+    linux = collections.Counter()
+    for out in linux_board_run(binary, args.bin, work):
+        linux.update(call_counts(out))
+    sim = call_counts(simulated_board_run(binary, work))
+    # Valgrind's own names for code it could not name ("0x…") and the PLT are not symbols.
+    keep = re.compile(r"^[A-Za-z_$.][^\s]*$")
+    ordered = [name for name, _ in sorted(linux.items(), key=lambda item: (-item[1], item[0])) if keep.match(name)]
+    seen = set(ordered)
+    ordered += [name for name, _ in sorted(sim.items(), key=lambda item: (-item[1], item[0]))
+                if keep.match(name) and name not in seen]
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write("".join(name + "\n" for name in ordered))
+    on_linux = len(seen)
+    print(f"{len(ordered)} functions ({on_linux} run on the linux board, {len(ordered) - on_linux} more on the "
+          f"simulated board) -> {os.path.relpath(args.out, benchlib.ROOT)}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
