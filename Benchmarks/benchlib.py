@@ -170,7 +170,12 @@ class NotifySocket:
 
 
 def peak_memory(pid):
-    """(peak RSS, anonymous RSS now) in MiB, from /proc/PID/status (VmHWM, RssAnon)."""
+    """(peak RSS, anonymous RSS now) in MiB, from /proc/PID/status (VmHWM, RssAnon).
+
+    Not rusage's ru_maxrss: for a process this script forked, that counts the script's own RSS
+    too (at exec the kernel keeps the larger of the old address space's peak, a copy of this
+    Python with its ride in memory, and the new one's), which made the peak RSS of a short
+    start read 88 MiB and that of a long ride grow with the ride made for it."""
     values = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
