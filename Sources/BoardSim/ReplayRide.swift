@@ -187,7 +187,7 @@ public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
     guard separator(4, "-"), separator(7, "-"), separator(10, "Tt"), separator(13, ":"), separator(16, ":"),
       let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2),
       let hour = digits(11, 2), let minute = digits(14, 2), let second = digits(17, 2),
-      (1...12).contains(month), (1...Self.daysIn(month: month, year: year)).contains(day),
+      (1...12).contains(month), (1...CivilCalendar.daysIn(month: Int64(month), year: Int64(year))).contains(Int64(day)),
       hour < 24, minute < 60, second < 60
     else { return nil }
     var offset = 0
@@ -199,27 +199,8 @@ public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
       else { return nil }
       offset = (hours * 3600 + minutes * 60) * (bytes[19] == UInt8(ascii: "-") ? -1 : 1)
     }
-    let days = Self.daysSince1970(year: year, month: month, day: day)
+    let days = Int(CivilCalendar.daysSince1970(year: Int64(year), month: Int64(month), day: Int64(day)))
     return Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset)
-  }
-
-  private static func daysIn(month: Int, year: Int) -> Int {
-    switch month {
-    case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-    case 4, 6, 9, 11: 30
-    default: 31
-    }
-  }
-
-  /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
-  /// days_from_civil: eras of 400 years, years starting in March).
-  private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
-    let y = month <= 2 ? year - 1 : year
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yearOfEra = y - era * 400
-    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    return era * 146_097 + dayOfEra - 719_468
   }
 }
 

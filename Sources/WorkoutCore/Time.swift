@@ -67,3 +67,28 @@ public struct RecoveryGap: Sendable, Hashable, Codable {
     return RecoveryGap(seconds: nil, basis: .unknown)
   }
 }
+
+/// Dates of the proleptic Gregorian calendar as days since 1970-01-01: what the parsers of UTC
+/// times (gpsd's ISO 8601 times, a ride file's start) need, without Foundation's calendars
+/// (which load ICU's data).
+public enum CivilCalendar {
+  /// Days from 1970-01-01 to `year`-`month`-`day` (H. Hinnant's `days_from_civil`: eras of
+  /// 400 years, each year counted from March so that the leap day comes last).
+  public static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
+    let y = month <= 2 ? year - 1 : year
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yearOfEra = y - era * 400
+    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    return era * 146_097 + dayOfEra - 719_468
+  }
+
+  /// The number of days in `month` (1...12) of `year`.
+  public static func daysIn(month: Int64, year: Int64) -> Int64 {
+    switch month {
+    case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+    case 4, 6, 9, 11: 30
+    default: 31
+    }
+  }
+}

@@ -1,3 +1,5 @@
+import WorkoutCore
+
 /// gpsd's JSON reports ("{"class":"TPV",...}" lines), decoded without I/O: the same split as
 /// libgps's `gps_unpack`, which parses a line apart from reading it.
 ///
@@ -160,30 +162,12 @@ public enum GPSDJSON {
       guard index > start else { return nil }
     }
     guard index == b.count - 1, b[index] == 90 else { return nil }  // "Z"
-    guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+    guard (1...12).contains(month), day >= 1, day <= CivilCalendar.daysIn(month: month, year: year),
       hour < 24, minute < 60, second <= 60
     else { return nil }
-    let days = daysFromCivil(year: year, month: month, day: day)
+    let days = CivilCalendar.daysSince1970(year: year, month: month, day: day)
     return GPSDTime(
       seconds: days * 86_400 + hour * 3_600 + minute * 60 + second, nanoseconds: nanoseconds)
-  }
-
-  /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-  static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-    let y = month <= 2 ? year - 1 : year
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yearOfEra = y - era * 400
-    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    return era * 146_097 + dayOfEra - 719_468
-  }
-
-  static func daysIn(month: Int64, year: Int64) -> Int64 {
-    switch month {
-    case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-    case 4, 6, 9, 11: 30
-    default: 31
-    }
   }
 
   private static func integer(_ value: Double) -> Int? {
