@@ -118,6 +118,25 @@ struct BLERevolutionRateTests {
     #expect(cadence.update(crank(9, 2048), at: 2) == .rejected(.implausibleRate(300, maximum: 250)))
   }
 
+  @Test func theLimitsThemselvesAreAcceptedAndNeverExceededByRounding() throws {
+    // 25 revolutions in 6144/1024 s are 250 rpm exactly (found by fuzz-ble-revolutions: the
+    // rate in rev/s passed the check, then ×60 gave 250.00000000000003).
+    var cadence = try #require(CrankCadenceCalculator())
+    _ = cadence.update(crank(0, 0), at: 0)
+    #expect(cadence.update(crank(25, 6144), at: 1) == .value(250))
+    // 5 revolutions of a 2.5 m wheel in 0.45 s: 27.777… m/s, exactly the 100 km/h limit.
+    var speed = try #require(WheelSpeedCalculator(circumference: 2.5))
+    _ = speed.update(csc(0, 0), at: 0)
+    let reading = speed.update(csc(5, 461), at: 0.5)
+    if case .value(let v) = reading {
+      #expect(v <= WheelSpeedCalculator.maximumSpeed)
+    } else if case .rejected(.implausibleRate(let v, let maximum)) = reading {
+      #expect(v > maximum)
+    } else {
+      Issue.record("\(reading)")
+    }
+  }
+
   @Test func anotherEventTimeUnitStartsOver() throws {
     var speed = try #require(WheelSpeedCalculator(circumference: 2.0))
     _ = speed.update(csc(0, 0), at: 0)

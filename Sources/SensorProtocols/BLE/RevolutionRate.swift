@@ -46,9 +46,10 @@ struct RevolutionCounter: Sendable, Hashable {
     self.stoppedAfter = stoppedAfter
   }
 
-  /// The reading in revolutions per second (`maximum` likewise).
+  /// The reading in revolutions per second times `scale` (metres per revolution, or 60 for
+  /// rpm), judged against `maximum` in that same unit, so a value is never above it by rounding.
   mutating func update(
-    revolutions: UInt32, eventTime: UInt16, unit: EventTimeUnit, at now: Double, maximum: Double
+    revolutions: UInt32, eventTime: UInt16, unit: EventTimeUnit, at now: Double, scale: Double, maximum: Double
   ) -> RevolutionReading {
     let pair = Reference(revolutions: revolutions & counterMask, eventTime: eventTime, unit: unit)
     // Never longer than half the event time's roll-over (32 s at 1/1024 s, 16 s at 1/2048 s).
@@ -73,9 +74,10 @@ struct RevolutionCounter: Sendable, Hashable {
     reference = pair
     referenceAt = now
     if !(silentFor < quiet) { return .baseline }
-    let rate = Double(revolutionDelta) * unit.ticksPerSecond / Double(timeDelta)
-    guard rate <= maximum else { return .rejected(.implausibleRate(rate, maximum: maximum)) }
-    return .value(rate)
+    // One rounding, in the division: exactly 250 rpm (25 revolutions in 6144/1024 s) is 250.
+    let value = Double(revolutionDelta) * unit.ticksPerSecond * scale / Double(timeDelta)
+    guard value <= maximum else { return .rejected(.implausibleRate(value, maximum: maximum)) }
+    return .value(value)
   }
 }
 
@@ -101,15 +103,9 @@ public struct WheelSpeedCalculator: Sendable, Hashable {
 
   /// The reading for the wheel data of one notification; values in m/s.
   public mutating func update(_ data: WheelRevolutionData, at now: Double) -> RevolutionReading {
-    let reading = counter.update(
+    counter.update(
       revolutions: data.cumulativeRevolutions, eventTime: data.lastEventTime, unit: data.eventTimeUnit, at: now,
-      maximum: Self.maximumSpeed / circumference)
-    switch reading {
-    case .value(let revolutionsPerSecond): return .value(revolutionsPerSecond * circumference)
-    case .rejected(.implausibleRate(let rate, _)):
-      return .rejected(.implausibleRate(rate * circumference, maximum: Self.maximumSpeed))
-    default: return reading
-    }
+      scale: circumference, maximum: Self.maximumSpeed)
   }
 }
 
@@ -129,14 +125,8 @@ public struct CrankCadenceCalculator: Sendable, Hashable {
 
   /// The reading for the crank data of one notification; values in rpm.
   public mutating func update(_ data: CrankRevolutionData, at now: Double) -> RevolutionReading {
-    let reading = counter.update(
+    counter.update(
       revolutions: UInt32(data.cumulativeRevolutions), eventTime: data.lastEventTime, unit: .oneOver1024, at: now,
-      maximum: Self.maximumCadence / 60)
-    switch reading {
-    case .value(let revolutionsPerSecond): return .value(revolutionsPerSecond * 60)
-    case .rejected(.implausibleRate(let rate, _)):
-      return .rejected(.implausibleRate(rate * 60, maximum: Self.maximumCadence))
-    default: return reading
-    }
+      scale: 60, maximum: Self.maximumCadence)
   }
 }
