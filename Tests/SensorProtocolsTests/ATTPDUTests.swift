@@ -214,6 +214,17 @@ struct ATTPDUTests {
     #expect(pdu.encode() == hexBytes("11 06 01 00 07 00 00 18"))
   }
 
+  @Test func findInformationResponsesWithA128BitUUIDSendAllInFull() throws {
+    let pmd = try #require(BluetoothUUID("FB005C80-02E7-F387-1CAD-8ACD2D8DF0C8"))
+    let pdu = ATTPDU.findInformationResponse([
+      .init(handle: 0x0030, uuid: .clientCharacteristicConfiguration), .init(handle: 0x0031, uuid: pmd),
+    ])
+    let bytes = pdu.encode()
+    #expect(bytes.count == 2 + 2 * 18)
+    #expect(bytes[1] == 0x02)
+    #expect(try ATTPDU.decode(bytes, mtu: 64) == pdu)
+  }
+
   @Test func whatToAnswerAPDUThisCodecDoesNotDecode() {
     #expect(ATTOpcode.needsAnswer(0x0C))  // Read Blob Request: Error Response "Request Not Supported"
     #expect(ATTOpcode.needsAnswer(0x3F))  // an unknown opcode without the command flag

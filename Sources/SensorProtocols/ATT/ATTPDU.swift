@@ -255,9 +255,9 @@ public enum ATTPDU: Sendable, Hashable {
     }
   }
 
-  /// The PDU's bytes. List responses hold the leading entries that share the first entry's
-  /// length (or UUID size), as a server sends them (§3.4.3.2, §3.4.4.2, §3.4.4.10); values too
-  /// long for the one-byte entry length are cut at 253 (or 251) bytes.
+  /// The PDU's bytes. Read By Type and Read By Group Type responses hold the leading entries
+  /// that share the first entry's value length, as a server sends them (§3.4.4.2, §3.4.4.10);
+  /// values too long for the one-byte entry length are cut at 253 (or 251) bytes.
   public func encode() -> [UInt8] {
     var out: [UInt8] = [opcode.rawValue]
     func handle(_ h: UInt16) { out.appendLE(h) }
@@ -275,10 +275,10 @@ public enum ATTPDU: Sendable, Hashable {
     case .findInformationRequest(let r):
       range(r)
     case .findInformationResponse(let entries):
-      let short = entries.first?.uuid.uuid16 != nil
+      // Format 0x01 when every UUID has a 16-bit form, else 0x02 with all of them in full.
+      let short = entries.allSatisfy { $0.uuid.uuid16 != nil }
       out.append(short ? 0x01 : 0x02)
       for entry in entries {
-        guard (entry.uuid.uuid16 != nil) == short else { break }
         handle(entry.handle)
         out += short ? entry.uuid.attBytes : entry.uuid.attBytes128
       }
