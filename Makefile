@@ -47,7 +47,7 @@ LAYOUT_FLAGS  = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: symbol-order man versions deb all deps build release run test faults lint format verify-units bench install uninstall test-board clean
+.PHONY: symbol-order man versions deb all deps build release run test faults fuzz lint format verify-units bench install uninstall test-board clean
 
 all: build
 
@@ -125,6 +125,29 @@ verify-units: build
 # else or from a newer release, a lost WAL, a full disk, a corrupt file). Under 8 minutes.
 faults: build
 	python3 Tests/Faults/campaign.py --bin $$($(SWIFT) build --show-bin-path)
+
+# The fuzz targets (Tests/Fuzz): libFuzzer with AddressSanitizer over the BLE decoders, the
+# speed/cadence calculators and the ATT PDU decoder, FUZZ_SECONDS each (CI: FUZZ_SECONDS=30).
+# Built apart in .build/fuzz (its instrumented objects never mix with the ordinary build);
+# new inputs go to .build/fuzz/corpus/<target>, starting from Tests/Fuzz/seeds/<target>; an
+# input that fails lands in .build/fuzz/artifacts/ (keep it in Tests/Fuzz/regressions/<target>
+# once fixed: the unit tests replay those). Prints each target's executions per second.
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS  = fuzz-ble-heart-rate fuzz-ble-cycling-power fuzz-ble-csc fuzz-ble-readables \
+                fuzz-ble-revolutions fuzz-att-pdu
+FUZZ_BUILD    = $(SWIFT) build --scratch-path .build/fuzz -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+fuzz: deps
+	@for t in $(FUZZ_TARGETS); do $(FUZZ_BUILD) --product $$t >/dev/null || { $(FUZZ_BUILD) --product $$t; exit 1; }; done
+	@bin=$$($(FUZZ_BUILD) --show-bin-path); failed=; mkdir -p .build/fuzz/artifacts; \
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p .build/fuzz/corpus/$$t; \
+	  SWIFT_BACKTRACE=enable=no $$bin/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=.build/fuzz/artifacts/$$t- .build/fuzz/corpus/$$t Tests/Fuzz/seeds/$$t \
+	    > .build/fuzz/$$t.log 2>&1 || failed="$$failed $$t"; \
+	  awk -v t=$$t '/^stat::number_of_executed_units/ {n=$$2} /^stat::average_exec_per_sec/ {r=$$2} \
+	    /DONE/ {c=$$4} END {printf "%-24s %10d runs %8d exec/s  coverage %s\n", t, n, r, c}' .build/fuzz/$$t.log; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (logs in .build/fuzz/, inputs in .build/fuzz/artifacts/)"; exit 1; fi
 
 # One formatter for all: swift-format from the toolchain, with the checked-in .swift-format.
 lint:

@@ -75,7 +75,11 @@ let package = Package(
         "WorkoutStore", "WorkoutCore", "WorkoutTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
       ]),
     .testTarget(
-      name: "SensorProtocolsTests", dependencies: ["SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
+      name: "SensorProtocolsTests",
+      dependencies: ["SensorProtocols", "WorkoutCore", "WorkoutTestSupport", "BLEFuzzChecks"]),
+    // make fuzz: the properties the libFuzzer targets below check, which the unit tests run on
+    // the seed corpora too.
+    .target(name: "BLEFuzzChecks", dependencies: ["SensorProtocols"], path: "Tests/Fuzz/Checks"),
     .testTarget(
       name: "BoardLinuxTests",
       dependencies: ["BoardLinux", "LinuxSupport", "SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
@@ -90,6 +94,12 @@ let package = Package(
       name: "IntegrationTests",
       dependencies: ["WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport"]
     ),
-  ],
+  ]
+    // make fuzz: libFuzzer targets for the BLE decoders, the speed/cadence calculators and the
+    // ATT codec (Tests/Fuzz/<name>); an ordinary build makes harmless executables of them.
+    + [
+      "fuzz-ble-heart-rate", "fuzz-ble-cycling-power", "fuzz-ble-csc", "fuzz-ble-readables", "fuzz-ble-revolutions",
+      "fuzz-att-pdu",
+    ].map { .executableTarget(name: $0, dependencies: ["BLEFuzzChecks"], path: "Tests/Fuzz/" + $0) },
   swiftLanguageModes: [.v6]
 )

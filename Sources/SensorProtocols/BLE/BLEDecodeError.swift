@@ -1,0 +1,153 @@
+/// The GATT characteristics whose values the decoders read, by their assigned 16-bit UUIDs
+/// (Bluetooth SIG Assigned Numbers, "GATT Characteristic"; layouts in the GATT Specification
+/// Supplement, GSS).
+public enum BLECharacteristic: UInt16, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+  case batteryLevel = 0x2A19
+  case heartRateMeasurement = 0x2A37
+  case bodySensorLocation = 0x2A38
+  case cscMeasurement = 0x2A5B
+  case cscFeature = 0x2A5C
+  case cyclingPowerMeasurement = 0x2A63
+  case cyclingPowerFeature = 0x2A65
+
+  public var description: String {
+    let name =
+      switch self {
+      case .batteryLevel: "Battery Level"
+      case .heartRateMeasurement: "Heart Rate Measurement"
+      case .bodySensorLocation: "Body Sensor Location"
+      case .cscMeasurement: "CSC Measurement"
+      case .cscFeature: "CSC Feature"
+      case .cyclingPowerMeasurement: "Cycling Power Measurement"
+      case .cyclingPowerFeature: "Cycling Power Feature"
+      }
+    return name + " (" + hex16(rawValue) + ")"
+  }
+}
+
+/// A field of a characteristic value, named as the GSS names it.
+public enum BLEField: String, Sendable, Hashable {
+  case flags
+  case heartRate = "heart rate measurement value"
+  case energyExpended = "energy expended"
+  case rrInterval = "RR-interval"
+  case instantaneousPower = "instantaneous power"
+  case pedalPowerBalance = "pedal power balance"
+  case accumulatedTorque = "accumulated torque"
+  case cumulativeWheelRevolutions = "cumulative wheel revolutions"
+  case lastWheelEventTime = "last wheel event time"
+  case cumulativeCrankRevolutions = "cumulative crank revolutions"
+  case lastCrankEventTime = "last crank event time"
+  case extremeForceMagnitudes = "extreme force magnitudes"
+  case extremeTorqueMagnitudes = "extreme torque magnitudes"
+  case extremeAngles = "extreme angles"
+  case topDeadSpotAngle = "top dead spot angle"
+  case bottomDeadSpotAngle = "bottom dead spot angle"
+  case accumulatedEnergy = "accumulated energy"
+  case batteryLevel = "battery level"
+  case bodySensorLocation = "body sensor location"
+  case features = "feature bits"
+}
+
+/// Why a characteristic value could not be decoded. Decoders never trap: every way a payload
+/// can be wrong is one of these, naming the characteristic and the field.
+public enum BLEDecodeError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The value ends inside `field`: it needs `needed` bytes at `offset`, only `available` are left.
+  case truncated(BLECharacteristic, BLEField, offset: Int, needed: Int, available: Int)
+  /// `count` bytes follow the last field the flags announce. Accepted only when a flag bit the
+  /// specification reserves (RFU) is set, as a newer revision may append a field there; with
+  /// none set, extra bytes mean the flags do not describe the value, and nothing in it can be
+  /// trusted.
+  case trailingBytes(BLECharacteristic, offset: Int, count: Int)
+  /// A field holds a value its definition excludes (a battery level above 100 %).
+  case outOfRange(BLECharacteristic, BLEField, value: Int)
+
+  public var description: String {
+    switch self {
+    case .truncated(let c, let field, let offset, let needed, let available):
+      return "\(c): value ends in the \(field.rawValue) at byte \(offset) (needs \(needed), \(available) left)"
+    case .trailingBytes(let c, let offset, let count):
+      return "\(c): \(count) byte(s) after the last field at byte \(offset), and no reserved flag announces more"
+    case .outOfRange(let c, let field, let value):
+      return "\(c): \(field.rawValue) \(value) is out of range"
+    }
+  }
+}
+
+func hex16(_ value: UInt16) -> String {
+  let digits = String(value, radix: 16, uppercase: true)
+  return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}
+
+/// Reads fields in order, little-endian as every multi-octet GATT field is (GSS, "Data Types"),
+/// throwing a `BLEDecodeError` naming the field when the value is too short.
+struct GATTValueReader {
+  let characteristic: BLECharacteristic
+  let bytes: [UInt8]
+  private(set) var offset = 0
+
+  init(_ characteristic: BLECharacteristic, _ bytes: some Collection<UInt8>) {
+    self.characteristic = characteristic
+    self.bytes = Array(bytes)
+  }
+
+  var remaining: Int { bytes.count - offset }
+
+  private mutating func take(_ n: Int, _ field: BLEField) throws(BLEDecodeError) -> Int {
+    guard remaining >= n else {
+      throw .truncated(characteristic, field, offset: offset, needed: n, available: remaining)
+    }
+    defer { offset += n }
+    return offset
+  }
+
+  mutating func u8(_ field: BLEField) throws(BLEDecodeError) -> UInt8 {
+    bytes[try take(1, field)]
+  }
+
+  mutating func u16(_ field: BLEField) throws(BLEDecodeError) -> UInt16 {
+    let i = try take(2, field)
+    return UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8
+  }
+
+  mutating func s16(_ field: BLEField) throws(BLEDecodeError) -> Int16 {
+    Int16(bitPattern: try u16(field))
+  }
+
+  mutating func u24(_ field: BLEField) throws(BLEDecodeError) -> UInt32 {
+    let i = try take(3, field)
+    return UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16
+  }
+
+  mutating func u32(_ field: BLEField) throws(BLEDecodeError) -> UInt32 {
+    let i = try take(4, field)
+    return UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16
+      | UInt32(bytes[i + 3]) << 24
+  }
+
+  /// The end of the value: extra bytes are an error unless `reservedFlagsSet` (see
+  /// `BLEDecodeError.trailingBytes`).
+  func finish(reservedFlagsSet: Bool) throws(BLEDecodeError) {
+    if remaining > 0 && !reservedFlagsSet {
+      throw .trailingBytes(characteristic, offset: offset, count: remaining)
+    }
+  }
+}
+
+/// Little-endian writers for the encoders (the payload a sensor would send).
+extension Array where Element == UInt8 {
+  mutating func appendLE(_ value: UInt16) {
+    append(UInt8(truncatingIfNeeded: value))
+    append(UInt8(truncatingIfNeeded: value >> 8))
+  }
+
+  mutating func appendLE(_ value: Int16) { appendLE(UInt16(bitPattern: value)) }
+
+  mutating func appendLE24(_ value: UInt32) {
+    for shift in stride(from: 0, to: 24, by: 8) { append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+  }
+
+  mutating func appendLE(_ value: UInt32) {
+    for shift in stride(from: 0, to: 32, by: 8) { append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+  }
+}

@@ -1,0 +1,50 @@
+import BLEFuzzChecks
+import Foundation
+import SensorProtocols
+import Testing
+
+/// The fuzz targets' checks (Tests/Fuzz/Checks) on their seed corpora (Tests/Fuzz/seeds/<target>)
+/// and on any input a fuzzer once failed on (Tests/Fuzz/regressions/<target>, kept when fixed).
+@Suite("Fuzz targets: their checks hold on the seeds and past failures")
+struct BLEFuzzSeedTests {
+  static let root: URL = {
+    var url = URL(fileURLWithPath: #filePath)
+    url.deleteLastPathComponent()
+    url.deleteLastPathComponent()
+    return url.appendingPathComponent("Fuzz")
+  }()
+
+  static func inputs(_ folder: String, _ target: String) -> [(String, [UInt8])] {
+    let dir = root.appendingPathComponent(folder).appendingPathComponent(target)
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+    return names.sorted().compactMap { name in
+      (try? Data(contentsOf: dir.appendingPathComponent(name))).map { (name, Array($0)) }
+    }
+  }
+
+  @Test(arguments: FuzzChecks.targets.keys.sorted())
+  func checksHold(target: String) throws {
+    let check = try #require(FuzzChecks.targets[target])
+    let seeds = Self.inputs("seeds", target)
+    #expect(seeds.count >= 2, "\(target) has seeds")
+    for (name, bytes) in seeds + Self.inputs("regressions", target) {
+      #expect(check(bytes) == nil, "\(target)/\(name)")
+    }
+  }
+
+  /// The seeds are values the decoders accept, so the fuzzers start inside every decoder.
+  @Test func seedsDecode() throws {
+    for (name, bytes) in Self.inputs("seeds", "fuzz-ble-heart-rate") {
+      #expect(throws: Never.self, "\(name)") { try HeartRateMeasurement(payload: bytes) }
+    }
+    for (name, bytes) in Self.inputs("seeds", "fuzz-ble-cycling-power") {
+      #expect(throws: Never.self, "\(name)") { try CyclingPowerMeasurement(payload: bytes) }
+    }
+    for (name, bytes) in Self.inputs("seeds", "fuzz-ble-csc") {
+      #expect(throws: Never.self, "\(name)") { try CSCMeasurement(payload: bytes) }
+    }
+    for (name, bytes) in Self.inputs("seeds", "fuzz-att-pdu") {
+      #expect(throws: Never.self, "\(name)") { try ATTPDU.decode(bytes.dropFirst(), mtu: 23 + Int(bytes[0])) }
+    }
+  }
+}
