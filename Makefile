@@ -33,7 +33,7 @@ LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: man versions deb all deps build release run test faults lint format verify-units bench install uninstall test-board clean
+.PHONY: man versions deb all deps build release run test faults lint format verify-units bench install uninstall test-board test-board-trixie clean
 
 all: build
 
@@ -179,9 +179,13 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)/workoutd
 	@echo "kept $(SYSCONFDIR)/workoutd/workoutd.toml and /var/lib/workoutd (your rides)"
 
-# The board-VM suite: the installed service under systemd on a simulated board (QEMU).
+# The board-VM suite: the service installed from its Debian package, under systemd on a
+# simulated board (QEMU): Debian 12 bookworm's kernel and userland, or Debian 13 trixie's.
 test-board:
 	Tests/BoardVM/run-suite.sh
+
+test-board-trixie:
+	BOARD_VM_RELEASE=trixie Tests/BoardVM/run-suite.sh
 
 clean:
 	rm -rf .build .run
