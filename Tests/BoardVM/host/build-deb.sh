@@ -8,7 +8,8 @@
 #             inside the debootstrapped trixie root ($TRIXIE_ROOT).
 # Both build HEAD: commit first, uncommitted changes are not in the package.
 # BOARD_VM_DEB=FILE uses that package instead of building one.
-# Cached by HEAD's tree (the same content is built once) or the file's hash.
+# Cached by HEAD's tree less Tests/ and .ci/ (the same package inputs are
+# built once) or the file's hash.
 # The lintian verdict is in lintian.txt beside the packages.
 # Exit status: 0 built (directory printed), 1 build failed (log on stderr).
 set -euo pipefail
@@ -19,7 +20,9 @@ if [[ -n ${BOARD_VM_DEB:-} ]]; then
   [[ -f $BOARD_VM_DEB ]] || die "BOARD_VM_DEB=$BOARD_VM_DEB: no such file"
   key=file-$(hash_inputs "$BOARD_VM_DEB")
 else
-  key=$(git -C "$REPO_DIR" rev-parse 'HEAD^{tree}' | cut -c1-16)
+  # HEAD's tree less Tests/ and .ci/, which are not in the package: a commit
+  # that changes only tests reuses the package built for its parent
+  key=$(git -C "$REPO_DIR" ls-tree HEAD | grep -v -P '\t(Tests|\.ci)$' | sha256sum | cut -c1-16)
   git -C "$REPO_DIR" diff --quiet HEAD -- . ':!Tests' ':!.ci' ||
     log "warning: uncommitted changes outside Tests/ are not in the package (it is built from HEAD)"
 fi

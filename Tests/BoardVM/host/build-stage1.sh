@@ -44,6 +44,7 @@ for m in @MODULES@; do modprobe $m; done
 n=0; while [ ! -b /dev/vda ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
 # After a power cut ext4 replays its journal here, as on a real board.
 mount -t ext4 -o rw /dev/vda /newroot || { echo "stage1: cannot mount /dev/vda"; poweroff -f; }
+echo "stage1: /dev/vda mounted"   # the runner's sign that the kernel got this far
 umount /proc /sys; mount --move /dev /newroot/dev
 exec switch_root /newroot /sbin/init
 INIT

@@ -81,4 +81,14 @@ prune_except() {
   find "$(dirname "$1")" -mindepth 1 -maxdepth 1 ! -path "$1" ! -path "$1.*" -exec rm -rf {} +
 }
 
+# Whether a boot's console shows the guest kernel panicking before it mounted
+# the root disk. Seen with trixie's 6.12 under QEMU TCG (multi-threaded): an
+# "Oops: int3" in early init, a breakpoint from the kernel patching its own
+# code hit by the other vCPU. Nothing of the image ran, so the boot may be
+# retried; the runner says so. (The stage-1 init prints when it has mounted
+# the disk: the kernel is booted quiet.)
+early_kernel_panic() {
+  grep -q 'Kernel panic' "$1" 2>/dev/null && ! grep -q 'stage1: /dev/vda mounted' "$1"
+}
+
 elapsed_since() { echo $(( $(date +%s) - $1 )); }
