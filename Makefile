@@ -47,7 +47,7 @@ LAYOUT_FLAGS  = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: symbol-order man versions deb all deps build release run test faults fuzz lint format verify-units bench install uninstall test-board clean
+.PHONY: symbol-order man versions deb all deps build release run test faults fuzz lint format verify-units bench install uninstall test-board test-board-trixie clean
 
 all: build
 
@@ -224,9 +224,13 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)/workoutd
 	@echo "kept $(SYSCONFDIR)/workoutd/workoutd.toml and /var/lib/workoutd (your rides)"
 
-# The board-VM suite: the installed service under systemd on a simulated board (QEMU).
+# The board-VM suite: the service installed from its Debian package, under systemd on a
+# simulated board (QEMU): Debian 12 bookworm's kernel and userland, or Debian 13 trixie's.
 test-board:
 	Tests/BoardVM/run-suite.sh
+
+test-board-trixie:
+	BOARD_VM_RELEASE=trixie Tests/BoardVM/run-suite.sh
 
 clean:
 	rm -rf .build .run

@@ -1,20 +1,28 @@
 #!/bin/bash
-# workoutd board-VM hardware-in-the-loop suite (issue 5).
+# workoutd board-VM hardware-in-the-loop suite (issues 5 and 12).
 #
-# Builds (or reuses from the cache) a Debian 12 board image with systemd,
-# the qemu-virt board's simulated devices and, when the project has an
-# `install` target, workoutd itself; boots it under QEMU (TCG) and runs
+# Builds (or reuses from the cache) a Debian board image of BOARD_VM_RELEASE
+# (bookworm, the default, or trixie: that release's kernel and userland) with
+# systemd, the qemu-virt board's simulated devices and workoutd itself,
+# installed from its Debian package (or with `make install`); boots it under
+# QEMU (TCG) and runs
 #   1. the board tests (guest/tests/[1-4]*): boot, gpsd fixes, buttons, BMP280;
-#   2. the daemon tests (guest/tests/[6-9]*), SKIP while the image has no workoutd;
-#   3. a power-cut series (host/power-cut.sh): POWER_CUTS kills of QEMU.
+#   2. the package tests (guest/tests/5*) on a clean image: install, upgrade
+#      mid-ride, remove and purge;
+#   3. the daemon tests (guest/tests/[6-9]*), SKIP while the image has no workoutd;
+#   4. a power-cut series (host/power-cut.sh): POWER_CUTS kills of QEMU.
 # Prints "NAME: PASS|FAIL|SKIP (details)" per test, the wall time, and last
 # "N passed, N failed"; exits non-zero if anything failed.
 #
-# Environment: POWER_CUTS (default 10), WORKOUTD_BOARD_VM_CACHE (default
-# /var/tmp/workoutd-board-vm), BOARD_VM_SKIP_IS_FAILURE=1 to count SKIP as
-# failure, BOARD_VM_TESTS to run only some guest tests (e.g. "20-gpsd-fixes"),
-# BOARD_VM_PROJECT_STAGE=DIR to use a tree `make install DESTDIR=DIR` made
-# instead of building the project.
+# Environment: BOARD_VM_RELEASE (bookworm or trixie), POWER_CUTS (default
+# 10), WORKOUTD_BOARD_VM_CACHE (default /var/tmp/workoutd-board-vm, and
+# /var/tmp/workoutd-board-vm-RELEASE for another release),
+# BOARD_VM_SKIP_IS_FAILURE=1 to count SKIP as failure, BOARD_VM_TESTS to run
+# only some guest tests (e.g. "20-gpsd-fixes"), BOARD_VM_INSTALL=deb (the
+# default: the package of HEAD, see host/build-deb.sh) or make (make install
+# of the working tree, bookworm only), BOARD_VM_DEB=FILE to install that
+# package, BOARD_VM_PROJECT_STAGE=DIR to use a tree `make install DESTDIR=DIR`
+# made instead of building the project.
 set -euo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
@@ -41,7 +49,7 @@ on_exit() {
 trap on_exit EXIT
 
 # --- build (each step cached by its inputs) ------------------------------------
-step "host packages"
+step "host packages ($SUITE board)"
 "$host/install-deps.sh"
 kernel_facts
 step "kernel $KPKG $KDEBVER"
@@ -50,39 +58,68 @@ gpio_sim=$("$host/build-gpio-sim.sh")
 stage1=$("$host/build-stage1.sh" "$kroot")
 step "base root tree"
 base=$("$host/build-base-rootfs.sh")
-step "project build"
-stage='' rc=0
-if [[ -n ${BOARD_VM_PROJECT_STAGE:-} ]]; then
-  stage=$BOARD_VM_PROJECT_STAGE; rc=4
-else
-  stage=$("$host/build-project.sh") || rc=$?
-fi
-case $rc in
-  0) say "project-install: PASS (swift build --static-swift-stdlib + make install DESTDIR)" ;;
-  4) log "using the installed tree $stage (BOARD_VM_PROJECT_STAGE)" ;;
-  3) say "project-install: SKIP (no install target in the Makefile yet)" ;;
-  *) say "project-install: FAIL (build or make install failed, see $CACHE_DIR/project-build.log)"; stage= ;;
+install_kind=${BOARD_VM_INSTALL:-deb}
+[[ -n ${BOARD_VM_PROJECT_STAGE:-} ]] && install_kind=stage
+[[ -n ${BOARD_VM_DEB:-} ]] && install_kind=deb
+step "project build ($install_kind)"
+project='' rc=0
+case $install_kind in
+  stage) project=stage:$BOARD_VM_PROJECT_STAGE; rc=4 ;;
+  make)
+    [[ $SUITE == bookworm ]] || die "BOARD_VM_INSTALL=make builds on the host: bookworm only"
+    stage=$("$host/build-project.sh") || rc=$?
+    [[ $rc == 0 ]] && project=stage:$stage ;;
+  deb)
+    debs=$("$host/build-deb.sh") || rc=$?
+    [[ $rc == 0 ]] && project=deb:$debs ;;
+  *) die "BOARD_VM_INSTALL=$install_kind: deb or make" ;;
+esac
+case $install_kind:$rc in
+  make:0) say "project-install: PASS (swift build --static-swift-stdlib + make install DESTDIR)" ;;
+  stage:4) log "using the installed tree ${project#stage:} (BOARD_VM_PROJECT_STAGE)" ;;
+  make:3) say "project-install: SKIP (no install target in the Makefile yet)" ;;
+  make:*) say "project-install: FAIL (build or make install failed, see $CACHE_DIR/project-build.log)" ;;
+  deb:0)
+    deb=$(compgen -G "$debs/workoutd_*.deb" | grep -v '+test1_' | head -1)
+    lintian_e=$(grep -c '^E: ' "$debs/lintian.txt" || true) lintian_w=$(grep -c '^W: ' "$debs/lintian.txt" || true)
+    lintian_i=$(grep -c -E '^[IXP]: ' "$debs/lintian.txt" || true)
+    origin="built on $SUITE from HEAD"; [[ -n ${BOARD_VM_DEB:-} ]] && origin="given (BOARD_VM_DEB)"
+    verdict=PASS; ((lintian_e == 0)) || verdict=FAIL
+    say "project-package: $verdict ($(basename "$deb") $origin, Depends: $(dpkg-deb -f "$deb" Depends | grep -o -E 'lib(gpiod|gps)[a-z0-9]*' | xargs | tr ' ' ','); lintian: $lintian_e errors, $lintian_w warnings, $lintian_i infos)"
+    [[ $verdict == PASS ]] || cat "$debs/lintian.txt" >&2 ;;
+  deb:*) say "project-package: FAIL (the package build failed, see $CACHE_DIR/deb/*/build.log)" ;;
 esac
 step "image"
-image=$("$host/assemble-image.sh" "$kroot" "$gpio_sim" "$base" ${stage:+"$stage"})
+image=$("$host/assemble-image.sh" "$kroot" "$gpio_sim" "$base" ${project:+"$project"})
 has_workoutd=0; [[ -f $(dirname "$image")/has-workoutd ]] && has_workoutd=1
+clean_image=''; [[ -f $(dirname "$image")/has-packages ]] && clean_image=$(dirname "$image")/clean.img
 kernel=$kroot/boot/vmlinuz-$KVER
 
 # --- guest test boots ------------------------------------------------------------
-# boot_suite LABEL APPEND TEST...: one VM boot (disk snapshot) running the tests
+# boot_suite LABEL IMAGE APPEND TEST...: one VM boot (disk snapshot) running the tests
 boot_suite() {
-  local label=$1 append=$2; shift 2
-  local dir=$run_dir/$label feed rc=0 t0
+  local label=$1 image=$2 append=$3; shift 3
+  local dir=$run_dir/$label feed rc=0 t0 attempt
   mkdir -p "$dir/share"
   printf 'HIL_TESTS="%s"\n' "$*" > "$dir/share/env"
-  /usr/bin/python3 "$host/gps-feed.py" "$dir/gps.sock" "$BOARDVM_DIR/fixtures/bundg_zeus_9.log" \
-    --max-seconds 900 2> "$dir/gps-feed.log" &
-  feed=$!
-  t0=$(date +%s)
-  timeout -s KILL 900 "$host/boot-vm.sh" "$kernel" "$stage1" "$image" "$dir/share" --snapshot \
-    --gps-socket "$dir/gps.sock" --append "workoutd.hil=suite $append" --console "$dir/console.log" || rc=$?
-  touch "$dir/gps.sock.stop"; wait "$feed" || true
-  step "$label boot: QEMU exited ($rc) after $(elapsed_since "$t0") s"
+  for attempt in 1 2; do
+    rm -f "$dir/gps.sock.stop"
+    /usr/bin/python3 "$host/gps-feed.py" "$dir/gps.sock" "$BOARDVM_DIR/fixtures/bundg_zeus_9.log" \
+      --max-seconds 900 2>> "$dir/gps-feed.log" &
+    feed=$!
+    t0=$(date +%s) rc=0
+    timeout -s KILL 900 "$host/boot-vm.sh" "$kernel" "$stage1" "$image" "$dir/share" --snapshot \
+      --gps-socket "$dir/gps.sock" --append "workoutd.hil=suite $append" --console "$dir/console.log" || rc=$?
+    touch "$dir/gps.sock.stop"; wait "$feed" || true
+    step "$label boot: QEMU exited ($rc) after $(elapsed_since "$t0") s"
+    # a kernel that panicked before it mounted the disk ran nothing of the image: boot once more
+    if ((attempt == 1)) && early_kernel_panic "$dir/console.log"; then
+      mv "$dir/console.log" "$dir/console-panic.log"
+      say "note: the $label boot's guest kernel panicked before mounting the disk (TCG; $dir/console-panic.log); booted again"
+      continue
+    fi
+    break
+  done
   grep -E '^[a-z0-9-]+: (PASS|FAIL|SKIP)' "$dir/share/results.txt" 2>/dev/null | tee -a "$results" || true
   grep -qx HIL-DONE "$dir/share/results.txt" 2>/dev/null ||
     say "$label-vm: FAIL (the guest runner did not finish, QEMU exit $rc; see $dir/console.log)"
@@ -104,16 +141,25 @@ tests_matching() {   # guest test names whose file name matches a glob
 }
 
 mapfile -t board_tests < <(tests_matching '[1-4]*')
+mapfile -t package_tests < <(tests_matching '5*')
 mapfile -t daemon_tests < <(tests_matching '[6-9]*')
 if ((${#board_tests[@]})); then
   step "board tests: ${board_tests[*]}"
   # the daemon would hold the button lines the board tests drive
-  boot_suite board "systemd.mask=workoutd.service" "${board_tests[@]}"
+  boot_suite board "$image" "systemd.mask=workoutd.service" "${board_tests[@]}"
+fi
+if ((${#package_tests[@]})); then
+  if [[ -n $clean_image ]]; then
+    step "package tests: ${package_tests[*]}"
+    boot_suite package "$clean_image" "" "${package_tests[@]}"
+  else
+    for test in "${package_tests[@]}"; do say "${test#[0-9]*-}: SKIP (the project is not installed from its package: BOARD_VM_INSTALL=$install_kind)"; done
+  fi
 fi
 if ((${#daemon_tests[@]})); then
   if ((has_workoutd)); then
     step "daemon tests: ${daemon_tests[*]}"
-    boot_suite daemon "" "${daemon_tests[@]}"
+    boot_suite daemon "$image" "" "${daemon_tests[@]}"
   else
     for test in "${daemon_tests[@]}"; do say "${test#[0-9]*-}: SKIP (no /usr/bin/workoutd in the image)"; done
   fi
@@ -130,6 +176,6 @@ fi
 passed=$(count PASS) failed=$(count FAIL) skipped=$(count SKIP)
 summary_done=1
 if [[ ${BOARD_VM_SKIP_IS_FAILURE:-0} == 1 ]]; then failed=$((failed + skipped)); skipped=0; fi
-echo "board-vm: logs in $run_dir; $skipped skipped; wall time $(elapsed_since "$suite_start") s"
+echo "board-vm ($SUITE): logs in $run_dir; $skipped skipped; wall time $(elapsed_since "$suite_start") s"
 echo "$passed passed, $failed failed"
 ((failed == 0))

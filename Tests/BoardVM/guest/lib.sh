@@ -51,6 +51,41 @@ line_offset() {
   return 1
 }
 
+# --- libgpiod's command-line tools: v1 (bookworm, 1.6) or v2 (trixie, 2.x) ----
+# The tools' syntax changed in v2 (chips by name/number/path only, not label;
+# --chip instead of a positional chip; gpiofind gone; gpioset holds its lines
+# until told otherwise; gpiomon's %e is 1/2). The installed version decides.
+gpiod_major() { gpiodetect --version 2> /dev/null | sed -n 's/.* v\([0-9]*\)\..*/\1/p' | head -n 1; }
+GPIOD_MAJOR=$(gpiod_major)
+
+# the chip's name (gpiochipN) from its label, as gpiodetect lists it in both
+gpio_chip_by_label() { gpiodetect | awk -v l="[$1]" '$2 == l {print $1; exit}' | grep .; }
+# "CHIP OFFSET" of a named line
+gpio_find() {
+  if [[ $GPIOD_MAJOR == 1 ]]; then gpiofind "$1"; else gpioinfo --strict "$1" | awk 'NR == 1 {print $1, $2}'; fi
+}
+# gpioinfo's arguments for one chip
+gpio_info_args() { if [[ $GPIOD_MAJOR == 1 ]]; then echo "$1"; else echo "-c $1"; fi; }
+# gpio_get CHIP OFFSET [-l]: the line's value, 0 or 1 (-l: active low)
+gpio_get() {
+  if [[ $GPIOD_MAJOR == 1 ]]; then gpioget ${3:+"$3"} "$1" "$2"; else gpioget --numeric ${3:+"$3"} -c "$1" "$2"; fi
+}
+# gpio_mon TIMEOUT CHIP OFFSET EVENTS [-l]: wait up to TIMEOUT seconds for
+# EVENTS edges; one line each, "EDGE OFFSET SECONDS" with EDGE 1 for rising
+# and 0 for falling (v1's %e; v2 prints 2 for falling)
+gpio_mon() {
+  if [[ $GPIOD_MAJOR == 1 ]]; then
+    timeout "$1" gpiomon ${5:+"$5"} --num-events="$4" --format='%e %o %s.%n' "$2" "$3"
+  else
+    timeout "$1" gpiomon ${5:+"$5"} --num-events="$4" --format='%e %o %S' -c "$2" "$3" |
+      awk '{ $1 = ($1 == 2 ? 0 : $1); print; fflush() }'
+  fi
+}
+# gpio_set_for SECONDS CHIP OFFSET VALUE: drive the line for SECONDS, then exit
+gpio_set_for() {
+  if [[ $GPIOD_MAJOR == 1 ]]; then gpioset --mode=time --sec="$1" "$2" "$3=$4"; else gpioset -p "${1}s" -t 0 -c "$2" "$3=$4"; fi
+}
+
 # The sysfs "pull" attribute of a button line: what the outside world does to the pin.
 button_pull_file() { echo "$(sim_chip_dir)/sim_gpio$(line_offset "$1")/pull"; }
 
@@ -95,3 +130,32 @@ wait_for() {
     sleep 0.5
   done
 }
+
+# --- the Debian package (package tests, on the clean image) -----------------
+
+# The packages the image builder put in the clean image, and the board's
+# configuration's hash: HIL_DEB, HIL_DEB_VERSION, HIL_DEB_UPGRADE,
+# HIL_DEB_UPGRADE_VERSION, HIL_BOARD_CONFIG_SHA256.
+HIL_PACKAGES_ENV=/var/cache/workoutd-hil/packages.env
+# apt as a board's administrator runs it, offline (the image has the
+# dependencies); an existing /etc/workoutd/workoutd.toml is kept (--force-confold).
+hil_apt() {
+  DEBIAN_FRONTEND=noninteractive apt-get -y -q \
+    -o Dpkg::Options::=--force-confold -o Dpkg::Options::=--force-confdef "$@"
+}
+# the package's dpkg status and version: "install ok installed 0.1.0"
+package_status() { dpkg-query -W -f='${Status} ${Version}' workoutd 2> /dev/null; }
+require_package_installed() {
+  [[ $(package_status) == "install ok installed "* ]] ||
+    { result "$1" FAIL "workoutd is not installed ($(package_status || echo 'no status'); did package-install fail?)"; exit 0; }
+}
+# A copy of the database to look at as root without leaving root-owned -shm or
+# -wal files behind for the daemon; prints its path.
+db_snapshot() {
+  local dir=/run/hil-db-copy
+  rm -rf "$dir"; mkdir -p "$dir"
+  cp "$WORKOUTD_DB" "$dir/"
+  [[ -f $WORKOUTD_DB-wal ]] && cp "$WORKOUTD_DB-wal" "$dir/"
+  echo "$dir/$(basename "$WORKOUTD_DB")"
+}
+config_sha() { sha256sum < /etc/workoutd/workoutd.toml 2> /dev/null | cut -d' ' -f1; }

@@ -1,23 +1,37 @@
 #!/bin/bash
 # Assemble the board image and print its path: the debootstrapped base, the
 # kernel's modules plus gpio-sim.ko, the board files (board/qemu-virt), the
-# project as `make install` put it (optional) and the test payload, written
-# into an ext4 image with mkfs.ext4 -d (no loop device, no mount).
-# Cached by all of those inputs.
-# Usage: assemble-image.sh KERNEL_ROOT GPIO_SIM_KO BASE_ROOT [PROJECT_STAGE]
+# project and the test payload, written into an ext4 image with mkfs.ext4 -d
+# (no loop device, no mount). Cached by all of those inputs.
+# Usage: assemble-image.sh KERNEL_ROOT GPIO_SIM_KO BASE_ROOT [PROJECT]
+#   PROJECT  stage:DIR  a tree `make install DESTDIR=DIR` made, copied in
+#            deb:DIR    the packages build-deb.sh made: installed with dpkg in
+#                       the image (root.img), and first a clean.img beside it
+#                       without the package installed, where the package tests
+#                       install it themselves (both hold the packages in
+#                       /var/cache/workoutd-hil/, named in packages.env)
 set -euo pipefail
 # shellcheck source=../lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
 kernel_facts
-kroot=$1 gpio_sim=$2 base=$3 stage=${4:-}
+kroot=$1 gpio_sim=$2 base=$3 project=${4:-}
+kind=${project%%:*} from=${project#*:}
+[[ -z $project || $kind == stage || $kind == deb ]] || die "PROJECT must be stage:DIR or deb:DIR, not '$project'"
 
-key=$(hash_inputs "$kroot" "$gpio_sim" "$base" "$0" "$BOARD_DIR" "$BOARDVM_DIR/guest" ${stage:+"$stage"})
+key=$(hash_inputs "$kroot" "$gpio_sim" "$base" "$0" "$BOARD_DIR" "$BOARDVM_DIR/guest" "$kind" ${project:+"$from"})
 dir=$CACHE_DIR/image/$key
 if [[ -f $dir/root.img ]]; then echo "$dir/root.img"; exit 0; fi
 
 rm -rf "$dir"; mkdir -p "$dir"
 tree=$dir/tree
-trap 'rm -rf "$tree"' EXIT
+mounts=()
+cleanup() {
+  local i
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}" || true; done
+  mounts=()
+  [[ -d $tree ]] && rm -rf --one-file-system "$tree"
+}
+trap cleanup EXIT
 log "assembling image $key"
 cp -a "$base" "$tree"
 
@@ -32,35 +46,91 @@ tar -C "$kroot/$moddir" -cf - \
 install -D -m 0644 "$gpio_sim" "$tree/$moddir/extra/gpio-sim.ko"
 depmod -b "$tree" "$KVER"
 
+# ext4 image of the tree, with room for the databases the tests write
+make_image() {
+  local size_mb
+  size_mb=$(( $(du -sm "$tree" | cut -f1) + 512 ))
+  truncate -s "${size_mb}M" "$1.tmp"
+  mkfs.ext4 -q -F -L workoutd-root -d "$tree" "$1.tmp"
+  mv "$1.tmp" "$1"
+}
+
 # the project as `make install` put it, then the board's files over it (its
 # workoutd.toml replaces the generic default config)
 # (tar keeps the tree's merged-/usr symlinks: make install may write to /lib)
-[[ -n $stage ]] && tar -C "$stage" -cf - . | tar -C "$tree" -xf - --keep-directory-symlink
+[[ $kind == stage ]] && tar -C "$from" -cf - . | tar -C "$tree" -xf - --keep-directory-symlink
+# The board's files (its workoutd.toml is the board's configuration: with the
+# package, dpkg finds it there and keeps it, see below) and the test payload.
 "$BOARD_DIR/install.sh" "$tree"
+"$BOARDVM_DIR/guest/install.sh" "$tree"
 
-if [[ -n $stage ]]; then
+if [[ $kind == deb ]]; then
+  debs=$tree/var/cache/workoutd-hil
+  mkdir -p "$debs"
+  base_deb=$(compgen -G "$from/workoutd_*.deb" | grep -v '+test1_' | head -1) || die "no package in $from"
+  upgrade_deb=$(compgen -G "$from/workoutd_*+test1_*.deb" | head -1) || die "no upgrade package in $from"
+  cp "$base_deb" "$upgrade_deb" "$debs/"
+  cat > "$debs/packages.env" <<ENV
+HIL_DEB=/var/cache/workoutd-hil/$(basename "$base_deb")
+HIL_DEB_VERSION=$(dpkg-deb -f "$base_deb" Version)
+HIL_DEB_UPGRADE=/var/cache/workoutd-hil/$(basename "$upgrade_deb")
+HIL_DEB_UPGRADE_VERSION=$(dpkg-deb -f "$upgrade_deb" Version)
+HIL_BOARD_CONFIG_SHA256=$(sha256sum < "$tree/etc/workoutd/workoutd.toml" | cut -d' ' -f1)
+ENV
+  log "clean image (package not installed)"
+  make_image "$dir/clean.img"
+fi
+
+# What follows runs in the image (chroot): its maintainer scripts, its
+# libraries; the Swift runtime needs /proc.
+if [[ -n $project ]]; then
+  mount -t proc proc "$tree/proc"; mounts+=("$tree/proc")
+  mount --bind /dev "$tree/dev"; mounts+=("$tree/dev")
+  mount --bind /dev/pts "$tree/dev/pts"; mounts+=("$tree/dev/pts")
+fi
+if [[ $kind == deb ]]; then
+  # Installed as a board's image recipe would, with the board's configuration
+  # already in /etc: dpkg does not know that file, so it would ask whether to
+  # keep it; --force-confold keeps it (the package's default is not wanted
+  # on this board). Maintainer scripts run in the chroot: the user and the
+  # state directory are made, the unit enabled; nothing is started (no systemd
+  # running here). (The image has no package lists: apt finds the package's
+  # dependencies installed or fails; it has nothing to download them from.)
+  chroot "$tree" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 \
+    apt-get install -y -q -o Dpkg::Options::=--force-confold -o Dpkg::Options::=--force-confdef \
+    "/var/cache/workoutd-hil/$(basename "$base_deb")" > "$dir/apt-install.log" 2>&1 ||
+    { tail -20 "$dir/apt-install.log" >&2; die "apt-get install of the package in the image failed (log: $dir/apt-install.log)"; }
+  cmp -s <(sha256sum < "$tree/etc/workoutd/workoutd.toml" | cut -d' ' -f1) <(sed -n 's/^HIL_BOARD_CONFIG_SHA256=//p' "$debs/packages.env") ||
+    die "installing the package replaced the board's /etc/workoutd/workoutd.toml"
+  grep -q '^workoutd:' "$tree/etc/passwd" || die "the package's postinst made no workoutd user"
+elif [[ $kind == stage ]]; then
   # what the package's postinst would do: users, enable the service
   chroot "$tree" systemd-sysusers
   chroot "$tree" systemctl enable workoutd.service
-  # the board's configuration must be one the daemon accepts (exit 2: rejected)
+fi
+
+if [[ -n $project ]]; then
+  # the board's configuration must be one the daemon accepts (exit 2: rejected),
+  # checked in the image (its libraries, its users)
   rc=0
-  check=$("$tree/usr/bin/workoutd" --config "$tree/etc/workoutd/workoutd.toml" --check-config 2>&1) || rc=$?
+  check=$(timeout 60 chroot "$tree" /usr/bin/workoutd --config /etc/workoutd/workoutd.toml --check-config 2>&1) || rc=$?
   ((rc != 2)) || die "board/qemu-virt/workoutd.toml is rejected: $check"
   ((rc == 0)) || log "warning: workoutd --check-config exited $rc: $check"
+  # (without /proc the Swift runtime has no arguments: the check would run the
+  # service as root and leave a root-owned database in the image)
+  [[ ! -e $tree/var/lib/workoutd/workoutd.db ]] || die "workoutd --check-config wrote a database into the image"
   # every shared library the programs need must be in the board image
   for prog in workoutd workoutctl; do
     missing=$(chroot "$tree" ldd "/usr/bin/$prog" | grep 'not found' || true)
     [[ -z $missing ]] || die "$prog needs libraries the board image lacks: $missing (add them to board/qemu-virt/packages.txt)"
   done
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[i]}"; done
+  mounts=()
+  rm -rf "${tree:?}/run/"* "${tree:?}/tmp/"*   # what the maintainer scripts and the checks left there
 fi
 
-"$BOARDVM_DIR/guest/install.sh" "$tree"
-
-# room for the databases the tests write
-size_mb=$(( $(du -sm "$tree" | cut -f1) + 512 ))
-truncate -s "${size_mb}M" "$dir/root.img.tmp"
-mkfs.ext4 -q -F -L workoutd-root -d "$tree" "$dir/root.img.tmp"
-mv "$dir/root.img.tmp" "$dir/root.img"
+make_image "$dir/root.img"
 [[ -x $tree/usr/bin/workoutd ]] && touch "$dir/has-workoutd"
+[[ -f $dir/clean.img ]] && touch "$dir/has-packages"
 prune_except "$dir"
 echo "$dir/root.img"

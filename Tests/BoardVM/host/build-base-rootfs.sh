@@ -1,17 +1,17 @@
 #!/bin/bash
-# debootstrap a bookworm root tree with the board's and the tests' packages
-# and print its directory. Cached by suite + package lists; never modified
-# after it is built (images are assembled from a copy).
+# debootstrap a root tree of the release (bookworm or trixie) with the
+# board's and the tests' packages and print its directory. Cached by suite +
+# package lists; never modified after it is built (images are assembled from
+# a copy).
 set -euo pipefail
 # shellcheck source=../lib/common.sh
 source "$(dirname "$0")/../lib/common.sh"
 
 lists=("$BOARD_DIR/packages.txt" "$BOARDVM_DIR/guest/packages.txt")
-packages=$(sed -e 's/#.*//' "${lists[@]}" | xargs | tr ' ' ',')
-# the mirror this machine's apt already uses (deb822 or classic sources)
-mirror=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
-[[ -n $mirror ]] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-mirror=${mirror:-http://deb.debian.org/debian}
+# one package a line; "NAME @RELEASE" only for that release
+packages=$(sed -e 's/#.*//' "${lists[@]}" |
+  awk -v release="$SUITE" 'NF && (NF == 1 || $2 == "@" release) {print $1}' | xargs | tr ' ' ',')
+mirror=$(debian_mirror)
 
 # Keyed by what debootstrap is given, not by this script's text: bump
 # recipe_version when a change here must rebuild the (3-minute) tree.

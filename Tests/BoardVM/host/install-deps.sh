@@ -1,5 +1,6 @@
 #!/bin/bash
-# Install what the host needs to build and boot the board VM (Debian 12).
+# Install what the host (Debian 12) needs to build and boot the board VM, and
+# for another guest release refresh its private package lists (guest_apt).
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 # shellcheck source=../lib/common.sh
@@ -12,12 +13,16 @@ if ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
   log "apt-get update"
   apt-get update -q >/dev/null
 fi
+guest_apt_update
 kernel_facts
 
-# linux-headers-$KVER: gpio-sim is built out of tree against it.
 # /usr/bin/python3: the GPS feeder (system python, not whatever is first on PATH).
-wanted=(qemu-system-x86 busybox-static debootstrap cpio kmod e2fsprogs xz-utils
-        gcc make "linux-headers-$KVER" python3)
+# dpkg-dev: dpkg-deb builds the upgrade test's second package.
+wanted=(qemu-system-x86 busybox-static debootstrap cpio kmod e2fsprogs xz-utils python3 dpkg-dev)
+# gpio-sim is built out of tree against linux-headers-$KVER: on the host for
+# bookworm's kernel; for another release inside a chroot of that release
+# (build-gpio-sim.sh), since its kernel is built with that release's gcc.
+[[ $SUITE == bookworm ]] && wanted+=(gcc make "linux-headers-$KVER")
 missing=()
 for pkg in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")

@@ -5,10 +5,20 @@
 BOARDVM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REPO_DIR=$(cd "$BOARDVM_DIR/../.." && pwd)
 BOARD_DIR="$REPO_DIR/board/qemu-virt"
+# The Debian release of the board image, its kernel and the project's build:
+# bookworm (Debian 12, the default) or trixie (Debian 13). BOARD_VM_RELEASE.
+SUITE=${BOARD_VM_RELEASE:-bookworm}
+case $SUITE in
+  bookworm | trixie) ;;
+  *) echo "BOARD_VM_RELEASE='$SUITE': bookworm or trixie" >&2; exit 2 ;;
+esac
 # Everything expensive lives outside the repo so a clone stays clean and a
-# second run is fast. Override with WORKOUTD_BOARD_VM_CACHE.
-CACHE_DIR=${WORKOUTD_BOARD_VM_CACHE:-/var/tmp/workoutd-board-vm}
-SUITE=bookworm
+# second run is fast; one cache per release. Override with WORKOUTD_BOARD_VM_CACHE.
+if [[ $SUITE == bookworm ]]; then
+  CACHE_DIR=${WORKOUTD_BOARD_VM_CACHE:-/var/tmp/workoutd-board-vm}
+else
+  CACHE_DIR=${WORKOUTD_BOARD_VM_CACHE:-/var/tmp/workoutd-board-vm-$SUITE}
+fi
 
 log() { printf '[board-vm %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -28,20 +38,57 @@ hash_inputs() {
   done | sha256sum | cut -c1-16
 }
 
-# The kernel the guest boots: whatever Debian's linux-image-amd64 points at
-# today, so headers and source of the same version are always installable.
+# The Debian mirror this machine's apt already uses (deb822 or classic sources).
+debian_mirror() {
+  local mirror
+  mirror=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+  [[ -n $mirror ]] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  echo "${mirror:-http://deb.debian.org/debian}"
+}
+
+# apt-get/apt-cache for the guest's release. Bookworm: the host's own apt (the
+# host is bookworm). Another release: a private apt configuration in the cache
+# (its own sources, lists and archive cache; the host's apt is left alone).
+guest_apt() {   # guest_apt apt-get|apt-cache ARGS...
+  local tool=$1; shift
+  if [[ $SUITE == bookworm ]]; then "$tool" "$@"; return; fi
+  local dir=$CACHE_DIR/apt
+  "$tool" -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+    -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
+    -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null "$@"
+}
+guest_apt_update() {   # once per run: the private lists follow the archive
+  [[ $SUITE == bookworm ]] && return
+  local dir=$CACHE_DIR/apt
+  mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(debian_mirror) $SUITE main" > "$dir/sources.list"
+  guest_apt apt-get update -q > "$dir/update.log" 2>&1 || { tail -5 "$dir/update.log" >&2; die "apt-get update ($SUITE) failed"; }
+}
+
+# The kernel the guest boots: whatever the release's linux-image-amd64 points
+# at today, so headers and source of the same version are always installable.
 kernel_facts() {
-  KPKG=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
-  [[ -n $KPKG ]] || die "cannot resolve linux-image-amd64 (apt-get update?)"
+  KPKG=$(guest_apt apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  [[ -n $KPKG ]] || die "cannot resolve linux-image-amd64 for $SUITE (apt-get update?)"
   KVER=${KPKG#linux-image-}
-  KDEBVER=$(apt-cache policy "$KPKG" | awk '/Candidate:/{print $2; exit}')
-  KSERIES=$(cut -d. -f1,2 <<< "$KVER")   # 6.1.0-56-amd64 -> 6.1
+  KDEBVER=$(guest_apt apt-cache policy "$KPKG" | awk '/Candidate:/{print $2; exit}')
+  KSERIES=$(cut -d. -f1,2 <<< "$KVER")   # 6.1.0-56-amd64 -> 6.1, 6.12.117+deb13-amd64 -> 6.12
   export KPKG KVER KDEBVER KSERIES
 }
 
 # Remove the siblings of a cache entry: older builds keyed by old inputs.
 prune_except() {
   find "$(dirname "$1")" -mindepth 1 -maxdepth 1 ! -path "$1" ! -path "$1.*" -exec rm -rf {} +
+}
+
+# Whether a boot's console shows the guest kernel panicking before it mounted
+# the root disk. Seen with trixie's 6.12 under QEMU TCG (multi-threaded): an
+# "Oops: int3" in early init, a breakpoint from the kernel patching its own
+# code hit by the other vCPU. Nothing of the image ran, so the boot may be
+# retried; the runner says so. (The stage-1 init prints when it has mounted
+# the disk: the kernel is booted quiet.)
+early_kernel_panic() {
+  grep -q 'Kernel panic' "$1" 2>/dev/null && ! grep -q 'stage1: /dev/vda mounted' "$1"
 }
 
 elapsed_since() { echo $(( $(date +%s) - $1 )); }

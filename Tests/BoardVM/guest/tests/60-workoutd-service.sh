@@ -30,7 +30,9 @@ problems=()
 [[ $state =~ ^(notStarted|prepared|running|paused|stopped|ended)$ ]] || problems+=("workoutctl status --json gave state '${state}'")
 # the devices the daemon opens, as its own user
 ls -l /dev/gpiochip* /dev/i2c-* /dev/workoutd-i2c 2>&1
-runuser -u workoutd -- gpioinfo "$BUTTON_CHIP_LABEL" > /dev/null ||
+chip=$(gpio_chip_by_label "$BUTTON_CHIP_LABEL")
+# shellcheck disable=SC2046  # the arguments are words
+runuser -u workoutd -- gpioinfo $(gpio_info_args "${chip:-none}") > /dev/null ||
   problems+=("user workoutd cannot open the gpiochip labelled $BUTTON_CHIP_LABEL (udev rule?)")
 bus=$(grep -l -x "$BMP280_I2C_ADAPTER_NAME" /sys/bus/i2c/devices/i2c-*/name | sed 's|.*/i2c-\([0-9]*\)/name|\1|')
 runuser -u workoutd -- i2cget -y "$bus" "$BMP280_I2C_ADDRESS" 0xD0 b > /dev/null ||
