@@ -112,10 +112,18 @@ boot_suite() {
       --gps-socket "$dir/gps.sock" --append "workoutd.hil=suite $append" --console "$dir/console.log" || rc=$?
     touch "$dir/gps.sock.stop"; wait "$feed" || true
     step "$label boot: QEMU exited ($rc) after $(elapsed_since "$t0") s"
-    # a kernel that panicked before it mounted the disk ran nothing of the image: boot once more
-    if ((attempt == 1)) && early_kernel_panic "$dir/console.log"; then
+    # A guest kernel panic (TCG, see kernel_panicked) is not a test result:
+    # boot once more on the same snapshot; the tests that had run are kept
+    # aside with the console log, and the output says so.
+    if ((attempt == 1)) && kernel_panicked "$dir/console.log"; then
+      local why
+      why=$(panic_summary "$dir/console.log")
       mv "$dir/console.log" "$dir/console-panic.log"
-      say "note: the $label boot's guest kernel panicked before mounting the disk (TCG; $dir/console-panic.log); booted again"
+      if [[ -f $dir/share/results.txt ]]; then
+        mv "$dir/share/results.txt" "$dir/results-before-panic.txt"
+        [[ -d $dir/share/logs ]] && mv "$dir/share/logs" "$dir/logs-before-panic"
+      fi
+      say "note: the $label boot's guest kernel panicked ($why; TCG; $dir/console-panic.log); booted again"
       continue
     fi
     break

@@ -27,18 +27,32 @@ trap cleanup EXIT
 /usr/bin/python3 "$here/gps-feed.py" "$gps" "$BOARDVM_DIR/fixtures/bundg_zeus_9.log" \
   --max-seconds 7200 2> "$dir/gps-feed.log" &
 
-# A boot whose kernel panicked before it mounted the disk (early_kernel_panic)
-# is booted again, at most twice a series; the result lines name such boots.
+# A boot whose guest kernel panicked (kernel_panicked: TCG, not the software
+# under test) is booted again, at most twice a series; the result lines name
+# such boots. A panic after the disk was mounted is one more abrupt stop for
+# the disk, unmeasured: what that boot had noted is kept aside (boot-N-panic-K,
+# ledger/workoutd-panic.jsonl), and the boot run again is measured against the
+# last boot that ran to its cut, whose acknowledged data must still be there.
 retried=()
-retry_early_panic() {   # retry_early_panic BOOT: whether to boot BOOT again
-  early_kernel_panic "$dir/console-$1.log" && ((${#retried[@]} < 2)) || return 1
-  mv "$dir/console-$1.log" "$dir/console-$1-panic-${#retried[@]}.log"
-  retried+=("boot $1")
-  log "boot $1: the guest kernel panicked before mounting the disk (TCG); booting it again"
+retry_after_panic() {   # retry_after_panic BOOT: whether to boot BOOT again
+  kernel_panicked "$dir/console-$1.log" && ((${#retried[@]} < 2)) || return 1
+  local n=${#retried[@]} why ledger=$share/ledger/workoutd.jsonl
+  why=$(panic_summary "$dir/console-$1.log")
+  mv "$dir/console-$1.log" "$dir/console-$1-panic-$n.log"
+  if [[ -d $share/boot-$1 ]]; then mv "$share/boot-$1" "$share/boot-$1-panic-$n"; fi
+  if [[ -f $ledger ]]; then
+    grep "^{\"boot\":$1," "$ledger" >> "$share/ledger/workoutd-panic.jsonl" || true
+    grep -v "^{\"boot\":$1," "$ledger" > "$ledger.new" || true
+    mv "$ledger.new" "$ledger"
+  fi
+  retried+=("boot $1 $why")
+  log "boot $1: the guest kernel panicked ($why; TCG: $dir/console-$1-panic-$n.log); booting it again"
 }
 for ((boot = 0; boot <= cuts; boot++)); do
   final=$((boot == cuts ? 1 : 0))
-  printf 'HIL_BOOT=%d\nHIL_FINAL=%d\n' "$boot" "$final" > "$share/env"
+  panic=0
+  [[ ${BOARD_VM_PANIC_BOOT:-} == "$boot" && ${#retried[@]} == 0 ]] && panic=1
+  printf 'HIL_BOOT=%d\nHIL_FINAL=%d\nHIL_PANIC=%d\n' "$boot" "$final" "$panic" > "$share/env"
   t0=$(date +%s)
   "$here/boot-vm.sh" "$kernel" "$initrd" "$disk" "$share" --gps-socket "$gps" \
     --append workoutd.hil=powercut --console "$dir/console-$boot.log" &
@@ -46,7 +60,7 @@ for ((boot = 0; boot <= cuts; boot++)); do
   if ((final)); then
     timeout 300 tail --pid="$qemu" -f /dev/null || { kill -KILL "$qemu"; die "boot $boot did not power off"; }
     wait "$qemu" || true; qemu=
-    if retry_early_panic "$boot"; then boot=$((boot - 1)); continue; fi
+    if retry_after_panic "$boot"; then boot=$((boot - 1)); continue; fi
     log "boot $boot: checked and powered off after $(elapsed_since "$t0") s"
     break
   fi
@@ -54,7 +68,7 @@ for ((boot = 0; boot <= cuts; boot++)); do
   until [[ -f $share/boot-$boot/state ]]; do
     if ! kill -0 "$qemu" 2>/dev/null; then
       wait "$qemu" 2>/dev/null || true; qemu=
-      if retry_early_panic "$boot"; then boot=$((boot - 1)); continue 2; fi
+      if retry_after_panic "$boot"; then boot=$((boot - 1)); continue 2; fi
       die "boot $boot: VM exited before recording (see $dir/console-$boot.log)"
     fi
     (( $(elapsed_since "$t0") < 300 )) || die "boot $boot: not recording after 300 s"
@@ -64,7 +78,10 @@ for ((boot = 0; boot <= cuts; boot++)); do
   delay=$(awk -v r="$RANDOM" 'BEGIN{printf "%.1f", 1 + 7 * r / 32767}')
   sleep "$delay"
   kill -KILL "$qemu"; wait "$qemu" 2>/dev/null || true; qemu=
-  log "boot $boot: recording after ${recording} s, power cut ${delay} s later"
+  panicked=''
+  kernel_panicked "$dir/console-$boot.log" &&
+    panicked=" (the guest kernel had panicked first, $(panic_summary "$dir/console-$boot.log"): the panic was the cut)"
+  log "boot $boot: recording after ${recording} s, power cut ${delay} s later$panicked"
 done
 
 # --- what each cut cost, as the next boot's precheck/postcheck saw it ----------
@@ -87,7 +104,7 @@ for ((cut = 1; cut <= cuts; cut++)); do
 done
 
 retries=''
-((${#retried[@]})) && retries="; booted again after a kernel panic before the disk was mounted: ${retried[*]}"
+((${#retried[@]})) && retries="; booted again after a guest kernel panic: ${retried[*]}"
 if ((${#control_bad[@]})); then
   echo "powercut-control: FAIL (${control_bad[*]:0:3})"
 else

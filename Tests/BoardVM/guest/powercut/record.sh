@@ -79,6 +79,12 @@ wait_for 60 committed_this_boot || note "a stand-in writer has not committed in 
 if [[ -x /usr/bin/workoutd ]]; then
   wait_for 60 log_status || note "workoutctl status gave nothing in 60 s"
 fi
+# The harness's own check of its panic handling (BOARD_VM_PANIC_BOOT): a real
+# guest kernel panic in this boot, after its first status reached the ledger.
+if [[ ${HIL_PANIC:-0} == 1 ]]; then
+  note "HIL_PANIC: crashing the kernel (sysrq c)"
+  sync; echo c > /proc/sysrq-trigger
+fi
 echo RECORDING > "$out/state"
 if [[ -x /usr/bin/workoutd ]]; then
   while :; do
