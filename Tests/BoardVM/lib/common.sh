@@ -98,7 +98,7 @@ early_kernel_panic() {   # before the disk was mounted: nothing of the image ran
 panic_summary() {   # "at 38 s, Oops: double fault ... in kmem_cache_alloc_node_noprof"
   local t what rip
   t=$(grep -m1 -E 'Oops|Kernel panic|BUG:' "$1" | sed -E 's/^\[ *([0-9]+)\..*/\1/')
-  what=$(grep -m1 -o -E 'Oops: [a-z0-9 ]+|BUG: [A-Za-z0-9 ]+' "$1" || echo 'Kernel panic')
+  what=$(grep -m1 -o -E 'Oops: [a-z0-9 ]+|BUG: [A-Za-z0-9 ]+|sysrq: Trigger a crash' "$1" || echo 'Kernel panic')
   rip=$(grep -m1 -o -E 'RIP: 0010:[A-Za-z0-9_.]+' "$1" | sed 's/RIP: 0010:/ in /')
   echo "at ${t:-?} s, $what$rip"
 }
