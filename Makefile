@@ -16,7 +16,7 @@ TMPFILESDIR  ?= $(or $(call PKG_VAR,systemd,tmpfilesdir),/usr/lib/tmpfiles.d)
 UDEVRULESDIR ?= $(or $(call PKG_VAR,udev,udevdir),/lib/udev)/rules.d
 
 # Debian bookworm packages: C libraries we link (-dev), and the real programs tests run.
-APT_PACKAGES = pkg-config libsqlite3-dev libgps-dev libgpiod-dev gpsd gpsd-clients python3 sqlite3 \
+APT_PACKAGES = pkg-config libsqlite3-dev libgps-dev libgpiod-dev libbluetooth-dev gpsd gpsd-clients python3 sqlite3 \
                systemd udev strace time
 DEPS_STAMP   = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
 SUDO         = $(if $(filter 0,$(shell id -u)),,sudo)

@@ -35,16 +35,20 @@ let package = Package(
     .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
     // libgpiod 1.6 (v1 API, bookworm) or 2.x (v2 API, trixie) behind one small C API.
     .target(name: "CGPIOD", cSettings: fortified, linkerSettings: [.linkedLibrary("gpiod")]),
+    // L2CAP LE sockets for BLE sensors: BlueZ's headers (libbluetooth-dev), no library linked.
+    .target(name: "CBluetooth", cSettings: fortified),
     .target(name: "LinuxSupport", dependencies: ["CLinuxShims"]),
     .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport"]),
     .target(name: "BoardSim", dependencies: ["WorkoutCore", "LinuxSupport"]),
     .target(
       name: "BoardLinux",
-      dependencies: ["WorkoutCore", "SensorProtocols", "LinuxSupport", "CGPS", "CGPIOD", "CLinuxShims"]),
+      dependencies: [
+        "WorkoutCore", "SensorProtocols", "LinuxSupport", "CGPS", "CGPIOD", "CLinuxShims", "CBluetooth",
+      ]),
     .target(
       name: "WorkoutDaemon",
       dependencies: [
-        "WorkoutCore", "WorkoutStore", "WorkoutControl", "LinuxSupport", "BoardSim", "BoardLinux",
+        "WorkoutCore", "WorkoutStore", "WorkoutControl", "LinuxSupport", "BoardSim", "BoardLinux", "SensorProtocols",
         .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Logging", package: "swift-log"),
       ]
     ),
@@ -87,7 +91,7 @@ let package = Package(
     .testTarget(
       name: "WorkoutDaemonTests",
       dependencies: [
-        "WorkoutDaemon", "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutTestSupport",
+        "WorkoutDaemon", "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutTestSupport", "SensorProtocols",
         .product(name: "Logging", package: "swift-log"),
       ]),
     .testTarget(

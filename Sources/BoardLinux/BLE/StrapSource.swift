@@ -1,0 +1,142 @@
+import LinuxSupport
+import SensorProtocols
+import WorkoutCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+public struct StrapSettings: Sendable, Hashable {
+  public var address: BluetoothAddress
+  /// The device it is reported as (a heart-rate strap).
+  public var device: DeviceKind
+  /// How long a connect may take before it is retried.
+  public var connectTimeout: Double
+  /// A connected sensor that sends nothing for this long is taken as gone, and reconnected.
+  public var silenceLimit: Double
+  public var backoff: Backoff
+
+  public init(
+    address: BluetoothAddress, device: DeviceKind = .heartRateStrap, connectTimeout: Double = 20,
+    silenceLimit: Double = 15, backoff: Backoff = Backoff(initial: 1, maximum: 30)
+  ) {
+    self.address = address
+    self.device = device
+    self.connectTimeout = connectTimeout
+    self.silenceLimit = silenceLimit
+    self.backoff = backoff
+  }
+}
+
+/// A BLE sensor (heart-rate strap, power meter, speed/cadence pod) on its own thread: connects
+/// over an L2CAP LE socket, runs the GATT client, and posts what it measures. A sensor that
+/// goes (out of range, battery out) is reported lost and reconnected after a doubling backoff;
+/// it never holds up the engine or another sensor.
+public final class StrapSource: DeviceSource, Sendable {
+  public let settings: StrapSettings
+  private let runner: DeviceRunner
+
+  /// `connect` opens the bearer: the real L2CAP socket unless a test passes its own.
+  public init(
+    settings: StrapSettings,
+    connect: @escaping @Sendable (StrapSettings, StopSignal) throws(SystemError) -> ATTBearer? = {
+      settings, signal throws(SystemError) in
+      try ATTBearer.connect(to: settings.address, timeout: settings.connectTimeout, signal: signal)
+    }
+  ) {
+    self.settings = settings
+    runner = DeviceRunner(name: "BLE sensor \(settings.address)", device: settings.device, backoff: settings.backoff) {
+      { reporter, signal throws(DeviceProblem) in
+        try StrapSession(settings: settings, signal: signal, connect: connect).run(&reporter)
+      }
+    }
+  }
+
+  public var name: String { runner.name }
+  public func start(sink: any InputSink) { runner.start(sink: sink) }
+  public func stop() { runner.stop() }
+}
+
+struct StrapSession {
+  static let malformedLimit = 5
+  let settings: StrapSettings
+  let signal: StopSignal
+  let connect: @Sendable (StrapSettings, StopSignal) throws(SystemError) -> ATTBearer?
+
+  func run(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
+    let address = settings.address
+    let bearer: ATTBearer
+    do {
+      guard let connected = try connect(settings, signal) else { return }
+      bearer = connected
+    } catch {
+      // Not reachable: off, out of range, or connected to another device (straps take one).
+      throw DeviceProblem(condition: .absent, description: "cannot connect to \(address): \(error)")
+    }
+    var client = GATTClient()
+    var readings = StrapReadings()
+    var lastHeard = SystemClocks.monotonic()
+    var pending = client.start(now: lastHeard)
+    var ready = false
+    var malformed = 0
+    while true {
+      for output in pending {
+        switch output {
+        case .send(let pdu):
+          do { try bearer.send(pdu) } catch {
+            throw DeviceProblem(condition: .lost, description: "\(address): \(error)")
+          }
+        case .ready(let summary):
+          ready = true
+          let kinds = summary.subscribed.keys.map(\.characteristic.description).sorted().joined(separator: ", ")
+          reporter.available("\(address) (ATT MTU \(summary.mtu); \(kinds))")
+        case .value(let id, let value, _):
+          let now = SystemClocks.monotonic()
+          do {
+            let result = try readings.update(id, value, at: now)
+            for reading in result.readings { reporter.sink.post(.reading(reading)) }
+            malformed = 0
+          } catch {
+            // One bad value is dropped, not the sensor: the next one is usually fine. A run of
+            // them is a sensor this decoder cannot read, and a fault.
+            malformed += 1
+            if malformed >= Self.malformedLimit {
+              throw DeviceProblem(
+                condition: .failing, description: "\(address): \(malformed) malformed values in a row (\(error))")
+            }
+          }
+        case .refused, .ignored:
+          break
+        case .failed(let error):
+          throw DeviceProblem(condition: .failing, description: "\(address): \(error)")
+        }
+      }
+      pending = []
+      let now = SystemClocks.monotonic()
+      if ready && now - lastHeard >= settings.silenceLimit {
+        throw DeviceProblem(
+          condition: .lost, description: "\(address) sent nothing for \(Int(settings.silenceLimit)) s")
+      }
+      var deadline = lastHeard + settings.silenceLimit
+      if let transaction = client.deadline { deadline = min(deadline, transaction) }
+      var descriptors = [pollfd(fd: bearer.descriptor, events: Int16(POLLIN), revents: 0)]
+      do {
+        if try signal.poll(&descriptors, until: deadline) { return }
+      } catch {
+        throw DeviceProblem(condition: .failing, description: "\(address): \(error)")
+      }
+      let woke = SystemClocks.monotonic()
+      if descriptors[0].revents != 0 {
+        do {
+          while let pdu = try bearer.receive() {
+            lastHeard = woke
+            pending += client.received(pdu, now: woke)
+          }
+        } catch {
+          throw DeviceProblem(condition: .lost, description: "\(address): link lost (\(error))")
+        }
+      }
+      pending += client.timeElapsed(now: woke)
+    }
+  }
+}

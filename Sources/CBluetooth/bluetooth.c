@@ -1,0 +1,55 @@
+#define _GNU_SOURCE
+#include "CBluetooth.h"
+
+#include <bluetooth/bluetooth.h>
+#include <bluetooth/l2cap.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* The ATT fixed channel of an LE link (Core v5.4, Vol 3, Part A, 2.1, table 2.1). */
+enum { att_cid = 4 };
+
+int wkd_att_connect(const unsigned char address[6], int random_address) {
+  int fd = socket(AF_BLUETOOTH, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, BTPROTO_L2CAP);
+  if (fd < 0) return -1;
+
+  /* Bind to any adapter, LE: what makes the kernel open a fixed channel, not a PSM. */
+  struct sockaddr_l2 local;
+  memset(&local, 0, sizeof local);
+  local.l2_family = AF_BLUETOOTH;
+  local.l2_cid = htobs(att_cid);
+  local.l2_bdaddr_type = BDADDR_LE_PUBLIC;
+  if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) goto fail;
+
+  struct sockaddr_l2 peer;
+  memset(&peer, 0, sizeof peer);
+  peer.l2_family = AF_BLUETOOTH;
+  peer.l2_cid = htobs(att_cid);
+  peer.l2_bdaddr_type = random_address ? BDADDR_LE_RANDOM : BDADDR_LE_PUBLIC;
+  /* bdaddr_t holds the address least significant byte first. */
+  for (int i = 0; i < 6; i++) peer.l2_bdaddr.b[i] = address[5 - i];
+  if (connect(fd, (struct sockaddr *)&peer, sizeof peer) < 0 && errno != EINPROGRESS) goto fail;
+  return fd;
+
+fail:;
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return -1;
+}
+
+int wkd_socket_error(int fd) {
+  int error = 0;
+  socklen_t length = sizeof error;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) < 0) return errno;
+  return error;
+}
+
+int wkd_l2cap_receive_mtu(int fd) {
+  uint16_t mtu = 0;
+  socklen_t length = sizeof mtu;
+  if (getsockopt(fd, SOL_BLUETOOTH, BT_RCVMTU, &mtu, &length) < 0) return -1;
+  return mtu;
+}

@@ -1,0 +1,21 @@
+#ifndef WORKOUTD_CBLUETOOTH_H
+#define WORKOUTD_CBLUETOOTH_H
+
+/* The Bluetooth sockets workoutd uses, behind plain C types: the structures and constants come
+ * from BlueZ's headers (libbluetooth-dev) in bluetooth.c; no libbluetooth function is called, so
+ * nothing is linked. */
+
+/* Opens an L2CAP socket on the LE ATT fixed channel (CID 4, Core v5.4 Vol 3 Part A 2.1),
+ * non-blocking and close-on-exec, and starts connecting it to the peer `address` (six bytes as
+ * written, most significant first: AA:BB:CC:DD:EE:FF is {0xAA, ..., 0xFF}); `random_address`
+ * selects an LE random address, else public. The kernel creates the LE link (or shares the one
+ * bluetoothd has). Returns the descriptor, the connect in progress, or -1 with errno. */
+int wkd_att_connect(const unsigned char address[6], int random_address);
+
+/* The outcome of a non-blocking connect once the socket polls writable: 0, or the errno. */
+int wkd_socket_error(int fd);
+
+/* The L2CAP incoming MTU of a connected socket (BT_RCVMTU), or -1 with errno. */
+int wkd_l2cap_receive_mtu(int fd);
+
+#endif

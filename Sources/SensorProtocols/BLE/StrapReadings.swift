@@ -1,0 +1,68 @@
+import WorkoutCore
+
+/// Turns a strap's characteristic values into the engine's readings: heart rate from 0x2A37,
+/// power and crank cadence from 0x2A63, crank cadence from 0x2A5B, battery level from 0x2A19.
+/// Keeps the revolution references, so it lives as long as one sensor's connection.
+public struct StrapReadings: Sendable {
+  /// What one value gave.
+  public struct Result: Sendable, Hashable {
+    public var readings: [SensorReading] = []
+    /// Battery level, % (0x2A19): for status, not a reading of the ride.
+    public var batteryPercent: Int?
+    /// Heart-rate strap contact (0x2A37 flags bits 1–2), when the strap reports it.
+    public var contact: HeartRateMeasurement.SensorContact?
+    /// RR intervals in 1/1024 s, oldest first, exactly as sent.
+    public var rrIntervals: [UInt16] = []
+    /// A crank or wheel pair that was not used, and why.
+    public var rejected: RevolutionRejection?
+  }
+
+  private var crank = CrankCadenceCalculator()!
+  private var powerCrank = CrankCadenceCalculator()!
+
+  public init() {}
+
+  /// Decodes `value` of characteristic `id`, notified or read at `now` (monotonic seconds).
+  /// A value that breaks its characteristic's layout throws and changes nothing.
+  public mutating func update(
+    _ id: GATTCharacteristicID, _ value: [UInt8], at now: Double
+  ) throws(BLEDecodeError)
+    -> Result
+  {
+    var result = Result()
+    switch id.characteristic {
+    case .heartRateMeasurement:
+      let m = try HeartRateMeasurement(payload: value)
+      result.contact = m.sensorContact == .notSupported ? nil : m.sensorContact
+      result.rrIntervals = m.rrIntervals
+      // A strap that knows it has no skin contact sends a number that is no one's heart rate;
+      // 0 bpm is what several send while they settle.
+      if m.sensorContact != .notDetected && m.heartRate > 0 {
+        result.readings.append(.heartRate(bpm: Int(m.heartRate)))
+      }
+    case .cyclingPowerMeasurement:
+      let m = try CyclingPowerMeasurement(payload: value)
+      // Instantaneous power is a sint16 in W; a negative value (some meters while back-pedalling)
+      // is recorded as 0, the power a rider put in.
+      result.readings.append(.power(watts: max(0, Int(m.instantaneousPower))))
+      if let data = m.crank { add(powerCrank.update(data, at: now), to: &result) }
+    case .cscMeasurement:
+      let m = try CSCMeasurement(payload: value)
+      if let data = m.crank { add(crank.update(data, at: now), to: &result) }
+    case .batteryLevel:
+      result.batteryPercent = Int(try BatteryLevel(payload: value).percent)
+    default:
+      break
+    }
+    return result
+  }
+
+  private func add(_ reading: RevolutionReading, to result: inout Result) {
+    switch reading {
+    case .value(let rpm): result.readings.append(.cadence(rpm: rpm))
+    case .stopped: result.readings.append(.cadence(rpm: 0))
+    case .rejected(let why): result.rejected = why
+    case .baseline, .unchanged: break
+    }
+  }
+}

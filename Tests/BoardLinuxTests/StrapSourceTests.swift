@@ -1,0 +1,263 @@
+import BoardLinux
+import Foundation
+import LinuxSupport
+import SensorProtocols
+import Synchronization
+import Testing
+import WorkoutCore
+import WorkoutTestSupport
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Collects what a source posts.
+private final class Collector: InputSink, Sendable {
+  private let inputs = Mutex<[EngineInput]>([])
+  func post(_ input: EngineInput) { inputs.withLock { $0.append(input) } }
+  var all: [EngineInput] { inputs.withLock { $0 } }
+  var heartRates: [Int] { all.compactMap { if case .reading(.heartRate(let bpm)) = $0 { bpm } else { nil } } }
+  var statuses: [DeviceStatus] { all.compactMap { if case .device(let s) = $0 { s } else { nil } } }
+
+  /// Waits up to `seconds` for `condition` to hold.
+  func wait(_ seconds: Double = 10, until condition: (Collector) -> Bool) -> Bool {
+    let deadline = SystemClocks.monotonic() + seconds
+    while SystemClocks.monotonic() < deadline {
+      if condition(self) { return true }
+      usleep(5_000)
+    }
+    return condition(self)
+  }
+}
+
+/// A scripted sensor on the far end of a SOCK_SEQPACKET socketpair (each message one ATT PDU,
+/// as on an L2CAP LE socket), answering on its own thread, like a strap over the air.
+private final class ScriptedSensor: @unchecked Sendable {
+  enum Behaviour {
+    /// Answers discovery, then notifies `payloads` once every `interval` seconds, round and round.
+    case notify([[UInt8]], interval: Double)
+    /// Answers discovery, notifies `payloads` once, then closes the link (out of range).
+    case notifyThenVanish([[UInt8]])
+  }
+
+  private let descriptor: Int32
+  private var peer: GATTTestPeer
+  private let behaviour: Behaviour
+  private let stopped = Atomic<Bool>(false)
+  private var thread: Thread?
+
+  init(descriptor: Int32, peer: GATTTestPeer, behaviour: Behaviour) {
+    self.descriptor = descriptor
+    self.peer = peer
+    self.behaviour = behaviour
+  }
+
+  func start() {
+    let thread = Thread { [self] in self.serve() }
+    self.thread = thread
+    thread.start()
+  }
+
+  func stop() { stopped.store(true, ordering: .relaxed) }
+
+  private func serve() {
+    defer { close(descriptor) }
+    var buffer = [UInt8](repeating: 0, count: 1024)
+    var subscribedAt: Double?
+    var next = 0
+    var lastNotification = 0.0
+    while !stopped.load(ordering: .relaxed) {
+      var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+      _ = poll(&fds, 1, 10)
+      if fds[0].revents & Int16(POLLIN) != 0 {
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        if count <= 0 { return }
+        if let reply = peer.answer(Array(buffer[..<count])) {
+          _ = reply.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        // Measurements once the client has written both CCCDs (heart rate, battery): done.
+        if subscribedAt == nil, peer.configured.count == 2 {
+          subscribedAt = SystemClocks.monotonic()
+        }
+      }
+      guard subscribedAt != nil else { continue }
+      let now = SystemClocks.monotonic()
+      switch behaviour {
+      case .notify(let payloads, let interval):
+        if now - lastNotification >= interval {
+          lastNotification = now
+          notify(payloads[next % payloads.count])
+          next += 1
+        }
+      case .notifyThenVanish(let payloads):
+        for payload in payloads { notify(payload) }
+        usleep(50_000)
+        return
+      }
+    }
+  }
+
+  private func notify(_ payload: [UInt8]) {
+    let pdu = peer.notification(.heartRateMeasurement, payload)
+    _ = pdu.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+  }
+}
+
+/// Hands out connected bearers, each with a fresh scripted sensor behind it.
+private final class SensorFactory: @unchecked Sendable {
+  private let lock = Mutex<[ScriptedSensor]>([])
+  private let makeBehaviour: @Sendable (Int) -> ScriptedSensor.Behaviour
+  let connects = Atomic<Int>(0)
+
+  init(_ makeBehaviour: @escaping @Sendable (Int) -> ScriptedSensor.Behaviour) {
+    self.makeBehaviour = makeBehaviour
+  }
+
+  func connect() throws(SystemError) -> ATTBearer? {
+    var pair: [Int32] = [0, 0]
+    guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+      throw SystemError.last("socketpair")
+    }
+    _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+    let attempt = connects.add(1, ordering: .relaxed).newValue
+    let sensor = ScriptedSensor(descriptor: pair[1], peer: .heartRateStrap(), behaviour: makeBehaviour(attempt))
+    lock.withLock { $0.append(sensor) }
+    sensor.start()
+    return ATTBearer(adopting: pair[0])
+  }
+
+  func stopAll() { lock.withLock { $0.forEach { $0.stop() } } }
+}
+
+@Suite("BLE sensor source: GATT over a seqpacket socket, reconnects, faults")
+struct StrapSourceTests {
+  let address = BluetoothAddress("A0:9E:1A:12:34:56")!
+
+  private func source(_ factory: SensorFactory, silence: Double = 15) -> StrapSource {
+    StrapSource(
+      settings: StrapSettings(
+        address: address, silenceLimit: silence, backoff: Backoff(initial: 0.05, maximum: 0.2))
+    ) { _, _ throws(SystemError) in try factory.connect() }
+  }
+
+  @Test func aStrapIsDiscoveredAndItsHeartRateArrives() {
+    // 72 bpm (uint8, contact detected, one RR interval), then 0x0110 = 272 as uint16 is refused
+    // by nobody: the decoder takes it; the engine judges plausibility.
+    let factory = SensorFactory { _ in .notify([[0x16, 72, 0x00, 0x04], [0x16, 75, 0xF0, 0x03]], interval: 0.02) }
+    let sink = Collector()
+    let strap = source(factory)
+    strap.start(sink: sink)
+    defer {
+      strap.stop()
+      factory.stopAll()
+    }
+    #expect(sink.wait { $0.heartRates.count >= 4 })
+    #expect(Array(sink.heartRates.prefix(4)) == [72, 75, 72, 75])
+    let available = sink.statuses.first
+    #expect(available?.device == .heartRateStrap && available?.condition == .available)
+    #expect(available?.detail.contains("A0:9E:1A:12:34:56") == true)
+    #expect(available?.detail.contains("0x2A37") == true)
+    #expect(factory.connects.load(ordering: .relaxed) == 1)
+  }
+
+  @Test func aStrapWithoutSkinContactGivesNoHeartRate() {
+    // Contact supported (bit 2) but not detected (bit 1 clear): 60 is no one's heart rate.
+    let factory = SensorFactory { _ in .notify([[0x04, 60], [0x06, 61]], interval: 0.02) }
+    let sink = Collector()
+    let strap = source(factory)
+    strap.start(sink: sink)
+    defer {
+      strap.stop()
+      factory.stopAll()
+    }
+    #expect(sink.wait { $0.heartRates.count >= 3 })
+    #expect(Set(sink.heartRates) == [61])
+  }
+
+  @Test func aVanishedStrapIsReportedLostAndReconnected() {
+    let factory = SensorFactory { attempt in
+      attempt == 1 ? .notifyThenVanish([[0x00, 80]]) : .notify([[0x00, 81]], interval: 0.02)
+    }
+    let sink = Collector()
+    let strap = source(factory)
+    strap.start(sink: sink)
+    defer {
+      strap.stop()
+      factory.stopAll()
+    }
+    #expect(sink.wait { $0.heartRates.contains(81) })
+    let conditions = sink.statuses.map(\.condition)
+    #expect(Array(conditions.prefix(3)) == [.available, .lost, .available])
+    #expect(sink.statuses[1].detail.contains("link lost"))
+    #expect(sink.heartRates.first == 80)
+  }
+
+  @Test func aSilentStrapIsLostAfterTheSilenceLimit() {
+    // Discovery answered, then nothing: after 0.3 s of silence the link is dropped and retried.
+    let factory = SensorFactory { _ in .notify([[0x00, 90]], interval: 3600) }
+    let sink = Collector()
+    let strap = source(factory, silence: 0.3)
+    strap.start(sink: sink)
+    defer {
+      strap.stop()
+      factory.stopAll()
+    }
+    #expect(sink.wait { $0.statuses.contains { $0.condition == .lost } })
+    #expect(sink.statuses.first { $0.condition == .lost }?.detail.contains("sent nothing") == true)
+    #expect(sink.wait { $0.connects() >= 2 })
+  }
+
+  @Test func malformedMeasurementsInARowAreAFault() {
+    // A uint16 heart rate with one byte: the layout is broken every time.
+    let factory = SensorFactory { _ in .notify([[0x01, 70]], interval: 0.01) }
+    let sink = Collector()
+    let strap = source(factory)
+    strap.start(sink: sink)
+    defer {
+      strap.stop()
+      factory.stopAll()
+    }
+    #expect(sink.wait { $0.statuses.contains { $0.condition == .failing } })
+    let failing = sink.statuses.first { $0.condition == .failing }
+    #expect(failing?.detail.contains("5 malformed values in a row") == true)
+    #expect(sink.heartRates.isEmpty)
+  }
+
+  @Test func aStrapThatCannotBeReachedIsAbsent() {
+    let sink = Collector()
+    let strap = StrapSource(
+      settings: StrapSettings(address: address, backoff: Backoff(initial: 0.05, maximum: 0.1))
+    ) { _, _ throws(SystemError) in throw SystemError("connect", errno: EHOSTDOWN) }
+    strap.start(sink: sink)
+    defer { strap.stop() }
+    #expect(sink.wait { !$0.statuses.isEmpty })
+    #expect(sink.statuses.first?.condition == .absent)
+    #expect(sink.statuses.first?.detail.contains("cannot connect to A0:9E:1A:12:34:56") == true)
+    // Once a change: retries do not repeat it.
+    usleep(300_000)
+    #expect(sink.statuses.count == 1)
+  }
+}
+
+@Suite("L2CAP LE ATT socket on this machine")
+struct ATTBearerTests {
+  @Test func connectingNamesTheCallAndThePeerWhenItFails() {
+    // This build machine has no Bluetooth adapter (often no AF_BLUETOOTH at all); the board VM
+    // connects to a real one. Either way a failure names the call and the peer, and a stop
+    // ends the wait.
+    let signal = StopSignal()
+    let address = BluetoothAddress("C0:11:22:33:44:55")!
+    #expect(address.kind == .random)
+    do {
+      let bearer = try ATTBearer.connect(to: address, timeout: 1, signal: signal)
+      Issue.record("connected to a sensor that does not exist: \(String(describing: bearer))")
+    } catch {
+      #expect(error.description.contains("C0:11:22:33:44:55"))
+      #expect(error.call == "socket/connect" || error.call == "connect")
+    }
+  }
+}
+
+extension Collector {
+  fileprivate func connects() -> Int { statuses.filter { $0.condition == .available }.count }
+}
