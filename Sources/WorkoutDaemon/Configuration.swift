@@ -1,4 +1,5 @@
 import Foundation
+import SensorProtocols
 import TOMLKit
 import WorkoutCore
 
@@ -100,6 +101,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var seaLevelPressure: Double?
   }
 
+  /// [sensors]: BLE sensors by address.
+  public var sensors = Sensors()
+
+  public struct Sensors: Sendable, Equatable {
+    /// A heart-rate strap; nil for none.
+    public var heartRate: BluetoothAddress?
+  }
+
   public struct AutoPauseOverrides: Sendable, Equatable {
     public var stopSpeed: Double?
     public var resumeSpeed: Double?
@@ -168,7 +177,9 @@ extension DaemonConfiguration {
       throw ConfigurationError(problems: ["\(file): \(error)"])
     }
     var problems: [String] = []
-    let known = ["service", "session", "auto_pause", "sim", "gps", "buttons", "led", "buzzer", "barometer"]
+    let known = [
+      "service", "session", "auto_pause", "sim", "gps", "buttons", "led", "buzzer", "barometer", "sensors",
+    ]
     for key in root.keys where !known.contains(key) {
       let what = root[key]?.table != nil ? "section [\(key)]" : "key \"\(key)\" outside any section"
       problems.append("\(file): unknown \(what) (known: \(known.map { "[\($0)]" }.joined(separator: ", ")))")
@@ -269,7 +280,23 @@ extension DaemonConfiguration {
       }
     }
 
-    for section in [service, session, autoPause, sim, gps, buttons, led, buzzer, barometer] {
+    let sensors = Section("sensors", in: root, file: file)
+    if let text = sensors.string("heart_rate"), !text.isEmpty {
+      // "AA:BB:CC:DD:EE:FF", or with "/public" or "/random" when the address's kind is not the
+      // one its first byte suggests.
+      let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
+      let kind = parts.count == 2 ? BluetoothAddress.Kind(rawValue: parts[1]) : nil
+      if let address = BluetoothAddress(parts[0], kind: kind), parts.count == 1 || kind != nil {
+        configuration.sensors.heartRate = address
+      } else {
+        sensors.problem(
+          "heart_rate",
+          "must be a Bluetooth address like \"A0:9E:1A:12:34:56\", optionally with \"/public\" or \"/random\" (got \"\(text)\")"
+        )
+      }
+    }
+
+    for section in [service, session, autoPause, sim, gps, buttons, led, buzzer, barometer, sensors] {
       problems += section.finish()
     }
     guard problems.isEmpty else { throw ConfigurationError(problems: problems) }

@@ -71,6 +71,9 @@ struct LinuxBoardDevices {
             bus: configuration.barometer.bus, address: UInt8(configuration.barometer.address),
             interval: configuration.barometer.interval)))
     }
+    if let address = configuration.sensors.heartRate {
+      devices.append(StrapSource(settings: StrapSettings(address: address, device: .heartRateStrap)))
+    }
     if !problems.isEmpty { throw ConfigurationError(problems: problems) }
   }
 }

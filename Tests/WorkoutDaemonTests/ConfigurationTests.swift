@@ -1,3 +1,4 @@
+import SensorProtocols
 import Testing
 import WorkoutCore
 import WorkoutDaemon
@@ -92,6 +93,33 @@ struct ConfigurationTests {
     #expect(configuration.led.chip == "workoutd-buttons" && configuration.led.activeLow)
     #expect(configuration.barometer.address == 0x77)
     #expect(configuration.engineSettings.seaLevelPressure == 101_800)
+  }
+
+  @Test func aHeartRateStrapIsNamedByItsAddress() throws {
+    let none = try DaemonConfiguration.parse("", file: "t", environment: noSystemd)
+    #expect(none.sensors.heartRate == nil)
+    let polar = try DaemonConfiguration.parse(
+      "[sensors]\nheart_rate = \"a0:9e:1a:12:34:56\"\n", file: "t", environment: noSystemd)
+    #expect(polar.sensors.heartRate == BluetoothAddress(bytes: [0xA0, 0x9E, 0x1A, 0x12, 0x34, 0x56], kind: .public))
+    // A random static address (two top bits set) is guessed; a suffix says otherwise.
+    let tickr = try DaemonConfiguration.parse(
+      "[sensors]\nheart_rate = \"E8:11:22:33:44:55\"\n", file: "t", environment: noSystemd)
+    #expect(tickr.sensors.heartRate?.kind == .random)
+    let stated = try DaemonConfiguration.parse(
+      "[sensors]\nheart_rate = \"E8:11:22:33:44:55/public\"\n", file: "t", environment: noSystemd)
+    #expect(stated.sensors.heartRate?.kind == .public)
+    #expect(stated.sensors.heartRate?.description == "E8:11:22:33:44:55")
+    for bad in ["A0:9E:1A:12:34", "A0:9E:1A:12:34:5G", "A0:9E:1A:12:34:56/other", "A09E1A123456"] {
+      #expect(throws: ConfigurationError.self) {
+        try DaemonConfiguration.parse("[sensors]\nheart_rate = \"\(bad)\"\n", file: "t", environment: noSystemd)
+      }
+    }
+    do {
+      _ = try DaemonConfiguration.parse("[sensors]\nheart_rate = \"nope\"\n", file: "w.toml", environment: noSystemd)
+    } catch {
+      #expect("\(error)".contains("heart_rate"))
+      #expect("\(error)".contains("Bluetooth address"))
+    }
   }
 
   @Test func deviceValuesAreChecked() {
