@@ -127,6 +127,31 @@ public struct PointRecord: Codable, Sendable, Hashable, FetchableRecord, Persist
 
 }
 
+/// A row of `rr_interval`: one RR interval of a heart-rate strap.
+public struct RRIntervalRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord, SnakeCaseColumns {
+  public static let databaseTableName = "rr_interval"
+
+  public var sessionID: Int64
+  /// The point of the second it arrived in.
+  public var seq: Int
+  /// Its place among that second's intervals, from 0, oldest first.
+  public var position: Int
+  /// 1/1024 s.
+  public var interval: Int
+
+  public init(sessionID: Int64, seq: Int, position: Int, interval: Int) {
+    self.sessionID = sessionID
+    self.seq = seq
+    self.position = position
+    self.interval = interval
+  }
+
+  static let insertSQL = "INSERT OR REPLACE INTO rr_interval (session_id, seq, position, interval) VALUES (?, ?, ?, ?)"
+
+  /// Milliseconds, as HRV tools show them.
+  public var milliseconds: Double { Double(interval) * 1000 / 1024 }
+}
+
 /// A row of `lap`.
 public struct LapRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord, SnakeCaseColumns {
   public static let databaseTableName = "lap"

@@ -106,6 +106,20 @@ enum Schema {
       // What earlier releases wrote is format 1 (see ResumeCheckpoint).
       try db.execute(sql: "ALTER TABLE session ADD COLUMN snapshot_version INTEGER NOT NULL DEFAULT 1")
     }
+    migrator.registerMigration("v5: RR intervals of heart-rate straps") { db in
+      // Each beat-to-beat interval a strap sent, in 1/1024 s (Heart Rate Service 1.0), with the
+      // point of the second it arrived in: several a second, in the order sent.
+      try db.execute(
+        sql: """
+          CREATE TABLE rr_interval (
+            session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            position INTEGER NOT NULL,
+            interval INTEGER NOT NULL,
+            PRIMARY KEY (session_id, seq, position)
+          ) WITHOUT ROWID;
+          """)
+    }
     return migrator
   }
 }

@@ -443,6 +443,11 @@ public final class WorkoutStore: Sendable {
     case .recordPoint(let sessionID, let point):
       let statement = try db.cachedStatement(sql: PointRecord.insertSQL)
       try statement.execute(arguments: PointRecord(sessionID: sessionID, point: point).insertArguments)
+    case .recordRRIntervals(let sessionID, let sequence, let intervals):
+      let insert = try db.cachedStatement(sql: RRIntervalRecord.insertSQL)
+      for (position, interval) in intervals.enumerated() {
+        try insert.execute(arguments: [sessionID, sequence, position, Int(interval)])
+      }
     case .recordLap(let sessionID, let lap):
       try LapRecord(sessionID: sessionID, lap: lap).insert(db, onConflict: .replace)
     case .saveSnapshot(let session):
@@ -684,6 +689,14 @@ public final class WorkoutStore: Sendable {
       try PointRecord.fetchAll(
         db, sql: "SELECT * FROM point WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
         arguments: [sessionID, sequence, limit])
+    }
+  }
+
+  /// A session's RR intervals, in the order they were sent.
+  public func rrIntervals(sessionID: Int64) throws(StoreError) -> [RRIntervalRecord] {
+    try read { db in
+      try RRIntervalRecord.fetchAll(
+        db, sql: "SELECT * FROM rr_interval WHERE session_id = ? ORDER BY seq, position", arguments: [sessionID])
     }
   }
 

@@ -284,7 +284,26 @@ struct Show: ParsableCommand {
     var session: SessionSummaryJSON
     var laps: [LapRecord]
     var events: [EventRecord]
+    /// The heart-rate strap's RR intervals, when it sent any.
+    var rrIntervals: RRSummary?
     var database: String
+  }
+
+  /// RR intervals in short: how many, their mean, and RMSSD (the root mean square of successive
+  /// differences, the usual short-term heart-rate variability figure), in milliseconds.
+  struct RRSummary: Codable {
+    var count: Int
+    var meanMilliseconds: Double
+    var rmssdMilliseconds: Double?
+
+    init?(_ rows: [RRIntervalRecord]) {
+      guard !rows.isEmpty else { return nil }
+      let ms = rows.map(\.milliseconds)
+      count = ms.count
+      meanMilliseconds = ms.reduce(0, +) / Double(ms.count)
+      let squares = zip(ms.dropFirst(), ms).map { ($0 - $1) * ($0 - $1) }
+      rmssdMilliseconds = squares.isEmpty ? nil : (squares.reduce(0, +) / Double(squares.count)).squareRoot()
+    }
   }
 
   func run() throws {
@@ -292,7 +311,8 @@ struct Show: ParsableCommand {
     guard let record = try store.session(id: id) else { throw fail("no session \(id) in \(locations.database)") }
     let detail = Detail(
       session: try SessionSummaryJSON(record: record, store: store), laps: try store.laps(sessionID: id),
-      events: try store.events(sessionID: id), database: locations.database)
+      events: try store.events(sessionID: id), rrIntervals: RRSummary(try store.rrIntervals(sessionID: id)),
+      database: locations.database)
     if json {
       print(try ControlJSON.encode(detail, pretty: true))
       return
@@ -309,6 +329,11 @@ struct Show: ParsableCommand {
     }
     if let hr = s.averageHeartRate {
       print("heart rate avg \(Int(hr.rounded())), max \(Int((s.maxHeartRate ?? hr).rounded()))")
+    }
+    if let rr = detail.rrIntervals {
+      print(
+        "RR intervals \(rr.count), mean \(Int(rr.meanMilliseconds.rounded())) ms"
+          + (rr.rmssdMilliseconds.map { ", RMSSD \(Int($0.rounded())) ms" } ?? ""))
     }
     print("points \(s.points)")
     if !detail.laps.isEmpty {

@@ -153,10 +153,14 @@ struct StrapSourceTests {
     }
     #expect(sink.wait { $0.heartRates.count >= 4 })
     #expect(Array(sink.heartRates.prefix(4)) == [72, 75, 72, 75])
+    // Every RR interval, as sent: 0x0400 and 0x03F0 in 1/1024 s.
+    let rr = sink.all.compactMap { if case .reading(.rrIntervals(let r)) = $0 { r } else { nil } }
+    #expect(Array(rr.prefix(2)) == [[0x0400], [0x03F0]])
     let available = sink.statuses.first
     #expect(available?.device == .heartRateStrap && available?.condition == .available)
     #expect(available?.detail.contains("A0:9E:1A:12:34:56") == true)
     #expect(available?.detail.contains("0x2A37") == true)
+    #expect(available?.detail.contains("battery 87 %") == true, "\(available?.detail ?? "")")
     #expect(factory.connects.load(ordering: .relaxed) == 1)
   }
 

@@ -150,3 +150,41 @@ struct DeviceWatchTests {
     #expect(events(h).last?.detail == "gpsReceiver: closed")
   }
 }
+
+@Suite("A BLE strap's comings and goings during a ride")
+struct StrapEventTests {
+  func recorded(_ h: EngineHarness) -> [SessionEvent] {
+    h.commands.compactMap { if case .recordEvent(_, let e) = $0 { e } else { nil } }
+  }
+
+  @Test func disconnectedAndConnectedAgainWithTheLEDShowingTheGapAndNoValuesInvented() throws {
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    let strap = "A0:9E:1A:12:34:56"
+    h.send(.device(DeviceStatus(device: .heartRateStrap, condition: .available, detail: strap)))
+    for _ in 0..<3 {
+      h.advance(by: 1)
+      h.send(.reading(.heartRate(bpm: 140)))
+      h.send(.tick)
+    }
+    h.send(.device(DeviceStatus(device: .heartRateStrap, condition: .lost, detail: "\(strap): link lost; retrying")))
+    #expect(h.engine.indicator == .fault)
+    // The ride goes on; once the last value is stale the points carry no heart rate.
+    for _ in 0..<8 {
+      h.advance(by: 1)
+      h.send(.tick)
+    }
+    #expect(h.engine.state == .running)
+    h.send(.device(DeviceStatus(device: .heartRateStrap, condition: .available, detail: strap)))
+    #expect(h.engine.indicator != .fault)
+
+    let kinds = recorded(h).map(\.kind).filter { $0 == .sensorConnected || $0 == .sensorDisconnected }
+    #expect(kinds == [.sensorConnected, .sensorDisconnected, .sensorConnected])
+    let gone = try #require(recorded(h).first { $0.kind == .sensorDisconnected })
+    #expect(gone.detail?.contains("heartRateStrap") == true && gone.detail?.contains("link lost") == true)
+    let points = h.commands.compactMap { if case .recordPoint(_, let p) = $0 { p } else { nil } }
+    #expect(points.prefix(3).allSatisfy { $0.heartRate == 140 })
+    #expect(points.last?.heartRate == nil, "a gap stays a gap")
+  }
+}

@@ -310,6 +310,47 @@ struct MigrationTests {
     #expect(last.temperature == 25.08)
   }
 
+  /// Every RR interval a strap sends is kept, in order, with the point of the second it came
+  /// in, in the same transaction as that point; none while paused, and none invented.
+  @Test func rrIntervalsAreStoredEachWithItsSecond() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    // Second 0: two intervals in one notification; second 1: one; second 2: none.
+    let seconds: [[[UInt16]]] = [[[1024, 1000]], [[980]], []]
+    for notifications in seconds {
+      h.advance(by: 1)
+      for intervals in notifications { h.send(.reading(.rrIntervals(intervals))) }
+      h.send(.tick)
+    }
+    _ = h.press(.pause)
+    h.advance(by: 1)
+    h.send(.reading(.rrIntervals([900])))  // while paused: not part of the ride
+    _ = h.press(.resume)
+    h.advance(by: 1)
+    h.send(.reading(.rrIntervals([950])))
+    h.send(.tick)
+    try store.write(h.commands, clock: testClock)
+
+    let rows = try store.rrIntervals(sessionID: 1)
+    #expect(rows.map(\.interval) == [1024, 1000, 980, 950])
+    #expect(rows.map(\.seq) == [0, 0, 1, 3])
+    #expect(rows.map(\.position) == [0, 1, 0, 0])
+    #expect(rows.first?.milliseconds == 1000)
+    #expect(try store.points(sessionID: 1).count == 4)
+
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.read { db in
+      let columns = try db.columns(in: "rr_interval").map(\.name)
+      #expect(columns == ["session_id", "seq", "position", "interval"])
+      for row in try Row.fetchAll(db, sql: "SELECT * FROM rr_interval") {
+        #expect(try RRIntervalRecord(row: row).databaseDictionary.count == columns.count)
+      }
+    }
+  }
+
   @Test func aBMP280LeavesHumidityEmpty() throws {
     let dir = TemporaryDirectory()
     let store = try recordBarometer(into: dir, seconds: 1) { _ in .barometer(pressure: 100_000, temperature: 20) }
@@ -335,6 +376,8 @@ struct MigrationTests {
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v3:%'")
         try db.execute(sql: "ALTER TABLE session DROP COLUMN snapshot_version")
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v4:%'")
+        try db.execute(sql: "DROP TABLE rr_interval")
+        try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v5:%'")
       }
       let applied = try queue.read { db in try Schema.migrator.appliedIdentifiers(db) }
       #expect(applied.count == 2)
@@ -346,6 +389,7 @@ struct MigrationTests {
     #expect(try resumable(store).session.id == 1)
     let columns = try DatabaseQueue(path: dir.database).read { db in try db.columns(in: "point").map(\.name) }
     #expect(columns.contains("pressure") && columns.contains("humidity"), "v3 applied on start")
+    #expect(try store.rrIntervals(sessionID: 1).isEmpty, "v5 applied on start")
   }
 }
 

@@ -79,6 +79,8 @@ struct StrapSession {
     var pending = client.start(now: lastHeard)
     var ready = false
     var malformed = 0
+    /// Battery level, %, as last read or notified (shown in the sensor's status).
+    var battery: Int?
     while true {
       for output in pending {
         switch output {
@@ -89,12 +91,15 @@ struct StrapSession {
         case .ready(let summary):
           ready = true
           let kinds = summary.subscribed.keys.map(\.characteristic.description).sorted().joined(separator: ", ")
-          reporter.available("\(address) (ATT MTU \(summary.mtu); \(kinds))")
+          let charge = battery.map { "; battery \($0) %" } ?? ""
+          reporter.available("\(address) (ATT MTU \(summary.mtu); \(kinds)\(charge))")
         case .value(let id, let value, _):
           let now = SystemClocks.monotonic()
           do {
             let result = try readings.update(id, value, at: now)
             for reading in result.readings { reporter.sink.post(.reading(reading)) }
+            if !result.rrIntervals.isEmpty { reporter.sink.post(.reading(.rrIntervals(result.rrIntervals))) }
+            if let percent = result.batteryPercent { battery = percent }
             malformed = 0
           } catch {
             // One bad value is dropped, not the sensor: the next one is usually fine. A run of

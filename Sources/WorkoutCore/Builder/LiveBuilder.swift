@@ -56,6 +56,12 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
   /// `ActiveSession.openedThisRun`).
   private var startedThisRun = true
   private var lapStartedThisRun = true
+  /// RR intervals since the last point, for the next one (only while running). Optional, so
+  /// that checkpoints written before it existed still decode.
+  private var pendingRR: [UInt16]?
+  /// At most this many RR intervals go with one point: 4 a second is 240 bpm, and a strap
+  /// repeating old intervals after a dropout sends a few more; beyond that is not a heart.
+  static let rrIntervalsPerPoint = 16
 
   public init(freshness: Freshness = Freshness(), elevation: ElevationTracker = ElevationTracker()) {
     self.freshness = freshness
@@ -77,6 +83,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     guard let since = countedUntil else { return }
     let seconds = max(0, now.monotonic - since)
     countedUntil = max(since, now.monotonic)
+    if state != .running { pendingRR = nil }
     guard state == .running || state == .paused else { return }
     totals.elapsed += seconds
     lapTotals.elapsed += seconds
@@ -107,6 +114,11 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     case .heartRate(let bpm):
       latest.heartRate = bpm
       latest.heartRateAt = t
+    case .rrIntervals(let intervals):
+      guard state == .running else { return }
+      var pending = pendingRR ?? []
+      pending += intervals.prefix(max(0, Self.rrIntervalsPerPoint - pending.count))
+      pendingRR = pending.isEmpty ? nil : pending
     case .cadence(let rpm):
       latest.cadence = rpm
       latest.cadenceAt = t
@@ -202,6 +214,14 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     if let watts = point.power { addSample(Double(watts), to: \.power) }
     pointCount += 1
     return point
+  }
+
+  /// The RR intervals that arrived since the last point (only while running), oldest first,
+  /// for the point just recorded; nil when none did. Kept apart from `TrackPoint`, which
+  /// stays a plain value copied on every second's path.
+  public mutating func takeRRIntervals() -> [UInt16]? {
+    defer { pendingRR = nil }
+    return pendingRR
   }
 
   /// Closes the current lap and starts the next one.

@@ -227,11 +227,13 @@ public struct DeviceWatch: Sendable, Hashable {
 
   static func notice(for status: DeviceStatus) -> Notice {
     let kind: SessionEvent.Kind =
-      switch status.condition {
-      case .absent: .deviceAbsent
-      case .available: .deviceAvailable
-      case .lost: .deviceLost
-      case .failing: .deviceFailing
+      switch (status.condition, status.device.isBLESensor) {
+      case (.available, true): .sensorConnected
+      case (.absent, true), (.lost, true): .sensorDisconnected
+      case (.absent, false): .deviceAbsent
+      case (.available, false): .deviceAvailable
+      case (.lost, false): .deviceLost
+      case (.failing, _): .deviceFailing
       }
     return Notice(
       kind: kind, device: status.device, word: status.condition.rawValue, detail: status.detail,

@@ -59,6 +59,11 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     case deviceAvailable
     case deviceLost
     case deviceFailing
+    /// A BLE sensor (strap, power meter, pod) connected, or back after it went: `detail` names it.
+    case sensorConnected
+    /// A BLE sensor went, or cannot be reached: `detail` names it and says why. The values it
+    /// gave stop; a gap stays a gap.
+    case sensorDisconnected
     case fixLost
     case fixRegained
     case storageFailing
@@ -145,6 +150,9 @@ public enum EngineCommand: Sendable, Hashable {
   /// while no session runs).
   case recordEvent(sessionID: Int64?, SessionEvent)
   case recordPoint(sessionID: Int64, TrackPoint)
+  /// A heart-rate strap's RR intervals (1/1024 s, oldest first) that arrived in the second the
+  /// point `sequence` closes; in the same step, so the same transaction, as that point.
+  case recordRRIntervals(sessionID: Int64, sequence: Int, [UInt16])
   case recordLap(sessionID: Int64, LapSummary)
   /// Save the session's state and resume snapshot.
   case saveSnapshot(ActiveSession)

@@ -243,6 +243,9 @@ public struct SessionEngine: Sendable {
       if session?.state == .running, let id = session?.id, let point = session?.builder.recordPoint(at: now) {
         lastPoint = point
         step.commands.append(.recordPoint(sessionID: id, point))
+        if let intervals = session?.builder.takeRRIntervals() {
+          step.commands.append(.recordRRIntervals(sessionID: id, sequence: point.sequence, intervals))
+        }
         if point.sequence + 1 - pointsAtCheckpoint >= Self.checkpointInterval { changed = true }
       }
     case .wakeup:

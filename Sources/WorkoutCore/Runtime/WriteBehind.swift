@@ -16,6 +16,8 @@ public struct HeldWrite: Sendable, Hashable {
       case .openSession(let s): "open session \(s.id)"
       case .recordEvent(_, let e): "event \(e.kind.rawValue)"
       case .recordPoint(let id, let p): "point \(p.sequence) of session \(id)"
+      case .recordRRIntervals(let id, let sequence, let rr):
+        "\(rr.count) RR intervals of point \(sequence) of session \(id)"
       case .recordLap(let id, let lap): "lap \(lap.number) of session \(id)"
       case .saveSnapshot(let s): "snapshot of session \(s.id)"
       case .finalizeSession(let id, _): "summary of session \(id)"

@@ -53,6 +53,9 @@ public enum SensorReading: Sendable, Hashable {
   /// no position for the ride, and a condition the rider is told about if it lasts.
   case gpsRejected(FixRejection)
   case heartRate(bpm: Int)
+  /// The RR intervals (beat-to-beat times) a heart-rate strap sent in one notification, in
+  /// 1/1024 s, oldest first (Heart Rate Service 1.0, "RR-Interval"): each is kept, not a mean.
+  case rrIntervals([UInt16])
   /// Crank cadence, revolutions per minute.
   case cadence(rpm: Double)
   case power(watts: Int)
@@ -74,6 +77,12 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
   case heartRateStrap
   case storage
   case simulation
+}
+
+extension DeviceKind {
+  /// Sensors that connect over BLE: their comings and goings are `sensorConnected` and
+  /// `sensorDisconnected` events.
+  public var isBLESensor: Bool { self == .heartRateStrap }
 }
 
 /// A change in a device's condition, reported by its source.
