@@ -34,21 +34,29 @@ btvirt -l2 -L > /tmp/btvirt.log 2>&1 &
 btvirt_pid=$!
 two_controllers() { [[ -e /sys/class/bluetooth/hci0 && -e /sys/class/bluetooth/hci1 ]]; }
 wait_for 20 two_controllers || { result "$name" FAIL "btvirt gave no two controllers: $(ls /sys/class/bluetooth)"; exit 0; }
-for hci in hci0 hci1; do btmgmt -i "$hci" power on > /dev/null 2>&1; done
-address_of() { btmgmt -i "$1" info 2> /dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-F:]*\) .*/\1/p' | head -n 1; }
+# The emulated controllers take a few seconds to be set up and get their addresses.
+address_of() {
+  btmgmt -i "$1" info < /dev/null 2> /dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]*\) .*/\1/p' |
+    grep -v '^00:00:00:00:00:00$' | head -n 1
+}
+addressed() { [[ -n $(address_of hci0) && -n $(address_of hci1) ]]; }
+wait_for 30 addressed || {
+  result "$name" FAIL "no controller addresses: $(btmgmt -i hci1 info < /dev/null 2>&1 | head -4 | xargs)"
+  exit 0
+}
+for hci in hci0 hci1; do btmgmt -i "$hci" power on < /dev/null > /dev/null 2>&1; done
 strap=$(address_of hci1) board=$(address_of hci0)
 note "board controller hci0 $board, strap controller hci1 $strap"
-[[ -n $strap && -n $board ]] || { result "$name" FAIL "no controller addresses: $(btmgmt -i hci1 info 2>&1 | head -3)"; exit 0; }
 
 strap_on() {
-  btmgmt -i hci1 power on > /dev/null 2>&1
-  btmgmt -i hci1 add-adv -c -g -u 180d 1 > /dev/null 2>&1
+  btmgmt -i hci1 power on < /dev/null > /dev/null 2>&1
+  btmgmt -i hci1 add-adv -c -g -u 180d 1 < /dev/null >> /tmp/btmgmt.log 2>&1
   python3 "$HIL_DIR/ble_strap.py" "$strap" "$strap_status" 2>> /tmp/ble-strap.err &
   strap_pid=$!
 }
 strap_off() {
   kill "$strap_pid" 2> /dev/null; wait "$strap_pid" 2> /dev/null; strap_pid=''
-  btmgmt -i hci1 power off > /dev/null 2>&1
+  btmgmt -i hci1 power off < /dev/null > /dev/null 2>&1
 }
 strap_on
 
