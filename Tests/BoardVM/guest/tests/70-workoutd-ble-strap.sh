@@ -34,29 +34,32 @@ btvirt -l2 -L > /tmp/btvirt.log 2>&1 &
 btvirt_pid=$!
 two_controllers() { [[ -e /sys/class/bluetooth/hci0 && -e /sys/class/bluetooth/hci1 ]]; }
 wait_for 20 two_controllers || { result "$name" FAIL "btvirt gave no two controllers: $(ls /sys/class/bluetooth)"; exit 0; }
+# btmgmt (BlueZ's bt_shell) quits at the end of its input before the controller has answered:
+# this runner's stdin is /dev/null, so it gets an input that stays open until it is done.
+mgmt() { timeout 10 btmgmt "$@" < <(sleep 10) 2>&1; }
 # The emulated controllers take a few seconds to be set up and get their addresses.
 address_of() {
-  btmgmt -i "$1" info < /dev/null 2> /dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]*\) .*/\1/p' |
+  mgmt -i "$1" info | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]*\) .*/\1/p' |
     grep -v '^00:00:00:00:00:00$' | head -n 1
 }
 addressed() { [[ -n $(address_of hci0) && -n $(address_of hci1) ]]; }
 wait_for 30 addressed || {
-  result "$name" FAIL "no controller addresses: $(btmgmt -i hci1 info < /dev/null 2>&1 | head -4 | xargs)"
+  result "$name" FAIL "no controller addresses: $(mgmt -i hci1 info | head -4 | xargs)"
   exit 0
 }
-for hci in hci0 hci1; do btmgmt -i "$hci" power on < /dev/null > /dev/null 2>&1; done
+for hci in hci0 hci1; do mgmt -i "$hci" power on >> /tmp/btmgmt.log; done
 strap=$(address_of hci1) board=$(address_of hci0)
 note "board controller hci0 $board, strap controller hci1 $strap"
 
 strap_on() {
-  btmgmt -i hci1 power on < /dev/null > /dev/null 2>&1
-  btmgmt -i hci1 add-adv -c -g -u 180d 1 < /dev/null >> /tmp/btmgmt.log 2>&1
+  mgmt -i hci1 power on >> /tmp/btmgmt.log
+  mgmt -i hci1 add-adv -c -g -u 180d 1 >> /tmp/btmgmt.log
   python3 "$HIL_DIR/ble_strap.py" "$strap" "$strap_status" 2>> /tmp/ble-strap.err &
   strap_pid=$!
 }
 strap_off() {
   kill "$strap_pid" 2> /dev/null; wait "$strap_pid" 2> /dev/null; strap_pid=''
-  btmgmt -i hci1 power off < /dev/null > /dev/null 2>&1
+  mgmt -i hci1 power off >> /tmp/btmgmt.log
 }
 strap_on
 
@@ -127,7 +130,7 @@ connected_events=$(timeout 10 workoutctl show "$session" --json | jq '[.events[]
 (( ${connected_events:-0} >= 1 )) || problems+=("no sensorConnected event in the session after the strap came back")
 
 if ((${#problems[@]})); then
-  note "btvirt: $(tail -n 5 /tmp/btvirt.log | xargs)"; note "strap: $(tail -n 8 "$strap_status" | xargs) $(tail -n 3 /tmp/ble-strap.err 2> /dev/null | xargs)"
+  note "btvirt: $(tail -n 5 /tmp/btvirt.log | xargs); btmgmt: $(tail -n 6 /tmp/btmgmt.log | xargs)"; note "strap: $(tail -n 8 "$strap_status" | xargs) $(tail -n 3 /tmp/ble-strap.err 2> /dev/null | xargs)"
   journalctl -u workoutd --no-pager -n 30 | grep -i -E "heartRate|BLE|strap" | tail -n 10
   result "$name" FAIL "$(IFS=';'; echo "${problems[*]}")"
 else
