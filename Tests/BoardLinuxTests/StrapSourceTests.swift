@@ -140,91 +140,79 @@ struct StrapSourceTests {
     ) { _, _ throws(SystemError) in try factory.connect() }
   }
 
-  @Test func aStrapIsDiscoveredAndItsHeartRateArrives() {
-    // 72 bpm (uint8, contact detected, one RR interval), then 0x0110 = 272 as uint16 is refused
-    // by nobody: the decoder takes it; the engine judges plausibility.
-    let factory = SensorFactory { _ in .notify([[0x16, 72, 0x00, 0x04], [0x16, 75, 0xF0, 0x03]], interval: 0.02) }
+  /// Runs a source on `factory`'s sensors while `body` looks at what it posted; stops both.
+  private func withStrap(
+    _ factory: SensorFactory, silence: Double = 15, _ body: (Collector) throws -> Void
+  ) rethrows {
     let sink = Collector()
-    let strap = source(factory)
+    let strap = source(factory, silence: silence)
     strap.start(sink: sink)
     defer {
       strap.stop()
       factory.stopAll()
     }
-    #expect(sink.wait { $0.heartRates.count >= 4 })
-    #expect(Array(sink.heartRates.prefix(4)) == [72, 75, 72, 75])
-    // Every RR interval, as sent: 0x0400 and 0x03F0 in 1/1024 s.
-    let rr = sink.all.compactMap { if case .reading(.rrIntervals(let r)) = $0 { r } else { nil } }
-    #expect(Array(rr.prefix(2)) == [[0x0400], [0x03F0]])
-    let available = sink.statuses.first
-    #expect(available?.device == .heartRateStrap && available?.condition == .available)
-    #expect(available?.detail.contains("A0:9E:1A:12:34:56") == true)
-    #expect(available?.detail.contains("0x2A37") == true)
-    #expect(available?.detail.contains("battery 87 %") == true, "\(available?.detail ?? "")")
-    #expect(factory.connects.load(ordering: .relaxed) == 1)
+    try body(sink)
+  }
+
+  @Test func aStrapIsDiscoveredAndItsHeartRateArrives() {
+    // 72 then 75 bpm, each uint8 with contact detected and one RR interval (flags 0x16).
+    let factory = SensorFactory { _ in .notify([[0x16, 72, 0x00, 0x04], [0x16, 75, 0xF0, 0x03]], interval: 0.02) }
+    withStrap(factory) { sink in
+      #expect(sink.wait { $0.heartRates.count >= 4 })
+      #expect(Array(sink.heartRates.prefix(4)) == [72, 75, 72, 75])
+      // Every RR interval, as sent: 0x0400 and 0x03F0 in 1/1024 s.
+      let rr = sink.all.compactMap { if case .reading(.rrIntervals(let r)) = $0 { r } else { nil } }
+      #expect(Array(rr.prefix(2)) == [[0x0400], [0x03F0]])
+      let available = sink.statuses.first
+      #expect(available?.device == .heartRateStrap && available?.condition == .available)
+      #expect(available?.detail.contains("A0:9E:1A:12:34:56") == true)
+      #expect(available?.detail.contains("0x2A37") == true)
+      #expect(available?.detail.contains("battery 87 %") == true, "\(available?.detail ?? "")")
+      #expect(factory.connects.load(ordering: .relaxed) == 1)
+    }
   }
 
   @Test func aStrapWithoutSkinContactGivesNoHeartRate() {
     // Contact supported (bit 2) but not detected (bit 1 clear): 60 is no one's heart rate.
     let factory = SensorFactory { _ in .notify([[0x04, 60], [0x06, 61]], interval: 0.02) }
-    let sink = Collector()
-    let strap = source(factory)
-    strap.start(sink: sink)
-    defer {
-      strap.stop()
-      factory.stopAll()
+    withStrap(factory) { sink in
+      #expect(sink.wait { $0.heartRates.count >= 3 })
+      #expect(Set(sink.heartRates) == [61])
     }
-    #expect(sink.wait { $0.heartRates.count >= 3 })
-    #expect(Set(sink.heartRates) == [61])
   }
 
   @Test func aVanishedStrapIsReportedLostAndReconnected() {
     let factory = SensorFactory { attempt in
       attempt == 1 ? .notifyThenVanish([[0x00, 80]]) : .notify([[0x00, 81]], interval: 0.02)
     }
-    let sink = Collector()
-    let strap = source(factory)
-    strap.start(sink: sink)
-    defer {
-      strap.stop()
-      factory.stopAll()
+    withStrap(factory) { sink in
+      #expect(sink.wait { $0.heartRates.contains(81) })
+      let conditions = sink.statuses.map(\.condition)
+      #expect(Array(conditions.prefix(3)) == [.available, .lost, .available])
+      #expect(sink.statuses[1].detail.contains("link lost"))
+      #expect(sink.heartRates.first == 80)
     }
-    #expect(sink.wait { $0.heartRates.contains(81) })
-    let conditions = sink.statuses.map(\.condition)
-    #expect(Array(conditions.prefix(3)) == [.available, .lost, .available])
-    #expect(sink.statuses[1].detail.contains("link lost"))
-    #expect(sink.heartRates.first == 80)
   }
 
   @Test func aSilentStrapIsLostAfterTheSilenceLimit() {
     // Discovery answered, then nothing: after 0.3 s of silence the link is dropped and retried.
     let factory = SensorFactory { _ in .notify([[0x00, 90]], interval: 3600) }
-    let sink = Collector()
-    let strap = source(factory, silence: 0.3)
-    strap.start(sink: sink)
-    defer {
-      strap.stop()
-      factory.stopAll()
+    withStrap(factory, silence: 0.3) { sink in
+      #expect(sink.wait { $0.statuses.contains { $0.condition == .lost } })
+      #expect(sink.statuses.first { $0.condition == .lost }?.detail.contains("sent nothing") == true)
+      #expect(sink.wait { $0.connects() >= 2 })
     }
-    #expect(sink.wait { $0.statuses.contains { $0.condition == .lost } })
-    #expect(sink.statuses.first { $0.condition == .lost }?.detail.contains("sent nothing") == true)
-    #expect(sink.wait { $0.connects() >= 2 })
   }
 
   @Test func malformedMeasurementsInARowAreAFault() {
     // A uint16 heart rate with one byte: the layout is broken every time.
     let factory = SensorFactory { _ in .notify([[0x01, 70]], interval: 0.01) }
-    let sink = Collector()
-    let strap = source(factory)
-    strap.start(sink: sink)
-    defer {
-      strap.stop()
-      factory.stopAll()
+    withStrap(factory) { sink in
+      #expect(sink.wait { $0.statuses.contains { $0.condition == .failing } })
+      let failing = sink.statuses.first { $0.condition == .failing }
+      #expect(failing?.detail.contains("5 malformed values in a row") == true)
+      #expect(sink.heartRates.isEmpty)
     }
-    #expect(sink.wait { $0.statuses.contains { $0.condition == .failing } })
-    let failing = sink.statuses.first { $0.condition == .failing }
-    #expect(failing?.detail.contains("5 malformed values in a row") == true)
-    #expect(sink.heartRates.isEmpty)
   }
 
   @Test func aStrapThatCannotBeReachedIsAbsent() {
