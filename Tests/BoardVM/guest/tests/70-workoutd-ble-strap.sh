@@ -7,7 +7,8 @@
 # status. The strap gone mid-ride (no longer advertising, its link closed) is a
 # sensorDisconnected event (the ride goes on); back, it is reconnected (sensorConnected) and
 # the heart rate comes back.
-# bluetoothd is stopped for this test (see the README: two ATT users of one link).
+# bluetoothd runs throughout, as on a stock Raspberry Pi OS: it manages both controllers and
+# serves its own GATT database on each; the service's L2CAP socket works beside it.
 set -uo pipefail
 # shellcheck source=../lib.sh
 source /usr/lib/workoutd-hil/lib.sh
@@ -25,11 +26,9 @@ restore() {
   [[ -n $strap_pid ]] && kill "$strap_pid" 2> /dev/null
   [[ -n $btvirt_pid ]] && kill "$btvirt_pid" 2> /dev/null
   wait 2> /dev/null
-  systemctl start bluetooth 2> /dev/null
 }
 trap restore EXIT
 
-systemctl stop bluetooth 2> /dev/null
 modprobe hci_vhci || { result "$name" FAIL "modprobe hci_vhci failed"; exit 0; }
 btvirt -l2 -L > /tmp/btvirt.log 2>&1 &
 btvirt_pid=$!
@@ -48,6 +47,9 @@ wait_for 30 addressed || {
   result "$name" FAIL "no controller addresses: $(mgmt -i hci1 info | head -4 | xargs)"
   exit 0
 }
+# The controllers appearing start bluetoothd (bluetooth.target).
+bluetoothd_active() { systemctl is-active --quiet bluetooth; }
+wait_for 30 bluetoothd_active || problems+=("bluetoothd did not start: $(systemctl is-active bluetooth)")
 for hci in hci0 hci1; do mgmt -i "$hci" power on >> /tmp/btmgmt.log; done
 strap=$(address_of hci1) board=$(address_of hci0)
 note "board controller hci0 $board, strap controller hci1 $strap"
@@ -133,10 +135,13 @@ note "reconnected after $reconnected_after s; strap log: $(grep -c connected "$s
 connected_events=$(timeout 10 workoutctl show "$session" --json | jq '[.events[] | select(.kind == "sensorConnected")] | length')
 (( ${connected_events:-0} >= 1 )) || problems+=("no sensorConnected event in the session after the strap came back")
 
+bluetoothd_active || problems+=("bluetoothd is not running at the end: $(systemctl is-active bluetooth)")
+bluetoothd=$(systemctl show -p MainPID --value bluetooth)
+
 if ((${#problems[@]})); then
   note "btvirt: $(tail -n 5 /tmp/btvirt.log | xargs); btmgmt: $(tail -n 6 /tmp/btmgmt.log | xargs)"; note "strap: $(tail -n 8 "$strap_status" | xargs) $(tail -n 3 /tmp/ble-strap.err 2> /dev/null | xargs)"
   journalctl -u workoutd --no-pager -n 30 | grep -i -E "heartRate|BLE|strap" | tail -n 10
   result "$name" FAIL "$(IFS=';'; echo "${problems[*]}")"
 else
-  result "$name" PASS "strap $strap connected in $connected_after s; $with_hr points with $min_hr..$max_hr bpm, $rr_count RR intervals; gone: sensorDisconnected, ride went on; back: sensorConnected in $reconnected_after s"
+  result "$name" PASS "strap $strap connected in $connected_after s; $with_hr points with $min_hr..$max_hr bpm, $rr_count RR intervals; gone: sensorDisconnected, ride went on; back: sensorConnected in $reconnected_after s; bluetoothd running (pid $bluetoothd)"
 fi
