@@ -49,12 +49,8 @@ public final class GPSFake {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     outputPath = directory.appendingPathComponent("reports.json").path
     errorPath = directory.appendingPathComponent("stderr.txt").path
-    // -W: gpsfake gives up on a replay after 60 s by default ("Test timed out: maybe increase
-    // WRITE_PAD"), which a loaded 2-core CI machine was seen to reach; the callers bound their
-    // own waits at 120 s.
     var arguments = [
       "/usr/bin/gpsfake", "-q", "-p", "-r", #"?WATCH={"json":true}"#, "-c", String(cycle), "-P", String(port),
-      "-W", "110",
     ]
     if singleShot { arguments.insert("-1", at: 1) }
     arguments.append(Self.fixtures + "/" + capture)
