@@ -122,8 +122,10 @@ struct StrapSession {
         throw DeviceProblem(
           condition: .lost, description: "\(address) sent nothing for \(Int(settings.silenceLimit)) s")
       }
-      var deadline = lastHeard + settings.silenceLimit
-      if let transaction = client.deadline { deadline = min(deadline, transaction) }
+      // The silence limit counts once measurements flow; before that a request is outstanding
+      // and its ATT timeout bounds the wait (a deadline left in the past would make poll spin).
+      var deadline: Double? = ready ? lastHeard + settings.silenceLimit : nil
+      if let transaction = client.deadline { deadline = min(deadline ?? transaction, transaction) }
       var descriptors = [pollfd(fd: bearer.descriptor, events: Int16(POLLIN), revents: 0)]
       do {
         if try signal.poll(&descriptors, until: deadline) { return }
