@@ -86,7 +86,7 @@ run: build
 	wait $$pid; rc=$$?; \
 	if [ $$rc -ne 0 ]; then tail -20 $$dir/workoutd.log; exit $$rc; fi; \
 	echo; $$bin/workoutctl show 1 --state-dir $$dir --runtime-dir $$dir/run; \
-	echo; echo "data: $$dir/workoutd.db (SQLite; tables session, event, point, lap)"; \
+	echo; echo "data: $$dir/workoutd.db (SQLite; tables session, event, point, lap, rr_interval)"; \
 	echo "      $$bin/workoutctl sessions --state-dir $$dir"
 
 test: deps lint versions
