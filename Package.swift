@@ -32,6 +32,7 @@ let package = Package(
     ),
     .target(name: "CLinuxShims", cSettings: fortified),
     // libgps from Debian's libgps-dev: gpsd 3.22 (API major 11, bookworm) or 3.25 (API 14, trixie).
+    // Only the tests link it: they check our gpsd JSON decoder against libgps's own, line by line.
     .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
     // libgpiod 1.6 (v1 API, bookworm) or 2.x (v2 API, trixie) behind one small C API.
     .target(name: "CGPIOD", cSettings: fortified, linkerSettings: [.linkedLibrary("gpiod")]),
@@ -43,7 +44,7 @@ let package = Package(
     .target(
       name: "BoardLinux",
       dependencies: [
-        "WorkoutCore", "SensorProtocols", "LinuxSupport", "CGPS", "CGPIOD", "CLinuxShims", "CBluetooth",
+        "WorkoutCore", "SensorProtocols", "LinuxSupport", "CGPIOD", "CLinuxShims", "CBluetooth",
       ]),
     .target(
       name: "WorkoutDaemon",
@@ -86,7 +87,7 @@ let package = Package(
     .target(name: "BLEFuzzChecks", dependencies: ["SensorProtocols"], path: "Tests/Fuzz/Checks"),
     .testTarget(
       name: "BoardLinuxTests",
-      dependencies: ["BoardLinux", "LinuxSupport", "SensorProtocols", "WorkoutCore", "WorkoutTestSupport"]),
+      dependencies: ["BoardLinux", "LinuxSupport", "SensorProtocols", "WorkoutCore", "WorkoutTestSupport", "CGPS"]),
     .testTarget(name: "BoardSimTests", dependencies: ["BoardSim", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(
       name: "WorkoutDaemonTests",

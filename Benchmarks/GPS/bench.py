@@ -126,7 +126,7 @@ def main():
           f"({ours_connected:.3f} s once connected; {fields['accepted']} of {fields['position_reports']} fixes "
           f"accepted at 20 m, {float(fields['distance_m']):.0f} m)")
     print(f"  of which our own code (mapping + acceptance + Kalman + distance): {pure:6.2f} µs/fix")
-    print(f"  the rest is libgps (recv, JSON parsing) and the process, as for gpxlogger")
+    print(f"  the rest is reading and decoding gpsd's JSON (recv, GPSDJSON) and the process, as libgps is for gpxlogger")
 
     # Full rate: the same JSON gpsd sent, replayed by a bare TCP server as fast as each client
     # reads it, to each client alone: the cost per report without gpsd's pacing and scheduling.

@@ -1,9 +1,8 @@
 // gps-bench: our per-fix cost on a gpsd replay, to compare with gpxlogger's on the same replay.
 //
-// Connects to gpsd like GPSDSource does (libgps through GPSDConnection: blocking reads bounded
-// by a receive timeout) and, for every report, does what the board does for a fix: copy the TPV
-// out of gps_data_t, map it (GPSDMapping), judge it (FixQualityFilter), and run the accepted ones
-// through the Kalman filter and the distance accumulator (GPSTrack). It exits when gpsd closes
+// Connects to gpsd like GPSDSource does (GPSDConnection: a non-blocking socket, polled) and,
+// for every report, does what the board does for a fix: decode the TPV (GPSDJSON), map it
+// (GPSDMapping), judge it (FixQualityFilter), and run the accepted ones through the Kalman filter and the distance accumulator (GPSTrack). It exits when gpsd closes
 // the connection and prints one line of `key=value` pairs:
 // - process_cpu_s: the whole process's CPU time (getrusage), what gpxlogger is compared on;
 // - connected_cpu_s: the same from the moment it connected (without start-up and retries);
@@ -50,13 +49,7 @@ let arguments = CommandLine.arguments
 let host = arguments.count > 1 ? arguments[1] : "127.0.0.1"
 let port = arguments.count > 2 ? arguments[2] : "2947"
 
-let connection: GPSDConnection
-do {
-  connection = try GPSDConnection()
-} catch {
-  print("gps-bench: \(error)")
-  exit(2)
-}
+let connection = GPSDConnection()
 // gpsd may not be listening yet: retry for up to 10 s.
 var connected = false
 for _ in 0..<500 {

@@ -80,20 +80,35 @@ extension GPSDLive {
       #expect(regained.contains { $0 >= 1.2 })
     }
 
-    @Test("libgps's error for a port nobody listens on is a typed open error with gpsd's words")
+    @Test("a port nobody listens on is a typed open error naming the endpoint and the errno")
     func refused() throws {
-      let connection = try GPSDConnection()
+      let connection = GPSDConnection()
+      let port = GPSFake.freePort()
       do {
-        try connection.open(host: "127.0.0.1", port: String(GPSFake.freePort()))
+        try connection.open(host: "127.0.0.1", port: String(port))
         Issue.record("connected to a closed port")
       } catch {
         #expect(error.operation == .open)
-        #expect(error.code < 0)
-        #expect(!error.message.isEmpty)
-        print("gps_open on a closed port: \(error) (code \(error.code))")
+        #expect(error.code == ECONNREFUSED)
+        #expect(error.message == "cannot connect to 127.0.0.1:\(port): Connection refused")
       }
       #expect(!connection.isOpen)
       #expect(throws: GPSDError.self) { try connection.read() }
+    }
+
+    @Test("a host that does not resolve is a typed open error with the resolver's words")
+    func unresolvable() {
+      let connection = GPSDConnection()
+      do {
+        try connection.open(host: "no-such-host.invalid", port: "2947")
+        Issue.record("resolved an .invalid name")
+      } catch {
+        #expect(error.operation == .open)
+        #expect(error.code == 0)
+        #expect(error.message.hasPrefix("cannot resolve no-such-host.invalid:2947: "))
+        #expect(error.message.count > "cannot resolve no-such-host.invalid:2947: ".count)
+      }
+      #expect(!connection.isOpen)
     }
 
     @Test("an unknown host is absent, not a crash")

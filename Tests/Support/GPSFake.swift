@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// In pipe mode (`-p`) gpsfake is itself a JSON client of the gpsd it started and writes every
 /// report it receives to stdout: that is the reference, "what gpsd sent in this run", captured
-/// into a file while our `GPSDSource` reads the same gpsd through libgps.
+/// into a file while our `GPSDSource` reads the same gpsd.
 public final class GPSFake {
   public static let fixtures: String = {
     var url = URL(fileURLWithPath: #filePath)

@@ -1,5 +1,4 @@
 import CGPIOD
-import CGPS
 import Foundation
 import LinuxSupport
 
@@ -102,9 +101,9 @@ final class GPIOChip: @unchecked Sendable {
 let gpioConsumer = "workoutd"
 
 /// The C libraries the real board's devices are built on, for the start-up log: "libgpiod 2.2.1
-/// (v2 API), libgps API 14.0".
+/// (v2 API)". (gpsd is spoken to in its JSON protocol; its release is logged on connecting.)
 public enum LinuxBoardLibraries {
   public static var description: String {
-    "\(GPIOChip.library), libgps API \(cgps_api_major()).\(cgps_api_minor())"
+    GPIOChip.library
   }
 }

@@ -1,4 +1,3 @@
-import CGPS
 import CLinuxShims
 import LinuxSupport
 import SensorProtocols
@@ -7,34 +6,37 @@ import SensorProtocols
   import Glibc
 #endif
 
-/// A libgps call that failed.
+/// A gpsd connection that failed: what was being done, the errno, and a message naming the
+/// endpoint.
 public struct GPSDError: Error, Sendable, Hashable, CustomStringConvertible {
   public enum Operation: String, Sendable, Hashable {
-    /// `gps_open`: gpsd not running, host unknown, port refused.
+    /// Resolving and connecting: gpsd not running, host unknown, port refused.
     case open
-    /// `gps_stream`: the WATCH command could not be sent.
+    /// Sending the WATCH command.
     case stream
-    /// `gps_read`: the connection closed or broke (gpsd stopped, restarted, or dropped us as a
-    /// slow reader), or a line overflowed libgps's buffer.
+    /// Reading: the connection closed or broke (gpsd stopped, restarted, or dropped us as a
+    /// slow reader), or the peer sent a line too long to be gpsd's.
     case read
-    /// No memory for `gps_data_t`.
-    case allocate
   }
 
   public var operation: Operation
-  /// The negative code libgps returned through errno (`NL_NOCONNECT` = -6 ...), a positive
-  /// errno, or 0 when libgps said nothing more.
+  /// The errno of the failed call, or 0 when there is none (a name that did not resolve, a
+  /// closed connection).
   public var code: Int32
-  /// `gps_errstr(code)`, or a plain description when there is no code.
   public var message: String
 
-  public var description: String { "gps_\(operation.rawValue): \(message)" }
+  public init(operation: Operation, code: Int32, message: String) {
+    self.operation = operation
+    self.code = code
+    self.message = message
+  }
+
+  public var description: String { "gpsd \(operation.rawValue): \(message)" }
 }
 
 /// One report read from gpsd.
 public enum GPSDMessage: Sendable {
-  /// A TPV, copied out of `gps_data_t` (`set` cleared before the read, so the mask is this
-  /// report's own).
+  /// A TPV, decoded as libgps decodes it (`GPSDJSON.tpv`).
   case tpv(TPVSnapshot)
   /// gpsd's VERSION greeting: its release ("3.22").
   case version(String)
@@ -44,32 +46,37 @@ public enum GPSDMessage: Sendable {
   case devices(count: Int)
   /// gpsd's ERROR report.
   case error(String)
-  /// Another class (SKY, WATCH, DEVICES, GST, ...), named when the line says.
+  /// Another class (SKY, WATCH, GST, ...), or a line that is not a report this client reads,
+  /// named when the line says.
   case other(String?)
 }
 
-/// One connection to gpsd: libgps's `gps_open` and `gps_stream(WATCH_ENABLE|WATCH_JSON)` to
-/// connect and ask for JSON reports, the socket read here, each line parsed by libgps's
-/// `gps_unpack`, `gps_close`. Use it from one thread at a time (it keeps its line buffer);
+/// One connection to gpsd, speaking its JSON protocol (gpsd_json(5)) as libgps does: a TCP
+/// connection, `?WATCH={"enable":true,"json":true};` (the bytes libgps's
+/// `gps_stream(WATCH_ENABLE|WATCH_JSON)` sends), then one JSON report a line, each decoded by
+/// `GPSDJSON` to the values libgps's `gps_unpack` gives (checked line by line against libgps
+/// in BoardLinuxTests). Use it from one thread at a time (it keeps its line buffer);
 /// `GPSDSource` owns one.
 ///
-/// Facts it is built on (libgps 3.22, API 11):
-/// - `gps_data_t` is ~24 KB: allocated on the heap once and reused across reconnects.
-/// - `set` is not cleared by `gps_unpack`: it is cleared here before each line, and a TPV is
-///   recognised by `STATUS_SET`, which libgps sets for TPVs only.
+/// Why not libgps itself: it was only ever used for connecting and `gps_unpack`, and linking
+/// it brings libstdc++, libdbus, libsystemd, libgcrypt and five more libraries into the
+/// service (about 2 MiB of its resident memory on a board, and its start-up), with an API that
+/// changes between Debian releases (API 11 in bookworm's 3.22, 14 in trixie's 3.25). gpsd's
+/// JSON protocol is its documented client interface, the same in both.
+///
+/// Facts it is built on:
+/// - gpsd sends its VERSION greeting first on every connection, then, after WATCH, DEVICES,
+///   WATCH, and reports (TPV, SKY, ...) of up to `GPS_JSON_RESPONSE_MAX` (4096) bytes a line.
 /// - The socket is non-blocking. A reader polls it (with its stop signal, and no timeout unless
 ///   it has a deadline of its own) and reads until nil, or reads whenever it chooses to look
 ///   (the engine, at its tick): a gpsd that stalls mid-line blocks nothing.
 /// - Each packet is stamped by the kernel on arrival (SO_TIMESTAMPNS, CLOCK_REALTIME). For TCP
 ///   the stamp given with a read is the newest packet's, so reports read in one batch share it;
 ///   `GPSDSourceLoop` places earlier epochs of a batch by their GPS times.
-/// - libgps writes with `write()`, so a write to a gpsd that has gone raises SIGPIPE: call it
-///   from a thread that blocks SIGPIPE (`GPSDSource`'s thread does), or ignore SIGPIPE in the
-///   process. Reading never writes.
+/// - Writes use `MSG_NOSIGNAL`: a gpsd that has gone is an error, never SIGPIPE.
 public final class GPSDConnection {
-  private let data: UnsafeMutablePointer<gps_data_t>
-  private var line: [CChar]
-  public private(set) var isOpen = false
+  private var socket: TCPSocket?
+  public var isOpen: Bool { socket != nil }
   /// When the report `read()` last returned arrived: CLOCK_REALTIME seconds of the kernel's
   /// stamp on the newest packet of the `recv` that completed its line.
   public private(set) var lastArrival: Double?
@@ -80,18 +87,17 @@ public final class GPSDConnection {
   private var completeLines: [(end: Int, arrival: Double)] = []
   private var completeHead = 0
   private var chunk = [UInt8](repeating: 0, count: 16_384)
-  /// The line handed to `gps_unpack` (which wants it writable and NUL-terminated).
-  private var whole: [CChar] = []
+  /// The first bytes of the line `read()` last returned, for messages about a peer that is
+  /// not gpsd.
+  private var lineStart: [UInt8] = []
 
-  /// The report classes decoded; the rest are only named.
-  static let classesUsed: Set<String> = ["TPV", "VERSION", "DEVICE", "DEVICES", "ERROR"]
   /// Bytes received on this connection (to tell a silent peer from one that sends garbage).
   public private(set) var bytesReceived = 0
 
   /// The start of the line `read()` last returned, printable, for messages about a peer that
   /// is not gpsd.
   public var lastLineStart: String {
-    let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    let text = String(decoding: lineStart.prefix(while: { $0 != 0 }), as: UTF8.self)
     let shown = text.prefix(40).map {
       $0.isASCII && ($0.isLetter || $0.isNumber || $0.isPunctuation || $0 == " " || $0.isSymbol) ? String($0) : "?"
     }
@@ -102,59 +108,49 @@ public final class GPSDConnection {
   /// satellites); a peer sending more without a newline is not speaking gpsd's protocol.
   public static let maximumLineLength = 65_536
 
-  /// The maximum line copied for classification (gpsd's own JSON lines are ≤ 4 KB; a longer
-  /// one is only truncated in the copy, libgps still parses it whole).
-  public static let lineBufferSize = 8_192
+  /// What libgps's `gps_stream` sends to start and to stop JSON reports.
+  static let watchEnable = Array(#"?WATCH={"enable":true,"json":true};"#.utf8)
+  static let watchDisable = Array(#"?WATCH={"enable":false};"#.utf8)
 
-  public init() throws(GPSDError) {
-    guard let data = cgps_alloc() else {
-      throw GPSDError(operation: .allocate, code: ENOMEM, message: "no memory for gps_data_t")
-    }
-    self.data = data
-    self.line = [CChar](repeating: 0, count: Self.lineBufferSize)
-  }
+  public init() {}
 
   deinit {
     close()
-    cgps_free(data)
   }
 
-  /// Connects (`gps_open`) and asks for JSON reports (`gps_stream(WATCH_ENABLE|WATCH_JSON)`).
-  /// The socket stays non-blocking, as libgps leaves it: `read()` never waits; wait for
-  /// `fileDescriptor` to be readable (poll) before reading again.
+  /// Connects and asks for JSON reports (WATCH). The socket is then non-blocking: `read()`
+  /// never waits; wait for `fileDescriptor` to be readable (poll) before reading again.
+  /// Connecting blocks (DNS, a remote host): call it where that stalls nothing else.
   public func open(host: String, port: String) throws(GPSDError) {
     close()
-    cgps_reset(data)
-    cgps_set_errno(0)
-    let status = gps_open(host, port, data)
-    if status != 0 {
-      let code = cgps_errno()
-      throw GPSDError(operation: .open, code: code, message: Self.describe(code, fallback: "cannot connect"))
-    }
-    isOpen = true
     received.removeAll(keepingCapacity: true)
     receivedHead = 0
     completeLines.removeAll()
     completeHead = 0
     lastArrival = nil
     bytesReceived = 0
-    let fd = cgps_fd(data)
-    if fd >= 0 {
-      let flags = fcntl(fd, F_GETFL)
-      if flags >= 0 { _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
-      // Without stamps (a kernel that refuses them) a line's arrival is the time it is read.
-      _ = shim_socket_stamp_arrivals(fd)
+    lineStart.removeAll()
+    let connected: TCPSocket
+    do {
+      connected = try TCPSocket.connect(host: host, port: port)
+    } catch {
+      throw GPSDError(operation: .open, code: error.errno, message: error.description)
     }
-    cgps_set_errno(0)
-    if gps_stream(data, cgps_watch_enable_json(), nil) != 0 {
-      let code = cgps_errno()
-      close(saying: false)
-      throw GPSDError(operation: .stream, code: code, message: Self.describe(code, fallback: "cannot send WATCH"))
+    // Without stamps (a kernel that refuses them) a line's arrival is the time it is read.
+    _ = shim_socket_stamp_arrivals(connected.descriptor)
+    do {
+      try connected.setNonBlocking()
+      try connected.send(Self.watchEnable)
+    } catch {
+      connected.close()
+      throw GPSDError(
+        operation: .stream, code: error.errno, message: "cannot send WATCH to \(host):\(port): \(error)")
     }
+    socket = connected
   }
 
   /// The connection's socket (to poll for POLLIN), -1 when closed.
-  public var fileDescriptor: Int32 { isOpen ? cgps_fd(data) : -1 }
+  public var fileDescriptor: Int32 { socket?.descriptor ?? -1 }
 
   /// One report, nil when no complete line is buffered or waiting on the socket (it never
   /// blocks: call it until nil after each POLLIN, or whenever the caller chooses to look, since
@@ -162,62 +158,56 @@ public final class GPSDConnection {
   /// sends what cannot be gpsd's (a line longer than `maximumLineLength`); the connection is
   /// then closed. `lastArrival` tells when the returned report arrived.
   ///
-  /// The socket is read here, not by `gps_read`, so that the kernel's arrival stamp
-  /// (SO_TIMESTAMPNS) comes with the data: a reader that takes its reports a second late (the
-  /// engine, at its tick) still knows when each came. Each line is handed to libgps's own
-  /// parser, `gps_unpack`, as `gps_read` would.
+  /// The socket is read here so that the kernel's arrival stamp (SO_TIMESTAMPNS) comes with
+  /// the data: a reader that takes its reports a second late (the engine, at its tick) still
+  /// knows when each came.
   public func read() throws(GPSDError) -> GPSDMessage? {
     guard isOpen else {
       throw GPSDError(operation: .read, code: 0, message: "not connected")
     }
     guard let next = try nextLine() else { return nil }
     lastArrival = next.arrival
-    let length = min(next.bytes.count, line.count - 1)
-    line.withUnsafeMutableBufferPointer { buffer in
-      for i in 0..<length { buffer[i] = CChar(bitPattern: next.bytes[next.bytes.startIndex + i]) }
-      buffer[length] = 0
-    }
-    let name = reportClass()
-    if let name, !Self.classesUsed.contains(name) {
-      // A SKY (the largest report of an epoch), WATCH, DEVICES, GST...: nothing here uses
-      // them, so libgps need not decode them.
-      return .other(name)
-    }
-    whole.removeAll(keepingCapacity: true)
-    whole.append(contentsOf: next.bytes.lazy.map { CChar(bitPattern: $0) })
-    whole.append(0)
-    cgps_clear_set(data)
-    _ = whole.withUnsafeMutableBufferPointer { gps_unpack($0.baseAddress, data) }
-    let set = cgps_set(data)
-    if set & cgps_mask_status() != 0 {
-      var raw = cgps_tpv()
-      cgps_copy_tpv(data, &raw)
-      return .tpv(Self.snapshot(raw))
-    }
-    if set & cgps_mask_version() != 0 {
-      return .version(String(cString: cgps_version_release(data)))
-    }
+    lineStart.removeAll(keepingCapacity: true)
+    lineStart.append(contentsOf: next.bytes.prefix(64))
+    return next.bytes.withUnsafeBufferPointer { Self.decode($0) }
+  }
+
+  /// One line as a message: the class is read from the line's start (gpsd writes it first)
+  /// and only the classes used are decoded; a SKY (the largest report of an epoch) is only
+  /// named.
+  static func decode(_ line: UnsafeBufferPointer<UInt8>) -> GPSDMessage {
+    let name =
+      reportClass(line)
+      ?? GPSDJSON.members(of: line).flatMap { members in
+        members.first { $0.key == "class" }.flatMap { if case .string(let s) = $0.value { s } else { nil } }
+      }
     switch name {
+    case "TPV":
+      if let snapshot = GPSDJSON.tpv(from: line) { return .tpv(snapshot) }
+    case "VERSION":
+      if let release = GPSDJSON.versionRelease(from: line) { return .version(release) }
     case "DEVICE":
-      // libgps sets no mask bit for `"activated":0`, so the raw line is decoded here.
-      let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-      if let report = GPSDJSON.device(from: text) { return .device(report) }
-      return .other(name)
+      if let report = GPSDJSON.device(from: line) { return .device(report) }
     case "DEVICES":
       // Each open receiver is one DEVICE object in the list (gpsd_json(5)).
-      let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+      let text = String(decoding: line, as: UTF8.self)
       return .devices(count: max(0, text.components(separatedBy: "{\"class\":\"DEVICE\"").count - 1))
     case "ERROR":
-      let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-      if let members = GPSDJSON.members(of: text),
-        let message = members.first(where: { $0.key == "message" }), case .string(let s) = message.value
-      {
-        return .error(s)
-      }
-      return .error(text)
+      return .error(GPSDJSON.errorMessage(from: line) ?? String(decoding: line, as: UTF8.self))
     default:
-      return .other(name)
+      break
     }
+    return .other(name)
+  }
+
+  /// The `class` at the start of a line, `{"class":"NAME"`, without decoding the rest.
+  private static func reportClass(_ line: UnsafeBufferPointer<UInt8>) -> String? {
+    let prefix = #"{"class":""#.utf8
+    guard line.count > prefix.count + 1, line.starts(with: prefix) else { return nil }
+    var end = prefix.count
+    while end < min(line.count, prefix.count + 16), line[end] != 34 { end += 1 }
+    guard end < line.count, line[end] == 34 else { return nil }
+    return String(decoding: UnsafeBufferPointer(rebasing: line[prefix.count..<end]), as: UTF8.self)
   }
 
   /// The next complete line (without its newline) and when it arrived; reads the socket
@@ -232,17 +222,17 @@ public final class GPSDConnection {
       }
       var arrival = -Double.infinity
       let got = chunk.withUnsafeMutableBytes { buffer in
-        shim_receive_stamped(cgps_fd(data), buffer.baseAddress, buffer.count, &arrival)
+        shim_receive_stamped(fileDescriptor, buffer.baseAddress, buffer.count, &arrival)
       }
       if got < 0 {
         let code = errno
         if code == EAGAIN || code == EWOULDBLOCK { return nil }
         if code == EINTR { continue }
         close(saying: false)
-        throw GPSDError(operation: .read, code: code, message: Self.describe(code, fallback: "recv failed"))
+        throw GPSDError(operation: .read, code: code, message: String(cString: strerror(code)))
       }
       if got == 0 {
-        // The peer is gone: no WATCH_DISABLE (writing to it would raise SIGPIPE).
+        // The peer is gone: nothing to say to it.
         close(saying: false)
         throw GPSDError(operation: .read, code: 0, message: "connection closed by gpsd")
       }
@@ -269,73 +259,22 @@ public final class GPSDConnection {
     return (bytes, arrival)
   }
 
-  /// Closes without a word to the peer (it is not gpsd, or not answering): nothing is
-  /// written, so a peer that has gone raises no SIGPIPE on any thread.
+  /// Closes without a word to the peer (it is not gpsd, or not answering).
   public func abandon() {
     close(saying: false)
   }
 
-  /// `gps_stream(WATCH_DISABLE)` then `gps_close`; harmless when not open.
+  /// Says `?WATCH={"enable":false};` (as libgps's `gps_stream(WATCH_DISABLE)`) and closes;
+  /// harmless when not open.
   public func close() {
     close(saying: true)
   }
 
   private func close(saying goodbye: Bool) {
-    guard isOpen else { return }
-    if goodbye { _ = gps_stream(data, cgps_watch_disable(), nil) }
-    _ = gps_close(data)
-    isOpen = false
-  }
-
-  /// The `class` at the start of the copied line (gpsd writes it first), without decoding
-  /// the whole line.
-  private func reportClass() -> String? {
-    line.withUnsafeBufferPointer { buffer -> String? in
-      let prefix: [UInt8] = Array("{\"class\":\"".utf8)
-      guard buffer.count > prefix.count + 1 else { return nil }
-      for (i, byte) in prefix.enumerated() where UInt8(bitPattern: buffer[i]) != byte { return nil }
-      var end = prefix.count
-      while end < min(buffer.count, prefix.count + 16), buffer[end] != 0, buffer[end] != 34 { end += 1 }
-      guard end < buffer.count, buffer[end] == 34 else { return nil }
-      let bytes = (prefix.count..<end).map { UInt8(bitPattern: buffer[$0]) }
-      return String(decoding: bytes, as: UTF8.self)
-    }
-  }
-
-  /// libgps's flat copy as the Swift snapshot, the mask translated bit by bit.
-  static func snapshot(_ raw: cgps_tpv) -> TPVSnapshot {
-    TPVSnapshot(
-      fields: fieldMask(raw.set), mode: Int(raw.mode), status: Int(raw.status),
-      time: raw.time_sec != 0 || raw.time_nsec != 0
-        ? GPSDTime(seconds: raw.time_sec, nanoseconds: raw.time_nsec) : nil,
-      timeError: raw.ept, latitude: raw.latitude, longitude: raw.longitude,
-      altitudeHAE: raw.alt_hae, altitudeMSL: raw.alt_msl, geoidSeparation: raw.geoid_sep,
-      eph: raw.eph, epx: raw.epx, epy: raw.epy, epv: raw.epv, track: raw.track, speed: raw.speed,
-      eps: raw.eps, climb: raw.climb, leapSeconds: Int(raw.leap_seconds))
-  }
-
-  /// libgps's `set` bits as `GPSDFieldMask`.
-  static func fieldMask(_ set: UInt64) -> GPSDFieldMask {
-    var mask: GPSDFieldMask = []
-    if set & cgps_mask_time() != 0 { mask.insert(.time) }
-    if set & cgps_mask_timerr() != 0 { mask.insert(.timeError) }
-    if set & cgps_mask_latlon() != 0 { mask.insert(.position) }
-    if set & cgps_mask_altitude() != 0 { mask.insert(.altitude) }
-    if set & cgps_mask_speed() != 0 { mask.insert(.speed) }
-    if set & cgps_mask_track() != 0 { mask.insert(.track) }
-    if set & cgps_mask_climb() != 0 { mask.insert(.climb) }
-    if set & cgps_mask_status() != 0 { mask.insert(.status) }
-    if set & cgps_mask_mode() != 0 { mask.insert(.mode) }
-    if set & cgps_mask_herr() != 0 { mask.insert(.horizontalError) }
-    if set & cgps_mask_verr() != 0 { mask.insert(.verticalError) }
-    if set & cgps_mask_speederr() != 0 { mask.insert(.speedError) }
-    return mask
-  }
-
-  /// `gps_errstr` for libgps's negative codes, `strerror` for positive errno values.
-  static func describe(_ code: Int32, fallback: String) -> String {
-    if code < 0, let text = gps_errstr(code) { return String(cString: text) }
-    if code > 0, let text = strerror(code) { return String(cString: text) }
-    return fallback
+    guard let socket else { return }
+    // A full or gone peer is not waited on: the goodbye is a courtesy.
+    if goodbye { try? socket.send(Self.watchDisable, timeout: 0) }
+    socket.close()
+    self.socket = nil
   }
 }

@@ -55,7 +55,7 @@ public enum GPSDSourceTrace: Sendable {
 
 /// GPS from gpsd: the board's `DeviceSource` for position fixes.
 ///
-/// It connects to gpsd through libgps (`GPSDConnection`), maps each TPV (`GPSDMapping`),
+/// It connects to gpsd (`GPSDConnection`, gpsd's JSON protocol), maps each TPV (`GPSDMapping`),
 /// filters it (`FixQualityFilter`), merges an epoch's TPVs (`GPSEpochAssembler`) and posts:
 /// - `.reading(.gps(fix))` for every accepted fix (one per epoch);
 /// - `.reading(.gpsNoFix)` when the reports go from usable to unusable (no fix, or a fix
@@ -209,13 +209,7 @@ struct GPSDSourceThread {
 
   func run() {
     defer { shared.withLoop { $0.stopped() } }
-    let connection: GPSDConnection
-    do {
-      connection = try GPSDConnection()
-    } catch {
-      shared.withLoop { $0.post(.failing, "gpsd client: \(error)", emit: postNow) }
-      return
-    }
+    let connection = GPSDConnection()
     while !signal.isStopRequested {
       // Connecting may block (a remote host, DNS): never while the engine could be waiting.
       do {

@@ -1,12 +1,12 @@
 import WorkoutCore
 
-/// gpsd's JSON reports ("{"class":"TPV",...}" lines), decoded without I/O: the same split as
-/// libgps's `gps_unpack`, which parses a line apart from reading it.
+/// gpsd's JSON reports ("{"class":"TPV",...}" lines, gpsd_json(5)), decoded without I/O: the
+/// same split as libgps's `gps_unpack`, which parses a line apart from reading it.
 ///
-/// BoardLinux reads through libgps, which fills `gps_data_t`; this decoder exists so that the
-/// same `TPVSnapshot` can come from a recorded JSON stream (gpsd's `.chk` regression files,
-/// `gpspipe -w` captures) for tests and replays, and so that BoardLinux can classify the raw
-/// line libgps hands back (libgps gives a DEVICE report with `"activated":0` no mask bit).
+/// BoardLinux's gpsd client reads the socket and decodes each line here; the values are those
+/// libgps would give (checked against libgps's own `gps_unpack`, line by line over gpsd's
+/// regression captures, by BoardLinuxTests), and the same decoder reads recorded streams (gpsd's
+/// `.chk` files, `gpspipe -w` captures) for tests and replays.
 ///
 /// The decoder is total: any byte sequence gives a value or nil, never a trap. Objects nested
 /// deeper than 32 levels, or lines longer than `maximumLineLength`, are refused.
@@ -56,9 +56,18 @@ public enum GPSDJSON {
   /// `libgps_json_unpack`): absent reals are NaN, an absent time is nil, an absent mode is 0,
   /// and `fields` is derived from which values are finite. nil for anything but a TPV object.
   public static func tpv(from line: some StringProtocol) -> TPVSnapshot? {
-    guard let members = members(of: line) else { return nil }
+    let bytes = Array(line.utf8)
+    return bytes.withUnsafeBufferPointer { tpv(from: $0) }
+  }
+
+  /// As `tpv(from:)`, over raw bytes (the line as read from gpsd's socket).
+  public static func tpv(from bytes: UnsafeBufferPointer<UInt8>) -> TPVSnapshot? {
+    guard let members = members(of: bytes) else { return nil }
     var isTPV = false
     var snapshot = TPVSnapshot()
+    // Read only for the altitude bit, as libgps counts them: the deprecated "alt" and a
+    // marine receiver's "depth".
+    var otherAltitude = false
     for (key, value) in members {
       switch (key, value) {
       case ("class", .string(let name)): isTPV = name == "TPV"
@@ -80,6 +89,7 @@ public enum GPSDJSON {
       case ("speed", .number(let n)): snapshot.speed = n
       case ("eps", .number(let n)): snapshot.eps = n
       case ("climb", .number(let n)): snapshot.climb = n
+      case ("alt", .number(let n)), ("depth", .number(let n)): if n.isFinite { otherAltitude = true }
       default: break
       }
     }
@@ -89,7 +99,7 @@ public enum GPSDJSON {
     if snapshot.time != nil { fields.insert(.time) }
     if snapshot.timeError.isFinite { fields.insert(.timeError) }
     if snapshot.longitude.isFinite { fields.insert(.position) }
-    if snapshot.altitudeHAE.isFinite || snapshot.altitudeMSL.isFinite { fields.insert(.altitude) }
+    if snapshot.altitudeHAE.isFinite || snapshot.altitudeMSL.isFinite || otherAltitude { fields.insert(.altitude) }
     if snapshot.epx.isFinite && snapshot.epy.isFinite { fields.insert(.horizontalError) }
     if snapshot.epv.isFinite { fields.insert(.verticalError) }
     if snapshot.track.isFinite { fields.insert(.track) }
@@ -112,7 +122,13 @@ public enum GPSDJSON {
 
   /// Decodes a DEVICE line; nil for anything else.
   public static func device(from line: some StringProtocol) -> DeviceReport? {
-    guard let members = members(of: line) else { return nil }
+    let bytes = Array(line.utf8)
+    return bytes.withUnsafeBufferPointer { device(from: $0) }
+  }
+
+  /// As `device(from:)`, over raw bytes.
+  public static func device(from bytes: UnsafeBufferPointer<UInt8>) -> DeviceReport? {
+    guard let members = members(of: bytes) else { return nil }
     var isDevice = false
     var report = DeviceReport()
     for (key, value) in members {
@@ -125,6 +141,37 @@ public enum GPSDJSON {
       }
     }
     return isDevice ? report : nil
+  }
+
+  /// The `release` of a VERSION report (gpsd's greeting on every connection, "3.22"); nil for
+  /// anything else. A VERSION without a string `release` gives "".
+  public static func versionRelease(from bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    guard let members = members(of: bytes) else { return nil }
+    var isVersion = false
+    var release = ""
+    for (key, value) in members {
+      switch (key, value) {
+      case ("class", .string(let name)): isVersion = name == "VERSION"
+      case ("release", .string(let text)): release = text
+      default: break
+      }
+    }
+    return isVersion ? release : nil
+  }
+
+  /// An ERROR report's `message`; nil for anything else.
+  public static func errorMessage(from bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    guard let members = members(of: bytes) else { return nil }
+    var isError = false
+    var message = ""
+    for (key, value) in members {
+      switch (key, value) {
+      case ("class", .string(let name)): isError = name == "ERROR"
+      case ("message", .string(let text)): message = text
+      default: break
+      }
+    }
+    return isError ? message : nil
   }
 
   /// Parses gpsd's ISO 8601 UTC time, "2019-04-06T23:57:24.020Z" (fraction optional, up to
@@ -199,6 +246,7 @@ public enum GPSDJSON {
     mutating func object() -> [(key: String, value: Value)]? {
       guard expect(123) else { return nil }  // {
       var result: [(key: String, value: Value)] = []
+      result.reserveCapacity(24)  // a TPV has about 20 members: one allocation
       skipSpace()
       if expect(125) { return result }  // }
       while true {
@@ -252,6 +300,15 @@ public enum GPSDJSON {
 
     mutating func string() -> String? {
       guard expect(34) else { return nil }
+      // Most strings have no escapes: made straight from the bytes (one copy, none for the
+      // short keys, which Swift keeps inline).
+      var end = index
+      while end < bytes.count, bytes[end] != 34, bytes[end] != 92, bytes[end] >= 32 { end += 1 }
+      if end < bytes.count, bytes[end] == 34 {
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self)
+        index = end + 1
+        return text
+      }
       var out: [UInt8] = []
       while let c = current {
         index += 1
