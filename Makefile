@@ -41,6 +41,12 @@ LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -
 # hash table and strings the dynamic loader reads at every symbol lookup it makes at start
 # (1.1 MB resident). Nothing dlsym's into the executable; crash reports still name functions
 # from .symtab. (17.6 -> 16.5 MiB.)
+# And the C++ runtime under Swift's runtime linked in (libstdc++.a, GCC's runtime library
+# exception): loaded as libstdc++.so it held 1.4 MiB of the service's resident memory, of which
+# the service uses a few functions. .build/static-libstdc++ holds only a link to the toolchain's
+# libstdc++.a, so `-lstdc++` (static-stdlib-args.lnk) finds that first.
+STATIC_CXX    = $(CURDIR)/.build/static-libstdc++
+LINK_FLAGS   += -Xlinker -L$(STATIC_CXX)
 LAYOUT_FLAGS  = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
                 -Xlinker --symbol-ordering-file=$(CURDIR)/build-aux/workoutd.order -Xlinker --no-warn-symbol-ordering \
                 -Xlinker --no-export-dynamic
@@ -67,6 +73,9 @@ build: deps
 	$(SWIFT) build
 
 release: deps
+	@archive=$$($(dir $(realpath $(shell command -v $(SWIFT))))clang++ -print-file-name=libstdc++.a); \
+	  case $$archive in /*) ;; *) echo "libstdc++.a not found (libstdc++-dev for the toolchain's GCC)"; exit 1;; esac; \
+	  mkdir -p $(STATIC_CXX) && ln -sfn $$archive $(STATIC_CXX)/libstdc++.a
 	@# SwiftPM does not know the order file is a link input: relink when it is newer.
 	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); for p in workoutd workoutctl gps-bench; do \
 	  [ ! build-aux/workoutd.order -nt $$bin/$$p ] || rm -f $$bin/$$p; done
