@@ -142,6 +142,15 @@ public final class WorkoutStore: Sendable {
   static let walSizeLimit = 8 << 20
   /// The page size of databases this version creates.
   static let newDatabasePageSize = 2048
+  /// SQLite's page cache for the service's connection, KiB (SQLite's default is 2000 KiB a
+  /// connection, filled over a long ride and kept: anonymous memory the board pays for). A
+  /// recorded second touches a handful of pages (the point B-tree's right edge, the session
+  /// row); 512 pages of 2 KiB hold them and the interior pages of every table many times over.
+  static let serviceCacheKiB = 1024
+  /// The background integrity check's connection, KiB: `quick_check` reads each page about once,
+  /// so a cache barely helps it, and with the default it added 2 MiB to the service's peak
+  /// memory on a large database.
+  static let checkCacheKiB = 128
   /// How long a clean database goes without a full check.
   static let integrityCheckInterval = 7.0 * 86_400
 
@@ -253,7 +262,7 @@ public final class WorkoutStore: Sendable {
 
   private static func openForWriting(path: String, integrityCheckIsDue: Bool) throws(StoreError) -> WorkoutStore {
     do {
-      let queue = try makeQueue(path: path, readonly: false)
+      let queue = try makeQueue(path: path, readonly: false, pageCacheKiB: serviceCacheKiB)
       // SQLite opens a file it may not write read-only, silently (a read-only mount, say).
       let readonly = try queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
       if readonly {
@@ -281,9 +290,12 @@ public final class WorkoutStore: Sendable {
     }
   }
 
-  private static func makeQueue(path: String, readonly: Bool) throws -> DatabaseQueue {
+  private static func makeQueue(path: String, readonly: Bool, pageCacheKiB: Int? = nil) throws -> DatabaseQueue {
     var configuration = Configuration()
     configuration.readonly = readonly
+    if let pageCacheKiB {
+      configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -\(pageCacheKiB)") }
+    }
     configuration.foreignKeysEnabled = true
     // workoutctl reads while the service writes; WAL lets them, a short wait covers checkpoints.
     configuration.busyMode = .timeout(5)
@@ -336,7 +348,7 @@ public final class WorkoutStore: Sendable {
 
   private static func quickCheck(path: String) throws(StoreError) -> [String] {
     do {
-      let queue = try makeQueue(path: path, readonly: true)
+      let queue = try makeQueue(path: path, readonly: true, pageCacheKiB: checkCacheKiB)
       return try queue.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
     } catch {
       throw StoreError(error)

@@ -334,5 +334,7 @@ struct StartUpFaultTests {
     #expect(limit == WorkoutStore.walSizeLimit)
     #expect(try store.pragma("wal_autocheckpoint") == 1000)
     #expect(try store.pragma("page_size") == WorkoutStore.newDatabasePageSize, "a new database's pages")
+    // The page cache is bounded explicitly (negative: KiB).
+    #expect(try store.pragma("cache_size") == -WorkoutStore.serviceCacheKiB)
   }
 }
