@@ -100,11 +100,11 @@ let package = Package(
       dependencies: ["WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport"]
     ),
   ]
-    // make fuzz: libFuzzer targets for the BLE decoders, the speed/cadence calculators and the
-    // ATT codec (Tests/Fuzz/<name>); an ordinary build makes harmless executables of them.
+    // make fuzz: libFuzzer targets for the BLE decoders, the speed/cadence calculators, the
+    // ATT codec and the scan's management/advertising decoders (Tests/Fuzz/<name>); an ordinary build makes harmless executables of them.
     + [
       "fuzz-ble-heart-rate", "fuzz-ble-cycling-power", "fuzz-ble-csc", "fuzz-ble-readables", "fuzz-ble-revolutions",
-      "fuzz-att-pdu",
+      "fuzz-att-pdu", "fuzz-ble-scan",
     ].map { .executableTarget(name: $0, dependencies: ["BLEFuzzChecks"], path: "Tests/Fuzz/" + $0) },
   swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@
 #include "CBluetooth.h"
 
 #include <bluetooth/bluetooth.h>
+#include <bluetooth/hci.h>
 #include <bluetooth/l2cap.h>
 #include <errno.h>
 #include <string.h>
@@ -52,4 +53,21 @@ int wkd_l2cap_receive_mtu(int fd) {
   socklen_t length = sizeof mtu;
   if (getsockopt(fd, SOL_BLUETOOTH, BT_RCVMTU, &mtu, &length) < 0) return -1;
   return mtu;
+}
+
+int wkd_mgmt_open(void) {
+  int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, BTPROTO_HCI);
+  if (fd < 0) return -1;
+  struct sockaddr_hci address;
+  memset(&address, 0, sizeof address);
+  address.hci_family = AF_BLUETOOTH;
+  address.hci_dev = HCI_DEV_NONE;
+  address.hci_channel = HCI_CHANNEL_CONTROL;
+  if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
 }

@@ -11,11 +11,14 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
   case resume
   case lap
   case stop
+  /// A Bluetooth LE scan for sensors, run by the service (it has CAP_NET_ADMIN; the board, not
+  /// the engine, answers it).
+  case scanSensors
 
-  /// The session request a control command stands for (nil for `status`).
+  /// The session request a control command stands for (nil for `status` and the scan).
   public var request: SessionRequest? {
     switch self {
-    case .status: nil
+    case .status, .scanSensors: nil
     case .start: .start
     case .pause: .pause
     case .resume: .resume
@@ -27,9 +30,61 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
 
 public struct ControlRequest: Codable, Sendable, Hashable {
   public var command: ControlCommand
+  /// `scanSensors`: how long to scan (1–60 s; 10 by default).
+  public var seconds: Double?
+  /// `scanSensors`: list every LE device heard, not only heart-rate, power and speed/cadence
+  /// sensors.
+  public var allDevices: Bool?
 
-  public init(command: ControlCommand) {
+  public init(command: ControlCommand, seconds: Double? = nil, allDevices: Bool? = nil) {
     self.command = command
+    self.seconds = seconds
+    self.allDevices = allDevices
+  }
+
+  /// The scan's length as the service runs it.
+  public var scanSeconds: Double { min(60, max(1, seconds ?? 10)) }
+}
+
+/// What a sensor scan heard: `workoutctl sensors scan`.
+public struct SensorScanReport: Codable, Sendable, Hashable {
+  public struct Device: Codable, Sendable, Hashable {
+    /// "AA:BB:CC:DD:EE:FF".
+    public var address: String
+    /// "public" or "random": what `[sensors]` and `sensors add` need with the address.
+    public var addressType: String
+    public var name: String?
+    /// The strongest signal heard, dBm.
+    public var rssi: Int?
+    /// "heart rate", "cycling power", "speed/cadence": the sensor services it advertises.
+    public var sensors: [String]
+    /// Every service UUID advertised ("180D", or the 128-bit form).
+    public var services: [String]
+
+    public init(
+      address: String, addressType: String, name: String?, rssi: Int?, sensors: [String], services: [String]
+    ) {
+      self.address = address
+      self.addressType = addressType
+      self.name = name
+      self.rssi = rssi
+      self.sensors = sensors
+      self.services = services
+    }
+  }
+
+  /// The controller that scanned: "hci0 (AA:BB:...)".
+  public var controller: String
+  public var seconds: Double
+  /// Discovery was already running for another client; the scan listened to it.
+  public var sharedDiscovery: Bool
+  public var devices: [Device]
+
+  public init(controller: String, seconds: Double, sharedDiscovery: Bool, devices: [Device]) {
+    self.controller = controller
+    self.seconds = seconds
+    self.sharedDiscovery = sharedDiscovery
+    self.devices = devices
   }
 }
 
@@ -42,10 +97,11 @@ public struct ControlReply: Codable, Sendable {
   public var message: String?
   public var lap: Int?
   public var status: StatusReport?
+  public var scan: SensorScanReport?
 
   public init(
     ok: Bool, state: SessionState? = nil, refusal: String? = nil, message: String? = nil, lap: Int? = nil,
-    status: StatusReport? = nil
+    status: StatusReport? = nil, scan: SensorScanReport? = nil
   ) {
     self.ok = ok
     self.state = state
@@ -53,6 +109,7 @@ public struct ControlReply: Codable, Sendable {
     self.message = message
     self.lap = lap
     self.status = status
+    self.scan = scan
   }
 }
 

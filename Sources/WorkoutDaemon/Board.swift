@@ -3,6 +3,7 @@ import BoardSim
 import Foundation
 import LinuxSupport
 import Logging
+import WorkoutControl
 import WorkoutCore
 
 /// What the service runs on: a clock, the devices that feed the engine, and what the engine
@@ -20,6 +21,9 @@ protocol Board: AnyObject {
   var gpsClockSettings: GPSClockSettings? { get }
   /// The board time of the first tick, when it is not now (a fresh simulated world).
   var firstTick: Double? { get }
+  /// Runs `workoutctl sensors scan` (on a control client's thread); nil where the board has
+  /// no Bluetooth.
+  var sensorScanner: (@Sendable (ControlRequest, StopSignal) -> ControlReply)? { get }
   /// Connects the board's outputs, its replay or its GPS-corrected clock to the loop.
   func attach(to runtime: ServiceRuntime)
   /// The loop has ended with `code`.
@@ -27,6 +31,7 @@ protocol Board: AnyObject {
 }
 
 extension Board {
+  var sensorScanner: (@Sendable (ControlRequest, StopSignal) -> ControlReply)? { nil }
   var gpsClockSettings: GPSClockSettings? { nil }
   var firstTick: Double? { nil }
   func finish(code: Int32, log: Logger) {}
@@ -143,8 +148,11 @@ final class LinuxBoard: Board {
   private let setsSystemClock: Bool
   private let led: GPIOOutputLine?
   private let buzzer: GPIOOutputLine?
+  let sensorScanner: (@Sendable (ControlRequest, StopSignal) -> ControlReply)?
 
   init(_ configuration: DaemonConfiguration, log: Logger) throws(BoardSetupError) {
+    let scan = SensorScanService(adapter: configuration.sensors.adapter)
+    sensorScanner = { request, stop in scan.scan(request, stop: stop) }
     correctedClock = GPSCorrectedClock(base: LinuxBoardClock())
     clock = correctedClock
     gpsClockSettings = GPSClockSettings(earliestPlausible: earliestPlausibleGPSTime)

@@ -107,6 +107,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
   public struct Sensors: Sendable, Equatable {
     /// A heart-rate strap; nil for none.
     public var heartRate: BluetoothAddress?
+    /// A cycling power meter; nil for none.
+    public var power: BluetoothAddress?
+    /// A speed/cadence pod; nil for none.
+    public var speedCadence: BluetoothAddress?
+    /// The Bluetooth controller scans use ("hci0" is 0); nil: the first powered one with LE.
+    public var adapter: UInt16?
   }
 
   public struct AutoPauseOverrides: Sendable, Equatable {
@@ -281,18 +287,33 @@ extension DaemonConfiguration {
     }
 
     let sensors = Section("sensors", in: root, file: file)
-    if let text = sensors.string("heart_rate"), !text.isEmpty {
-      // "AA:BB:CC:DD:EE:FF", or with "/public" or "/random" when the address's kind is not the
-      // one its first byte suggests.
+    // "AA:BB:CC:DD:EE:FF", or with "/public" or "/random" when the address's kind is not the one
+    // its first byte suggests.
+    func address(_ key: String) -> BluetoothAddress? {
+      guard let text = sensors.string(key), !text.isEmpty else { return nil }
       let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
       let kind = parts.count == 2 ? BluetoothAddress.Kind(rawValue: parts[1]) : nil
-      if let address = BluetoothAddress(parts[0], kind: kind), parts.count == 1 || kind != nil {
-        configuration.sensors.heartRate = address
+      if let address = BluetoothAddress(parts[0], kind: kind), parts.count == 1 || kind != nil { return address }
+      sensors.problem(
+        key,
+        "must be a Bluetooth address like \"A0:9E:1A:12:34:56\", optionally with \"/public\" or \"/random\" (got \"\(text)\")"
+      )
+      return nil
+    }
+    configuration.sensors.heartRate = address("heart_rate")
+    configuration.sensors.power = address("power")
+    configuration.sensors.speedCadence = address("speed_cadence")
+    let named = [configuration.sensors.heartRate, configuration.sensors.power, configuration.sensors.speedCadence]
+      .compactMap { $0 }
+    if Set(named.map(\.bytes)).count < named.count {
+      sensors.problem(
+        "addresses:", "one sensor is named for two roles (heart_rate, power, speed_cadence take one each)")
+    }
+    if let text = sensors.string("adapter"), !text.isEmpty {
+      if text.hasPrefix("hci"), let index = UInt16(text.dropFirst(3)), index < 0xFFFF {
+        configuration.sensors.adapter = index
       } else {
-        sensors.problem(
-          "heart_rate",
-          "must be a Bluetooth address like \"A0:9E:1A:12:34:56\", optionally with \"/public\" or \"/random\" (got \"\(text)\")"
-        )
+        sensors.problem("adapter", "must name a Bluetooth controller like \"hci0\" (got \"\(text)\")")
       }
     }
 

@@ -28,17 +28,26 @@ final class ControlServer: @unchecked Sendable {
     var stopping = false
     var finished = false
     var clients = 0
+    var scanning = false
   }
   private let state = Mutex(State())
   private var acceptThread: DeviceThread?
+  /// Runs a sensor scan for `scanSensors` on the client's thread (the board's, not the engine's
+  /// business); nil where the board has no Bluetooth. `stopping` ends a scan early.
+  private let scanner: (@Sendable (ControlRequest, StopSignal) -> ControlReply)?
+  private let stopping = StopSignal()
   /// Seconds a client has to send its whole request line.
   static let requestDeadline = 2.0
   static let maximumClients = 64
 
-  init(path: String, group: gid_t?, queue: InputQueue<RuntimeMessage>, log: Logger) throws(SystemError) {
+  init(
+    path: String, group: gid_t?, queue: InputQueue<RuntimeMessage>, log: Logger,
+    scanner: (@Sendable (ControlRequest, StopSignal) -> ControlReply)? = nil
+  ) throws(SystemError) {
     self.path = path
     self.queue = queue
     self.log = log
+    self.scanner = scanner
     let directory = (path as NSString).deletingLastPathComponent
     if !FileManager.default.fileExists(atPath: directory) {
       try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -56,6 +65,7 @@ final class ControlServer: @unchecked Sendable {
 
   func stop() {
     state.withLock { $0.stopping = true }
+    stopping.stop()
     // The accept loop blocks without a timeout (an idle board should not wake for nothing):
     // shutting the socket down wakes it.
     socket.shutDown()
@@ -100,6 +110,31 @@ final class ControlServer: @unchecked Sendable {
     }
   }
 
+  /// One scan at a time: a second asker is told, not queued (the radio does one discovery).
+  private func scan(_ request: ControlRequest) -> ControlReply {
+    guard let scanner else {
+      return ControlReply(ok: false, message: "this board has no Bluetooth to scan with (the simulated board)")
+    }
+    let admitted = state.withLock { state -> Bool in
+      guard !state.scanning else { return false }
+      state.scanning = true
+      return true
+    }
+    guard admitted else { return ControlReply(ok: false, message: "a sensor scan is already running; try again") }
+    defer { state.withLock { $0.scanning = false } }
+    log(.info, "sensor scan: \(Int(request.scanSeconds)) s, asked over the control socket")
+    let reply = scanner(request, stopping)
+    if let scan = reply.scan {
+      log(
+        .info,
+        "sensor scan on \(scan.controller): \(scan.devices.count) device(s)\(scan.sharedDiscovery ? " (discovery shared with another client)" : "")"
+      )
+    } else {
+      log(.warning, "sensor scan failed: \(reply.message ?? "no reason")")
+    }
+    return reply
+  }
+
   /// Too many clients at once: this one is told so at once, not kept waiting.
   private func refuseBusy(_ client: UnixSocket) {
     defer { client.close() }
@@ -116,7 +151,9 @@ final class ControlServer: @unchecked Sendable {
       guard let line = try client.readLine(limit: 4096, deadline: SystemClocks.monotonic() + Self.requestDeadline)
       else { return }
       let reply: ControlReply
-      if let request = try? ControlJSON.decode(ControlRequest.self, from: line) {
+      if let request = try? ControlJSON.decode(ControlRequest.self, from: line), request.command == .scanSensors {
+        reply = scan(request)
+      } else if let request = try? ControlJSON.decode(ControlRequest.self, from: line) {
         let box = ReplyBox()
         queue.post(.control(request, box))
         reply = box.wait(seconds: 10) ?? ControlReply(ok: false, message: "the engine did not answer in time")

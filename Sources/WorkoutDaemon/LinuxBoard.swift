@@ -1,5 +1,6 @@
 import BoardLinux
 import LinuxSupport
+import SensorProtocols
 import WorkoutCore
 
 /// The real board's devices, as the configuration describes them.
@@ -71,8 +72,13 @@ struct LinuxBoardDevices {
             bus: configuration.barometer.bus, address: UInt8(configuration.barometer.address),
             interval: configuration.barometer.interval)))
     }
-    if let address = configuration.sensors.heartRate {
-      devices.append(StrapSource(settings: StrapSettings(address: address, device: .heartRateStrap)))
+    // Each BLE sensor on its own connection and thread: one that is away never holds up another.
+    let sensors: [(BluetoothAddress?, DeviceKind)] = [
+      (configuration.sensors.heartRate, .heartRateStrap), (configuration.sensors.power, .powerMeter),
+      (configuration.sensors.speedCadence, .speedCadenceSensor),
+    ]
+    for case (let address?, let kind) in sensors {
+      devices.append(StrapSource(settings: StrapSettings(address: address, device: kind)))
     }
     if !problems.isEmpty { throw ConfigurationError(problems: problems) }
   }

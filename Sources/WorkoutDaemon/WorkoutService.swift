@@ -93,7 +93,7 @@ public enum WorkoutService {
     do {
       server = try ControlServer(
         path: configuration.controlSocketPath, group: try groupID(configuration.controlSocketGroup), queue: queue,
-        log: log)
+        log: log, scanner: board.sensorScanner)
     } catch {
       log(.error, "cannot open the control socket \(configuration.controlSocketPath): \(error)")
       return ServiceExit.failure

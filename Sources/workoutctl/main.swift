@@ -29,7 +29,7 @@ struct Workoutctl: ParsableCommand {
       "start, pause, resume, lap and stop act exactly as the buttons do. Exit status 1 when a request is refused or fails.",
     version: WorkoutdVersion.string,
     subcommands: [
-      Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self,
+      Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self, Sensors.self,
     ])
 }
 
@@ -410,3 +410,73 @@ enum Format {
 }
 
 Workoutctl.main()
+
+struct Sensors: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Bluetooth LE sensors: find the straps, power meters and speed/cadence pods around.",
+    subcommands: [Scan.self])
+
+  struct Scan: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Scan for heart-rate, cycling-power and speed/cadence sensors (the service scans: it has the rights).",
+      discussion:
+        "Wake the sensor first (wear the strap, turn the crank). Lists each sensor heard, strongest first, with the line that names it in [sensors] of the configuration file."
+    )
+    @OptionGroup var locations: Locations
+    @Option(help: "How long to scan, seconds (1-60).") var seconds: Double = 10
+    @Flag(help: "List every LE device heard, not only sensors.") var all = false
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+      let request = ControlRequest(command: .scanSensors, seconds: seconds, allDevices: all)
+      if !json {
+        FileHandle.standardError.write(Data("scanning for \(Int(request.scanSeconds)) s...\n".utf8))
+      }
+      let reply: ControlReply
+      do {
+        reply = try sendControl(request, socketPath: locations.socket, timeout: request.scanSeconds + 15)
+      } catch {
+        throw fail("\(error)")
+      }
+      guard reply.ok, let scan = reply.scan else { throw fail(reply.message ?? "the scan failed") }
+      if json {
+        print(try ControlJSON.encode(scan))
+        return
+      }
+      let shared = scan.sharedDiscovery ? " (discovery was already running for another client: its results)" : ""
+      print("\(scan.controller), \(Int(scan.seconds)) s\(shared)")
+      guard !scan.devices.isEmpty else {
+        print(
+          all
+            ? "no LE device heard"
+            : "no heart-rate, power or speed/cadence sensor heard (is it awake? --all lists every device)")
+        return
+      }
+      let rows = scan.devices.map { device in
+        [
+          device.address, device.addressType, device.rssi.map { "\($0) dBm" } ?? "-",
+          device.sensors.isEmpty ? "-" : device.sensors.joined(separator: ", "), device.name ?? "-",
+        ]
+      }
+      let header = ["ADDRESS", "TYPE", "RSSI", "SENSOR", "NAME"]
+      let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+      for row in [header] + rows {
+        print(
+          row.enumerated().map { index, cell in
+            index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+          }.joined(separator: "  "))
+      }
+      if let strap = scan.devices.first(where: { $0.sensors.contains("heart rate") }) {
+        print("\nto record it, in [sensors] of the configuration file: heart_rate = \"\(Self.configValue(strap))\"")
+      }
+    }
+
+    /// The address as `[sensors]` takes it: with its type when the address alone would be read
+    /// as the other one (a random static address has its two top bits set).
+    static func configValue(_ device: SensorScanReport.Device) -> String {
+      let first = UInt8(device.address.prefix(2), radix: 16) ?? 0
+      let guessed = first & 0xC0 == 0xC0 ? "random" : "public"
+      return guessed == device.addressType ? device.address : "\(device.address)/\(device.addressType)"
+    }
+  }
+}

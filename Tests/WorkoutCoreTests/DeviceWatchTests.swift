@@ -187,4 +187,22 @@ struct StrapEventTests {
     #expect(points.prefix(3).allSatisfy { $0.heartRate == 140 })
     #expect(points.last?.heartRate == nil, "a gap stays a gap")
   }
+
+  @Test(
+    "a power meter and a speed/cadence pod are BLE sensors too: their own events, and the LED",
+    arguments: [DeviceKind.powerMeter, .speedCadenceSensor])
+  func otherSensors(kind: DeviceKind) throws {
+    #expect(kind.isBLESensor)
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    h.send(.device(DeviceStatus(device: kind, condition: .available, detail: "C1:00:00:00:00:01")))
+    h.send(.device(DeviceStatus(device: .heartRateStrap, condition: .available, detail: "A0:9E:1A:12:34:56")))
+    h.send(.device(DeviceStatus(device: kind, condition: .lost, detail: "C1:00:00:00:00:01 sent nothing for 15 s")))
+    #expect(h.engine.indicator == .fault)
+    #expect(h.engine.faultyDevices == [kind])
+    let gone = try #require(recorded(h).last { $0.kind == .sensorDisconnected })
+    #expect(gone.detail?.contains(kind.rawValue) == true)
+    #expect(!DeviceKind.gps.isBLESensor && !DeviceKind.barometer.isBLESensor)
+  }
 }

@@ -122,6 +122,40 @@ struct ConfigurationTests {
     }
   }
 
+  @Test func aPowerMeterAndASpeedCadencePodBesideTheStrap() throws {
+    let all = try DaemonConfiguration.parse(
+      "[sensors]\nheart_rate = \"A0:9E:1A:12:34:56\"\npower = \"C1:00:00:00:00:01\"\nspeed_cadence = \"00:11:22:33:44:55/random\"\n",
+      file: "t", environment: noSystemd)
+    #expect(all.sensors.heartRate?.description == "A0:9E:1A:12:34:56")
+    #expect(all.sensors.power == BluetoothAddress(bytes: [0xC1, 0, 0, 0, 0, 1], kind: .random))
+    #expect(all.sensors.speedCadence?.kind == .random)
+    do {
+      _ = try DaemonConfiguration.parse(
+        "[sensors]\nheart_rate = \"A0:9E:1A:12:34:56\"\npower = \"a0:9e:1a:12:34:56\"\n", file: "t",
+        environment: noSystemd)
+      Issue.record("one sensor in two roles was accepted")
+    } catch {
+      #expect("\(error)".contains("one sensor is named for two roles"))
+    }
+    do {
+      _ = try DaemonConfiguration.parse("[sensors]\npower = \"meter\"\n", file: "t", environment: noSystemd)
+      Issue.record("a bad power meter address was accepted")
+    } catch {
+      #expect("\(error)".contains("[sensors] power must be a Bluetooth address"))
+    }
+  }
+
+  @Test func theScanAdapterIsNamedLikeTheKernelNamesIt() throws {
+    #expect(try DaemonConfiguration.parse("", file: "t", environment: noSystemd).sensors.adapter == nil)
+    let second = try DaemonConfiguration.parse("[sensors]\nadapter = \"hci1\"\n", file: "t", environment: noSystemd)
+    #expect(second.sensors.adapter == 1)
+    for bad in ["hci", "hcix", "bluetooth0", "hci-1", "hci65535"] {
+      #expect(throws: ConfigurationError.self, "\(bad)") {
+        try DaemonConfiguration.parse("[sensors]\nadapter = \"\(bad)\"\n", file: "t", environment: noSystemd)
+      }
+    }
+  }
+
   @Test func deviceValuesAreChecked() {
     #expect(throws: ConfigurationError.self) {
       try DaemonConfiguration.parse("[barometer]\naddress = 0x40\n", file: "t", environment: noSystemd)

@@ -18,4 +18,10 @@ int wkd_socket_error(int fd);
 /* The L2CAP incoming MTU of a connected socket (BT_RCVMTU), or -1 with errno. */
 int wkd_l2cap_receive_mtu(int fd);
 
+/* Opens a socket on the kernel's Bluetooth management channel (HCI_CHANNEL_CONTROL, BlueZ
+ * doc/mgmt-api.txt), the channel bluetoothd itself uses: non-blocking and close-on-exec. Any
+ * number of such sockets may be open beside bluetoothd; commands that change a controller
+ * (Start Discovery) need CAP_NET_ADMIN. Returns the descriptor, or -1 with errno. */
+int wkd_mgmt_open(void);
+
 #endif

@@ -75,6 +75,10 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
   case indicator
   case barometer
   case heartRateStrap
+  /// A BLE cycling power meter (pedals, crank, hub): power, and crank cadence where it sends it.
+  case powerMeter
+  /// A BLE speed/cadence pod (Cycling Speed and Cadence service).
+  case speedCadenceSensor
   case storage
   case simulation
 }
@@ -82,7 +86,7 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
 extension DeviceKind {
   /// Sensors that connect over BLE: their comings and goings are `sensorConnected` and
   /// `sensorDisconnected` events.
-  public var isBLESensor: Bool { self == .heartRateStrap }
+  public var isBLESensor: Bool { [.heartRateStrap, .powerMeter, .speedCadenceSensor].contains(self) }
 }
 
 /// A change in a device's condition, reported by its source.

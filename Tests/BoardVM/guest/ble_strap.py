@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""A heart-rate strap for the board VM: an ATT server on a raw L2CAP LE socket (fixed channel
-CID 4) bound to one of btvirt's controllers, the other end of what workoutd connects to.
+"""A heart-rate strap (or, with --power, a power meter) for the board VM: an ATT server on a raw
+L2CAP LE socket (fixed channel CID 4) bound to one of btvirt's controllers, the other end of
+what workoutd connects to.
 
-  ble_strap.py ADDRESS STATUS_FILE
+  ble_strap.py ADDRESS STATUS_FILE [--power]
+
+--power serves Cycling Power instead (0x1818: 0x2A63 notify + CCCD, 0x2A65 feature "crank
+revolution data supported", 0x2A5D sensor location "left crank"); once subscribed it notifies
+once a second: flags 0x0020 (crank revolution data), 200..239 W, one more crank revolution with
+its event time 1 s later (60 rpm).
 
 Serves GAP (device name), Heart Rate (0x2A37 notify + CCCD, 0x2A38 body sensor location) and
 Battery (0x2A19 read/notify + CCCD), answering the ATT requests a GATT client makes (Core v5.4
@@ -50,6 +56,21 @@ DATABASE = {
     0x23: (0x2902, b"\x00\x00"),
 }
 GROUP_END = {0x01: 0x03, 0x10: 0x15, 0x20: 0x23}
+# The power meter: the same handles for the measurement and its CCCD (0x12, 0x13).
+POWER_DATABASE = {
+    0x01: (0x2800, u16(0x1800)),
+    0x02: (0x2803, bytes([0x02]) + u16(0x03) + u16(0x2A00)),
+    0x03: (0x2A00, b"workoutd-hil-power"),
+    0x10: (0x2800, u16(0x1818)),
+    0x11: (0x2803, bytes([0x10]) + u16(0x12) + u16(0x2A63)),
+    0x12: (0x2A63, b""),
+    0x13: (0x2902, b"\x00\x00"),
+    0x14: (0x2803, bytes([0x02]) + u16(0x15) + u16(0x2A65)),
+    0x15: (0x2A65, struct.pack("<I", 0x08)),
+    0x16: (0x2803, bytes([0x02]) + u16(0x17) + u16(0x2A5D)),
+    0x17: (0x2A5D, bytes([0x05])),
+}
+POWER_GROUP_END = {0x01: 0x03, 0x10: 0x17}
 MTU = 23
 
 
@@ -57,7 +78,7 @@ def error(op, handle, code):
     return bytes([0x01, op]) + u16(handle) + bytes([code])
 
 
-def answer(db, request):
+def answer(db, request, group_end=GROUP_END):
     op = request[0]
     if op == 0x02:  # Exchange MTU: we keep the minimum
         return bytes([0x03]) + u16(MTU)
@@ -71,7 +92,7 @@ def answer(db, request):
             kind = struct.unpack_from("<H", request, 5)[0]
             for h in handles:
                 if db[h][0] == kind == 0x2800 and 2 + (len(entries) + 1) * 6 <= MTU:
-                    entries.append(u16(h) + u16(GROUP_END[h]) + db[h][1])
+                    entries.append(u16(h) + u16(group_end[h]) + db[h][1])
             return bytes([0x11, 6]) + b"".join(entries) if entries else error(op, start, 0x0A)
         if op == 0x08:  # Read By Type
             kind = struct.unpack_from("<H", request, 5)[0]
@@ -90,7 +111,7 @@ def answer(db, request):
         h = struct.unpack_from("<H", request, 1)[0]
         if h not in db:
             return error(op, h, 0x01)
-        if db[h][0] == 0x2A37:  # notify only: Read Not Permitted
+        if db[h][0] in (0x2A37, 0x2A63):  # notify only: Read Not Permitted
             return error(op, h, 0x02)
         return bytes([0x0B]) + db[h][1][: MTU - 1]
     if op == 0x12 and len(request) >= 3:  # Write (CCCDs only)
@@ -110,6 +131,8 @@ def answer(db, request):
 
 def main():
     address, status_path = sys.argv[1], sys.argv[2]
+    power = "--power" in sys.argv[3:]
+    database, group_end = (POWER_DATABASE, POWER_GROUP_END) if power else (DATABASE, GROUP_END)
     status = open(status_path, "a", buffering=1)
     say = lambda what: status.write(f"{time.monotonic():.2f} {what}\n")
     server = socket.socket(AF_BLUETOOTH, socket.SOCK_SEQPACKET, BTPROTO_L2CAP)
@@ -122,7 +145,7 @@ def main():
     while True:
         connection, _ = server.accept()
         say("connected")
-        db = dict(DATABASE)
+        db = dict(database)
         sent, due = 0, 0.0
         try:
             while True:
@@ -130,15 +153,19 @@ def main():
                     request = connection.recv(512)
                     if not request:
                         break
-                    reply = answer(db, request)
+                    reply = answer(db, request, group_end)
                     if reply:
                         connection.send(reply)
                     if request[0] == 0x12 and request[1:3] == u16(0x13) and request[3:5] == b"\x01\x00":
                         say("subscribed")
                 if db[0x13][1] == b"\x01\x00" and time.monotonic() >= due:
-                    bpm = 120 + sent % 20
-                    rr = round(60 / bpm * 1024)
-                    connection.send(bytes([0x1B]) + u16(0x12) + bytes([0x16, bpm]) + u16(rr))
+                    if power:
+                        watts, revolutions, event = 200 + sent % 40, sent + 1, ((sent + 1) * 1024) % 65536
+                        value = u16(0x0020) + struct.pack("<h", watts) + u16(revolutions) + u16(event)
+                    else:
+                        bpm = 120 + sent % 20
+                        value = bytes([0x16, bpm]) + u16(round(60 / bpm * 1024))
+                    connection.send(bytes([0x1B]) + u16(0x12) + value)
                     sent += 1
                     due = time.monotonic() + 1
                     say(f"notified {sent}")

@@ -8,6 +8,7 @@ public enum FuzzChecks {
   public static let targets: [String: @Sendable ([UInt8]) -> String?] = [
     "fuzz-ble-heart-rate": heartRate, "fuzz-ble-cycling-power": cyclingPower, "fuzz-ble-csc": csc,
     "fuzz-ble-readables": readables, "fuzz-ble-revolutions": revolutions, "fuzz-att-pdu": att,
+    "fuzz-ble-scan": scan,
   ]
 
   /// A decoded measurement encodes back to a value that decodes to the same measurement, of
@@ -122,6 +123,21 @@ public enum FuzzChecks {
       }
     default: break
     }
+    return nil
+  }
+
+  /// The kernel's management packets (a Device Found carries advertising data) and advertising
+  /// data by itself: decoding never traps; advertising data reads the same with zero padding
+  /// after it (the early termination of Core v5.4 Vol 3 Part C 11); services never repeat.
+  public static func scan(_ bytes: [UInt8]) -> String? {
+    let data = AdvertisingData(bytes)
+    if Set(data.services).count != data.services.count { return "repeated services in \(data.services)" }
+    if !data.truncated, AdvertisingData(bytes + [0, 0, 0]) != data { return "zero padding changed \(data)" }
+    if case .deviceFound(let found)? = (try? Management.decode(bytes))?.event {
+      if Set(found.advertising.services).count != found.advertising.services.count { return "repeated services" }
+    }
+    _ = Management.controllerIndexes(bytes)
+    _ = Management.controllerInformation(bytes)
     return nil
   }
 }

@@ -1,14 +1,16 @@
 #!/bin/bash
-# A BLE heart-rate strap, for real through the kernel's Bluetooth stack: btvirt's two emulated LE
-# controllers, one of them the strap (ble_strap.py: an ATT server on its L2CAP LE socket,
-# advertising the Heart Rate service), the other the board's. workoutd, configured with the
-# strap's address, connects over its own L2CAP LE socket, discovers, subscribes, and records the
-# strap's heart rate in status and points, each RR interval in its table, its battery level in
-# status. The strap gone mid-ride (no longer advertising, its link closed) is a
-# sensorDisconnected event (the ride goes on); back, it is reconnected (sensorConnected) and
-# the heart rate comes back.
-# bluetoothd runs throughout, as on a stock Raspberry Pi OS: it manages both controllers and
-# serves its own GATT database on each; the service's L2CAP socket works beside it.
+# A BLE heart-rate strap and a power meter, for real through the kernel's Bluetooth stack:
+# btvirt's three emulated LE controllers, one the strap and one the power meter (ble_strap.py,
+# an ATT server on its L2CAP LE socket, advertising the Heart Rate or the Cycling Power
+# service), the third the board's. `workoutctl sensors scan` finds both. workoutd, configured
+# with their addresses, connects over its own L2CAP LE sockets, discovers, subscribes, and
+# records the heart rate in status and points, each RR interval in its table, the strap's
+# battery level in status, and the meter's power and crank cadence in the same points. The
+# strap gone mid-ride (no longer advertising, its link closed) is a sensorDisconnected event
+# (the ride goes on); back, it is reconnected (sensorConnected) and the heart rate comes back.
+# bluetoothd runs throughout, as on a stock Raspberry Pi OS: it manages the controllers and
+# serves its own GATT database on each; the service's L2CAP sockets work beside it, and so does
+# the scan (the service's discovery on the kernel's management channel).
 set -uo pipefail
 # shellcheck source=../lib.sh
 source /usr/lib/workoutd-hil/lib.sh
@@ -19,21 +21,22 @@ config=/etc/workoutd/workoutd.toml
 cp "$config" /tmp/workoutd.toml.board
 problems=()
 strap_status=/tmp/ble-strap.status
-btvirt_pid='' strap_pid=''
+btvirt_pid='' strap_pid='' meter_pid=''
 restore() {
   cp /tmp/workoutd.toml.board "$config"
   systemctl restart workoutd
   [[ -n $strap_pid ]] && kill "$strap_pid" 2> /dev/null
+  [[ -n $meter_pid ]] && kill "$meter_pid" 2> /dev/null
   [[ -n $btvirt_pid ]] && kill "$btvirt_pid" 2> /dev/null
   wait 2> /dev/null
 }
 trap restore EXIT
 
 modprobe hci_vhci || { result "$name" FAIL "modprobe hci_vhci failed"; exit 0; }
-btvirt -l2 -L > /tmp/btvirt.log 2>&1 &
+btvirt -l3 -L > /tmp/btvirt.log 2>&1 &
 btvirt_pid=$!
-two_controllers() { [[ -e /sys/class/bluetooth/hci0 && -e /sys/class/bluetooth/hci1 ]]; }
-wait_for 20 two_controllers || { result "$name" FAIL "btvirt gave no two controllers: $(ls /sys/class/bluetooth)"; exit 0; }
+controllers() { [[ -e /sys/class/bluetooth/hci0 && -e /sys/class/bluetooth/hci1 && -e /sys/class/bluetooth/hci2 ]]; }
+wait_for 20 controllers || { result "$name" FAIL "btvirt gave no three controllers: $(ls /sys/class/bluetooth)"; exit 0; }
 # btmgmt (BlueZ's bt_shell) quits at the end of its input before the controller has answered:
 # this runner's stdin is /dev/null, so it gets an input that stays open until it is done.
 mgmt() { timeout 10 btmgmt "$@" < <(sleep 10) 2>&1; }
@@ -42,7 +45,7 @@ address_of() {
   mgmt -i "$1" info | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]*\) .*/\1/p' |
     grep -v '^00:00:00:00:00:00$' | head -n 1
 }
-addressed() { [[ -n $(address_of hci0) && -n $(address_of hci1) ]]; }
+addressed() { [[ -n $(address_of hci0) && -n $(address_of hci1) && -n $(address_of hci2) ]]; }
 wait_for 30 addressed || {
   result "$name" FAIL "no controller addresses: $(mgmt -i hci1 info | head -4 | xargs)"
   exit 0
@@ -50,9 +53,9 @@ wait_for 30 addressed || {
 # The controllers appearing start bluetoothd (bluetooth.target).
 bluetoothd_active() { systemctl is-active --quiet bluetooth; }
 wait_for 30 bluetoothd_active || problems+=("bluetoothd did not start: $(systemctl is-active bluetooth)")
-for hci in hci0 hci1; do mgmt -i "$hci" power on >> /tmp/btmgmt.log; done
-strap=$(address_of hci1) board=$(address_of hci0)
-note "board controller hci0 $board, strap controller hci1 $strap"
+for hci in hci0 hci1 hci2; do mgmt -i "$hci" power on >> /tmp/btmgmt.log; done
+strap=$(address_of hci1) board=$(address_of hci0) meter=$(address_of hci2)
+note "board controller hci0 $board, strap controller hci1 $strap, power meter controller hci2 $meter"
 
 # In range: its ATT server listens, then it advertises (connectable, Heart Rate service).
 strap_on() {
@@ -68,12 +71,37 @@ strap_off() {
   kill "$strap_pid" 2> /dev/null; wait "$strap_pid" 2> /dev/null; strap_pid=''
 }
 strap_on
+# A power meter on the third controller, at the same time (Cycling Power, crank data).
+meter_status=/tmp/ble-meter.status
+python3 "$HIL_DIR/ble_strap.py" "$meter" "$meter_status" --power 2>> /tmp/ble-meter.err &
+meter_pid=$!
+sleep 1
+mgmt -i hci2 add-adv -c -g -u 1818 1 >> /tmp/btmgmt.log
 
-python3 - "$config" "$strap" << 'PY'
+# Scanning beside bluetoothd: the service (it has CAP_NET_ADMIN) runs an LE discovery on the
+# kernel's management channel for `workoutctl sensors scan`; the first powered controller is
+# hci0, the board's, which hears the strap advertise the Heart Rate service.
+scan=$(timeout 30 workoutctl sensors scan --seconds 5 --json 2> /tmp/scan.err)
+found=$(jq -c --arg a "$strap" '[.devices[] | select(.address == $a)][0] // empty' <<< "$scan" 2> /dev/null)
+note "scan: $(jq -r '.controller' <<< "$scan" 2> /dev/null), the strap: ${found:-not found}"
+if [[ -z $found ]]; then
+  problems+=("sensors scan did not find the strap $strap: $(head -c 300 <<< "$scan") $(head -c 200 /tmp/scan.err)")
+else
+  [[ $(jq -r '.sensors | join(",")' <<< "$found") == "heart rate" ]] || problems+=("the strap's scan entry: $found")
+  [[ $(jq -r '.rssi' <<< "$found") =~ ^-?[0-9]+$ ]] || problems+=("no RSSI in the strap's scan entry: $found")
+fi
+meter_found=$(jq -r --arg a "$meter" '[.devices[] | select(.address == $a)][0].sensors // [] | join(",")' <<< "$scan" 2> /dev/null)
+[[ $meter_found == "cycling power" ]] || problems+=("sensors scan did not find the power meter $meter as one: '$meter_found'")
+[[ $(jq -r '.controller' <<< "$scan" 2> /dev/null) == "hci0 "* ]] || problems+=("the scan did not use hci0: $scan")
+table=$(timeout 30 workoutctl sensors scan --seconds 3 2>&1)
+grep -q "heart_rate = \"$strap" <<< "$table" || problems+=("the scan's table names no [sensors] line for the strap: $(tail -n 3 <<< "$table" | xargs)")
+bluetoothd_active || problems+=("bluetoothd stopped during the scan")
+
+python3 - "$config" "$strap" "$meter" << 'PY'
 import re, sys
-path, address = sys.argv[1], sys.argv[2]
+path, address, meter = sys.argv[1], sys.argv[2], sys.argv[3]
 text = open(path).read()
-section = f'[sensors]\nheart_rate = "{address}/public"\n'
+section = f'[sensors]\nheart_rate = "{address}/public"\npower = "{meter}/public"\n'
 if re.search(r"^\[sensors\]", text, flags=re.M):
     text = re.sub(r"\[sensors\].*?(?=\n\[|\Z)", section.rstrip("\n"), text, flags=re.S)
 else:
@@ -114,6 +142,24 @@ note "RR intervals: $rr"
 IFS='|' read -r rr_count rr_min rr_max <<< "$rr"
 # 60/bpm s in 1/1024 s for 120..139 bpm: 442..512.
 (( ${rr_count:-0} >= 3 && ${rr_min:-0} >= 442 && ${rr_max:-0} <= 512 )) || problems+=("RR intervals recorded: '$rr'")
+
+# The power meter at the same time: available, and its power in the same points as the heart rate.
+meter_condition() { wkd_status | jq -r '.devices.powerMeter // ""'; }
+meter_available() { [[ $(meter_condition) == available* ]]; }
+wait_for 30 meter_available || problems+=("power meter not available: '$(meter_condition)'; meter: $(tail -n 3 "$meter_status" 2>&1 | xargs) $(tail -n 2 /tmp/ble-meter.err 2> /dev/null | xargs)")
+both() {
+  local n
+  n=$(sqlite3 "$WORKOUTD_DB" "SELECT count(*) FROM point WHERE session_id = $session AND hr IS NOT NULL AND power IS NOT NULL")
+  (( ${n:-0} >= 3 ))
+}
+wait_for 20 both || problems+=("no points with both heart rate and power")
+power=$(sqlite3 "$WORKOUTD_DB" "SELECT count(*), min(power), max(power), min(cadence), max(cadence) FROM point WHERE session_id = $session AND power IS NOT NULL")
+note "points with power: $power"
+IFS='|' read -r _ min_power max_power min_cadence max_cadence <<< "$power"
+[[ ${min_power:-0} -ge 200 && ${max_power:-0} -le 239 ]] || problems+=("recorded power $min_power..$max_power W, the meter sends 200..239")
+# One crank revolution a second: 60 rpm, from the meter's crank data.
+awk -v lo="${min_cadence:-0}" -v hi="${max_cadence:-0}" 'BEGIN { exit !(lo >= 59 && hi <= 61) }' ||
+  problems+=("recorded cadence $min_cadence..$max_cadence rpm, the meter's crank turns at 60")
 
 # Out of range. Lost, an event, and the ride goes on.
 strap_off
