@@ -14,11 +14,18 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
   /// A Bluetooth LE scan for sensors, run by the service (it has CAP_NET_ADMIN; the board, not
   /// the engine, answers it).
   case scanSensors
+  /// Chooses a BLE sensor for its role (`address`, optional `role` and `addressType`), kept in
+  /// the state directory; connected at once.
+  case addSensor
+  /// Removes the sensor at `address`.
+  case removeSensor
+  /// The sensors the service runs, and where each was chosen.
+  case listSensors
 
-  /// The session request a control command stands for (nil for `status` and the scan).
+  /// The session request a control command stands for (nil for `status` and the sensor ones).
   public var request: SessionRequest? {
     switch self {
-    case .status, .scanSensors: nil
+    case .status, .scanSensors, .addSensor, .removeSensor, .listSensors: nil
     case .start: .start
     case .pause: .pause
     case .resume: .resume
@@ -35,15 +42,48 @@ public struct ControlRequest: Codable, Sendable, Hashable {
   /// `scanSensors`: list every LE device heard, not only heart-rate, power and speed/cadence
   /// sensors.
   public var allDevices: Bool?
+  /// `addSensor`, `removeSensor`: "A0:9E:1A:12:34:56".
+  public var address: String?
+  /// `addSensor`: "public" or "random" (default: as the last scan heard it, else guessed).
+  public var addressType: String?
+  /// `addSensor`: "heart_rate", "power" or "speed_cadence" (default: what the last scan heard it
+  /// advertise).
+  public var role: String?
 
-  public init(command: ControlCommand, seconds: Double? = nil, allDevices: Bool? = nil) {
+  public init(
+    command: ControlCommand, seconds: Double? = nil, allDevices: Bool? = nil, address: String? = nil,
+    addressType: String? = nil, role: String? = nil
+  ) {
     self.command = command
     self.seconds = seconds
     self.allDevices = allDevices
+    self.address = address
+    self.addressType = addressType
+    self.role = role
   }
 
   /// The scan's length as the service runs it.
   public var scanSeconds: Double { min(60, max(1, seconds ?? 10)) }
+}
+
+/// One sensor the service runs: `workoutctl sensors list`.
+public struct SensorEntryReport: Codable, Sendable, Hashable {
+  /// "heart_rate", "power", "speed_cadence".
+  public var role: String
+  public var address: String
+  public var addressType: String
+  /// "configuration" (the configuration file) or "workoutctl" (`sensors add`).
+  public var origin: String
+  /// Its key in `status`'s devices ("heartRateStrap", "powerMeter", "speedCadenceSensor").
+  public var device: String
+
+  public init(role: String, address: String, addressType: String, origin: String, device: String) {
+    self.role = role
+    self.address = address
+    self.addressType = addressType
+    self.origin = origin
+    self.device = device
+  }
 }
 
 /// What a sensor scan heard: `workoutctl sensors scan`.
@@ -98,11 +138,13 @@ public struct ControlReply: Codable, Sendable {
   public var lap: Int?
   public var status: StatusReport?
   public var scan: SensorScanReport?
+  public var sensors: [SensorEntryReport]?
 
   public init(
     ok: Bool, state: SessionState? = nil, refusal: String? = nil, message: String? = nil, lap: Int? = nil,
-    status: StatusReport? = nil, scan: SensorScanReport? = nil
+    status: StatusReport? = nil, scan: SensorScanReport? = nil, sensors: [SensorEntryReport]? = nil
   ) {
+    self.sensors = sensors
     self.ok = ok
     self.state = state
     self.refusal = refusal

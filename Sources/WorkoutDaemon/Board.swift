@@ -21,9 +21,9 @@ protocol Board: AnyObject {
   var gpsClockSettings: GPSClockSettings? { get }
   /// The board time of the first tick, when it is not now (a fresh simulated world).
   var firstTick: Double? { get }
-  /// Runs `workoutctl sensors scan` (on a control client's thread); nil where the board has
-  /// no Bluetooth.
-  var sensorScanner: (@Sendable (ControlRequest, StopSignal) -> ControlReply)? { get }
+  /// The BLE sensors (started and stopped with the devices, changed by `workoutctl sensors`);
+  /// nil where the board has no Bluetooth.
+  var sensors: SensorRoster? { get }
   /// Connects the board's outputs, its replay or its GPS-corrected clock to the loop.
   func attach(to runtime: ServiceRuntime)
   /// The loop has ended with `code`.
@@ -31,7 +31,7 @@ protocol Board: AnyObject {
 }
 
 extension Board {
-  var sensorScanner: (@Sendable (ControlRequest, StopSignal) -> ControlReply)? { nil }
+  var sensors: SensorRoster? { nil }
   var gpsClockSettings: GPSClockSettings? { nil }
   var firstTick: Double? { nil }
   func finish(code: Int32, log: Logger) {}
@@ -148,11 +148,10 @@ final class LinuxBoard: Board {
   private let setsSystemClock: Bool
   private let led: GPIOOutputLine?
   private let buzzer: GPIOOutputLine?
-  let sensorScanner: (@Sendable (ControlRequest, StopSignal) -> ControlReply)?
+  let sensors: SensorRoster?
 
   init(_ configuration: DaemonConfiguration, log: Logger) throws(BoardSetupError) {
-    let scan = SensorScanService(adapter: configuration.sensors.adapter)
-    sensorScanner = { request, stop in scan.scan(request, stop: stop) }
+    sensors = SensorRoster(configured: configuration.sensors, stateDirectory: configuration.stateDirectory, log: log)
     correctedClock = GPSCorrectedClock(base: LinuxBoardClock())
     clock = correctedClock
     gpsClockSettings = GPSClockSettings(earliestPlausible: earliestPlausibleGPSTime)
@@ -166,7 +165,7 @@ final class LinuxBoard: Board {
       throw BoardSetupError(message: "bad device configuration: \(error)", exitCode: ServiceExit.badConfiguration)
     }
     log(.info, "linux board: \(LinuxBoardLibraries.description)")
-    if devices.isEmpty {
+    if devices.isEmpty && sensors?.chosen.isEmpty != false {
       log(.warning, "linux board: no devices are configured; recording with what there is (control socket only)")
     }
   }

@@ -32,9 +32,10 @@ final class ControlServer: @unchecked Sendable {
   }
   private let state = Mutex(State())
   private var acceptThread: DeviceThread?
-  /// Runs a sensor scan for `scanSensors` on the client's thread (the board's, not the engine's
-  /// business); nil where the board has no Bluetooth. `stopping` ends a scan early.
-  private let scanner: (@Sendable (ControlRequest, StopSignal) -> ControlReply)?
+  /// Answers the sensor commands (scan, add, remove, list) on the client's thread (the board's,
+  /// not the engine's business); nil where the board has no Bluetooth. `stopping` ends a scan
+  /// early.
+  private let sensors: SensorRoster?
   private let stopping = StopSignal()
   /// Seconds a client has to send its whole request line.
   static let requestDeadline = 2.0
@@ -42,12 +43,12 @@ final class ControlServer: @unchecked Sendable {
 
   init(
     path: String, group: gid_t?, queue: InputQueue<RuntimeMessage>, log: Logger,
-    scanner: (@Sendable (ControlRequest, StopSignal) -> ControlReply)? = nil
+    sensors: SensorRoster? = nil
   ) throws(SystemError) {
     self.path = path
     self.queue = queue
     self.log = log
-    self.scanner = scanner
+    self.sensors = sensors
     let directory = (path as NSString).deletingLastPathComponent
     if !FileManager.default.fileExists(atPath: directory) {
       try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -111,10 +112,12 @@ final class ControlServer: @unchecked Sendable {
   }
 
   /// One scan at a time: a second asker is told, not queued (the radio does one discovery).
-  private func scan(_ request: ControlRequest) -> ControlReply {
-    guard let scanner else {
-      return ControlReply(ok: false, message: "this board has no Bluetooth to scan with (the simulated board)")
+  private func sensorCommand(_ request: ControlRequest) -> ControlReply {
+    guard let sensors else {
+      return ControlReply(
+        ok: false, message: "this board has no Bluetooth to scan with or sensors to choose (the simulated board)")
     }
+    guard request.command == .scanSensors else { return sensors.handle(request, stop: stopping) }
     let admitted = state.withLock { state -> Bool in
       guard !state.scanning else { return false }
       state.scanning = true
@@ -123,7 +126,7 @@ final class ControlServer: @unchecked Sendable {
     guard admitted else { return ControlReply(ok: false, message: "a sensor scan is already running; try again") }
     defer { state.withLock { $0.scanning = false } }
     log(.info, "sensor scan: \(Int(request.scanSeconds)) s, asked over the control socket")
-    let reply = scanner(request, stopping)
+    let reply = sensors.handle(request, stop: stopping)
     if let scan = reply.scan {
       log(
         .info,
@@ -151,8 +154,10 @@ final class ControlServer: @unchecked Sendable {
       guard let line = try client.readLine(limit: 4096, deadline: SystemClocks.monotonic() + Self.requestDeadline)
       else { return }
       let reply: ControlReply
-      if let request = try? ControlJSON.decode(ControlRequest.self, from: line), request.command == .scanSensors {
-        reply = scan(request)
+      if let request = try? ControlJSON.decode(ControlRequest.self, from: line),
+        SensorRoster.commands.contains(request.command)
+      {
+        reply = sensorCommand(request)
       } else if let request = try? ControlJSON.decode(ControlRequest.self, from: line) {
         let box = ReplyBox()
         queue.post(.control(request, box))

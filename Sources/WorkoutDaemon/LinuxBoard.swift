@@ -72,14 +72,7 @@ struct LinuxBoardDevices {
             bus: configuration.barometer.bus, address: UInt8(configuration.barometer.address),
             interval: configuration.barometer.interval)))
     }
-    // Each BLE sensor on its own connection and thread: one that is away never holds up another.
-    let sensors: [(BluetoothAddress?, DeviceKind)] = [
-      (configuration.sensors.heartRate, .heartRateStrap), (configuration.sensors.power, .powerMeter),
-      (configuration.sensors.speedCadence, .speedCadenceSensor),
-    ]
-    for case (let address?, let kind) in sensors {
-      devices.append(StrapSource(settings: StrapSettings(address: address, device: kind)))
-    }
+    // The BLE sensors are the board's `SensorRoster`: chosen here or with `workoutctl sensors`.
     if !problems.isEmpty { throw ConfigurationError(problems: problems) }
   }
 }

@@ -9,23 +9,27 @@ struct SensorScanService: Sendable {
   /// The controller index ("hci0" is 0) from `[sensors] adapter`; nil: the first powered one.
   var adapter: UInt16?
 
-  func scan(_ request: ControlRequest, stop: StopSignal) -> ControlReply {
+  func scan(_ request: ControlRequest, stop: StopSignal) -> (ControlReply, ScanOutcome?) {
     let socket: ManagementSocket
     do {
       socket = try ManagementSocket.open()
     } catch {
-      return ControlReply(
-        ok: false,
-        message:
-          "cannot open the Bluetooth management channel: \(error) (no Bluetooth in this kernel, or the service lacks AF_BLUETOOTH)"
+      return (
+        ControlReply(
+          ok: false,
+          message:
+            "cannot open the Bluetooth management channel: \(error) (no Bluetooth in this kernel, or the service lacks AF_BLUETOOTH)"
+        ), nil
       )
     }
     let seconds = request.scanSeconds
     do {
       let outcome = try SensorScanner(socket: socket, controller: adapter).run(seconds: seconds, signal: stop)
-      return ControlReply(ok: true, scan: Self.report(outcome, seconds: seconds, all: request.allDevices ?? false))
+      return (
+        ControlReply(ok: true, scan: Self.report(outcome, seconds: seconds, all: request.allDevices ?? false)), outcome
+      )
     } catch {
-      return ControlReply(ok: false, message: "sensor scan: \(error)")
+      return (ControlReply(ok: false, message: "sensor scan: \(error)"), nil)
     }
   }
 

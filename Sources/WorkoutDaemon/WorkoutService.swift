@@ -93,7 +93,7 @@ public enum WorkoutService {
     do {
       server = try ControlServer(
         path: configuration.controlSocketPath, group: try groupID(configuration.controlSocketGroup), queue: queue,
-        log: log, scanner: board.sensorScanner)
+        log: log, sensors: board.sensors)
     } catch {
       log(.error, "cannot open the control socket \(configuration.controlSocketPath): \(error)")
       return ServiceExit.failure
@@ -122,6 +122,7 @@ public enum WorkoutService {
       log(.info, "starting \(device.name)")
       device.start(sink: sink)
     }
+    board.sensors?.start(sink: sink)
 
     notifier.notify("READY=1\nSTATUS=recording ready")
     log(
@@ -144,6 +145,7 @@ public enum WorkoutService {
 
     let code = runtime.run()
     for device in board.devices { device.stop() }
+    board.sensors?.stop()
     server.stop()
     board.finish(code: code, log: log)
     return code

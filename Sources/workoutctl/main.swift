@@ -413,8 +413,78 @@ Workoutctl.main()
 
 struct Sensors: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Bluetooth LE sensors: find the straps, power meters and speed/cadence pods around.",
-    subcommands: [Scan.self])
+    abstract: "Bluetooth LE sensors: find the straps, power meters and speed/cadence pods around, and choose them.",
+    subcommands: [List.self, Scan.self, Add.self, Remove.self])
+
+  static func request(_ request: ControlRequest, _ locations: Locations, timeout: Double = 20) throws -> ControlReply {
+    let reply: ControlReply
+    do {
+      reply = try sendControl(request, socketPath: locations.socket, timeout: timeout)
+    } catch {
+      throw fail("\(error)")
+    }
+    guard reply.ok else { throw fail(reply.message ?? "refused") }
+    return reply
+  }
+
+  static func printList(_ sensors: [SensorEntryReport]) {
+    guard !sensors.isEmpty else {
+      print("no sensors (workoutctl sensors scan, then workoutctl sensors add ADDRESS)")
+      return
+    }
+    for sensor in sensors {
+      print(
+        "\(sensor.role.padding(toLength: 13, withPad: " ", startingAt: 0)) \(sensor.address) (\(sensor.addressType))  from the \(sensor.origin == "configuration" ? "configuration file" : "workoutctl")"
+      )
+    }
+  }
+
+  struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "The sensors the service runs, and where each was chosen (their condition: workoutctl status).")
+    @OptionGroup var locations: Locations
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+      let reply = try Sensors.request(ControlRequest(command: .listSensors), locations)
+      if json {
+        print(try ControlJSON.encode(reply.sensors ?? []))
+      } else {
+        Sensors.printList(reply.sensors ?? [])
+      }
+    }
+  }
+
+  struct Add: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract:
+        "Choose a sensor: connected at once, kept for the next start (over the configuration file's for its role).",
+      discussion:
+        "What it is (heart rate, power, speed/cadence) is known from the last scan; otherwise give --role. One sensor per role: adding one replaces the one before."
+    )
+    @OptionGroup var locations: Locations
+    @Argument(help: "Its address, as sensors scan shows it.") var address: String
+    @Option(help: "heart_rate, power or speed_cadence.") var role: String?
+    @Option(help: "public or random (default: as the scan heard it).") var type: String?
+
+    func run() throws {
+      let reply = try Sensors.request(
+        ControlRequest(command: .addSensor, address: address, addressType: type, role: role), locations)
+      print(reply.message ?? "added")
+    }
+  }
+
+  struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Stop using a sensor (also one the configuration file names), now and at the next start.")
+    @OptionGroup var locations: Locations
+    @Argument(help: "Its address.") var address: String
+
+    func run() throws {
+      let reply = try Sensors.request(ControlRequest(command: .removeSensor, address: address), locations)
+      print(reply.message ?? "removed")
+    }
+  }
 
   struct Scan: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -467,7 +537,9 @@ struct Sensors: ParsableCommand {
           }.joined(separator: "  "))
       }
       if let strap = scan.devices.first(where: { $0.sensors.contains("heart rate") }) {
-        print("\nto record it, in [sensors] of the configuration file: heart_rate = \"\(Self.configValue(strap))\"")
+        print(
+          "\nto record it: workoutctl sensors add \(strap.address) (or, in [sensors] of the configuration file: heart_rate = \"\(Self.configValue(strap))\")"
+        )
       }
     }
 

@@ -52,6 +52,25 @@ struct SensorScanControlTests {
     #expect(!text.contains("already running"), "\(text)")
     #expect(try service.status().state == .notStarted)
     #expect(service.log.contains("sensor scan failed"), "the failure is logged")
+
+    // Choosing a strap works without a radio: kept, started (and absent, with no Bluetooth).
+    let (added, said) = try ctl(["sensors", "add", "A0:9E:1A:12:34:56", "--role", "heart_rate"], dir)
+    #expect(added == 0, "\(said)")
+    #expect(said.contains("heart_rate: A0:9E:1A:12:34:56 (public), connecting"), "\(said)")
+    #expect(FileManager.default.fileExists(atPath: dir.state + "/sensors.json"))
+    try waitFor("the strap's condition in status", timeout: 10) {
+      try service.status().devices["heartRateStrap"]?.hasPrefix("absent") == true
+    }
+    let (_, listed) = try ctl(["sensors", "list"], dir)
+    #expect(listed.contains("heart_rate    A0:9E:1A:12:34:56 (public)  from the workoutctl"), "\(listed)")
+    let (removed, text2) = try ctl(["sensors", "remove", "a0:9e:1a:12:34:56"], dir)
+    #expect(removed == 0, "\(text2)")
+    try waitFor("the strap to leave status", timeout: 10) { try service.status().devices["heartRateStrap"] == nil }
+    let (_, none) = try ctl(["sensors", "list"], dir)
+    #expect(none.contains("no sensors"), "\(none)")
+    let (refused, why) = try ctl(["sensors", "add", "A0:9E:1A:12:34:56"], dir)
+    #expect(refused == 1)
+    #expect(why.contains("scan for it first"), "\(why)")
   }
 
   @Test func aBadAdapterNameIsAConfigurationError() throws {

@@ -204,5 +204,10 @@ struct StrapEventTests {
     let gone = try #require(recorded(h).last { $0.kind == .sensorDisconnected })
     #expect(gone.detail?.contains(kind.rawValue) == true)
     #expect(!DeviceKind.gps.isBLESensor && !DeviceKind.barometer.isBLESensor)
+    // Removed with workoutctl: forgotten, so no fault and nothing in status; the ride goes on.
+    h.send(.deviceRemoved(kind))
+    #expect(h.engine.indicator != .fault)
+    #expect(h.engine.faultyDevices.isEmpty)
+    #expect(h.engine.state == .running)
   }
 }

@@ -255,6 +255,17 @@ struct RuntimeDriver {
     #expect(driver.logs(containing: "giving up the oldest held second") >= 3)
   }
 
+  @Test func aRemovedSensorLeavesTheStatusDevices() {
+    var driver = Self.running()
+    let at = driver.board
+    _ = driver.core.handle(
+      .device(DeviceStatus(device: .powerMeter, condition: .available, detail: "C1:00:00:00:00:01")), at: at,
+      host: driver.host)
+    #expect(driver.core.deviceConditions["powerMeter"] == "available: C1:00:00:00:00:01")
+    _ = driver.core.handle(.deviceRemoved(.powerMeter), at: at, host: driver.host)
+    #expect(driver.core.deviceConditions["powerMeter"] == nil)
+  }
+
   @Test func theWatchdogIsPingedOnlyWhileTheLoopRuns() {
     var settings = RuntimeSettings(epoch: "test-boot", databasePath: "/tmp/test.db")
     settings.watchdogInterval = 10

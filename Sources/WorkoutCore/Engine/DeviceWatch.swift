@@ -133,6 +133,12 @@ public struct DeviceWatch: Sendable, Hashable {
 
   /// A device's condition changed (sources report changes only). Returns what to record: the
   /// change itself, or, for an unstable device, only the start of its instability.
+  /// A device taken out of the configuration: nothing about it is kept.
+  public mutating func forget(_ device: DeviceKind) {
+    conditions.removeValue(forKey: device)
+    flapping.removeValue(forKey: device)
+  }
+
   public mutating func deviceReported(_ status: DeviceStatus, at now: Double) -> [Notice] {
     let previous = conditions[status.device]
     conditions[status.device] = status

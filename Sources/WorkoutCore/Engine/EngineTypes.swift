@@ -31,6 +31,9 @@ public enum EngineInput: Sendable, Hashable {
   /// A button gesture; what it asks for depends on the state (`ButtonEvent.request(in:)`).
   case button(ButtonEvent, RequestSource)
   case device(DeviceStatus)
+  /// A device is no longer configured (a sensor removed with `workoutctl sensors remove`): its
+  /// condition is forgotten, so it is neither in status nor a fault on the LED.
+  case deviceRemoved(DeviceKind)
   case lowBattery
   /// The store has committed the summary of this stopped session.
   case sessionFinalized(sessionID: Int64)

@@ -270,6 +270,9 @@ public struct SessionEngine: Sendable {
     case .device(let status):
       if status.device == .gps || status.device == .gpsReceiver { gpsPresent = true }
       note(watch.deviceReported(status, at: now.monotonic), at: now, into: &step)
+    case .deviceRemoved(let device):
+      watch.forget(device)
+      step.commands.append(.log(.info, "\(device.rawValue) is no longer configured"))
     case .lowBattery:
       changed = apply(.lowBattery, at: now, into: &step)
     case .sessionFinalized(let id):

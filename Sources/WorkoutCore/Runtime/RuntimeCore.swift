@@ -256,6 +256,8 @@ public struct RuntimeCore: Sendable {
     lastInputMonotonic = max(lastInputMonotonic, moment.monotonic)
     if case .device(let status) = input {
       deviceConditions[status.device.rawValue] = "\(status.condition.rawValue): \(status.detail)"
+    } else if case .deviceRemoved(let device) = input {
+      deviceConditions.removeValue(forKey: device.rawValue)
     }
     let ticking = engine.needsTick
     let step = engine.handle(input, at: moment)

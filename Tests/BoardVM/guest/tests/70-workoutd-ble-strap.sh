@@ -24,6 +24,7 @@ strap_status=/tmp/ble-strap.status
 btvirt_pid='' strap_pid='' meter_pid=''
 restore() {
   cp /tmp/workoutd.toml.board "$config"
+  rm -f /var/lib/workoutd/sensors.json
   systemctl restart workoutd
   [[ -n $strap_pid ]] && kill "$strap_pid" 2> /dev/null
   [[ -n $meter_pid ]] && kill "$meter_pid" 2> /dev/null
@@ -97,11 +98,11 @@ table=$(timeout 30 workoutctl sensors scan --seconds 3 2>&1)
 grep -q "heart_rate = \"$strap" <<< "$table" || problems+=("the scan's table names no [sensors] line for the strap: $(tail -n 3 <<< "$table" | xargs)")
 bluetoothd_active || problems+=("bluetoothd stopped during the scan")
 
-python3 - "$config" "$strap" "$meter" << 'PY'
+python3 - "$config" "$strap" << 'PY'
 import re, sys
-path, address, meter = sys.argv[1], sys.argv[2], sys.argv[3]
+path, address = sys.argv[1], sys.argv[2]
 text = open(path).read()
-section = f'[sensors]\nheart_rate = "{address}/public"\npower = "{meter}/public"\n'
+section = f'[sensors]\nheart_rate = "{address}/public"\n'
 if re.search(r"^\[sensors\]", text, flags=re.M):
     text = re.sub(r"\[sensors\].*?(?=\n\[|\Z)", section.rstrip("\n"), text, flags=re.S)
 else:
@@ -143,7 +144,17 @@ IFS='|' read -r rr_count rr_min rr_max <<< "$rr"
 # 60/bpm s in 1/1024 s for 120..139 bpm: 442..512.
 (( ${rr_count:-0} >= 3 && ${rr_min:-0} >= 442 && ${rr_max:-0} <= 512 )) || problems+=("RR intervals recorded: '$rr'")
 
-# The power meter at the same time: available, and its power in the same points as the heart rate.
+# The power meter chosen with workoutctl while the ride runs: a scan (the service remembers what
+# it heard), then `sensors add` with the address alone; connected at once, kept in the state
+# directory. Available, and its power in the same points as the heart rate.
+timeout 30 workoutctl sensors scan --seconds 4 > /tmp/scan2.out 2>&1
+added=$(timeout 30 workoutctl sensors add "$meter" 2>&1) || problems+=("sensors add $meter: $added")
+note "sensors add: $added"
+[[ $added == "power: $meter (public), connecting" ]] || problems+=("sensors add said: '$added'; scan: $(xargs < /tmp/scan2.out)")
+listed=$(timeout 10 workoutctl sensors list --json)
+[[ $(jq -r '[.[] | "\(.role)=\(.address)/\(.origin)"] | join(" ")' <<< "$listed") == "heart_rate=$strap/configuration power=$meter/workoutctl" ]] ||
+  problems+=("sensors list: $listed")
+[[ -s /var/lib/workoutd/sensors.json ]] || problems+=("sensors add kept nothing in /var/lib/workoutd/sensors.json")
 meter_condition() { wkd_status | jq -r '.devices.powerMeter // ""'; }
 meter_available() { [[ $(meter_condition) == available* ]]; }
 wait_for 30 meter_available || problems+=("power meter not available: '$(meter_condition)'; meter: $(tail -n 3 "$meter_status" 2>&1 | xargs) $(tail -n 2 /tmp/ble-meter.err 2> /dev/null | xargs)")
@@ -181,13 +192,22 @@ note "reconnected after $reconnected_after s; strap log: $(grep -c connected "$s
 connected_events=$(timeout 10 workoutctl show "$session" --json | jq '[.events[] | select(.kind == "sensorConnected")] | length')
 (( ${connected_events:-0} >= 1 )) || problems+=("no sensorConnected event in the session after the strap came back")
 
+# Removed with workoutctl: disconnected, and gone from status (no fault left on the LED).
+closed_before=$(grep -c closed "$meter_status")
+removed=$(timeout 10 workoutctl sensors remove "$meter" 2>&1) || problems+=("sensors remove $meter: $removed")
+meter_gone() { [[ -z $(meter_condition) ]]; }
+wait_for 15 meter_gone || problems+=("the removed power meter is still in status: '$(meter_condition)'")
+meter_closed() { (( $(grep -c closed "$meter_status") > closed_before )); }
+wait_for 15 meter_closed || problems+=("the removed power meter's link was not closed: $(tail -n 2 "$meter_status" | xargs)")
+
 bluetoothd_active || problems+=("bluetoothd is not running at the end: $(systemctl is-active bluetooth)")
 bluetoothd=$(systemctl show -p MainPID --value bluetooth)
 
 if ((${#problems[@]})); then
   note "btvirt: $(tail -n 5 /tmp/btvirt.log | xargs); btmgmt: $(tail -n 6 /tmp/btmgmt.log | xargs)"; note "strap: $(tail -n 8 "$strap_status" | xargs) $(tail -n 3 /tmp/ble-strap.err 2> /dev/null | xargs)"
-  journalctl -u workoutd --no-pager -n 30 | grep -i -E "heartRate|BLE|strap" | tail -n 10
+  note "meter: $(tail -n 6 "$meter_status" 2> /dev/null | xargs) $(tail -n 3 /tmp/ble-meter.err 2> /dev/null | xargs)"
+  journalctl -u workoutd --no-pager -n 40 | grep -i -E "heartRate|power|BLE|strap|sensor" | tail -n 14
   result "$name" FAIL "$(IFS=';'; echo "${problems[*]}")"
 else
-  result "$name" PASS "strap $strap connected in $connected_after s; $with_hr points with $min_hr..$max_hr bpm, $rr_count RR intervals; gone: sensorDisconnected, ride went on; back: sensorConnected in $reconnected_after s; bluetoothd running (pid $bluetoothd)"
+  result "$name" PASS "scan found strap and meter; strap $strap connected in $connected_after s; $with_hr points with $min_hr..$max_hr bpm, $rr_count RR intervals; meter added with workoutctl: power $min_power..$max_power W, cadence $min_cadence..$max_cadence rpm in the same points, then removed; strap gone: sensorDisconnected, ride went on; back: sensorConnected in $reconnected_after s; bluetoothd running (pid $bluetoothd)"
 fi
