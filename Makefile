@@ -179,7 +179,10 @@ bench: release
 	python3 Benchmarks/recording.py --bin $$bin $(BENCH_FLAGS) && echo && \
 	python3 Benchmarks/device.py --bin $$bin $(BENCH_FLAGS) && echo && \
 	python3 Benchmarks/ready.py --bin $$bin $(BENCH_FLAGS) && echo && \
-	python3 Benchmarks/GPS/bench.py --bin $$bin && \
+	python3 Benchmarks/GPS/bench.py --bin $$bin && echo && \
+	echo "BLE sensors (a heart-rate strap notifying at 1 Hz and a power meter at 4 Hz, each on its" && \
+	echo "StrapSource behind a socketpair; Benchmarks/Strap/main.swift), 30 s:" && \
+	$$bin/strap-bench 30 && \
 	echo && echo "make bench: $$(( $$(date +%s) - start )) s"
 
 # Regenerates build-aux/workoutd.order (the code layout of LAYOUT_FLAGS) from this build.

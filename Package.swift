@@ -64,6 +64,11 @@ let package = Package(
     .executableTarget(
       name: "gps-bench", dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore"], path: "Benchmarks/GPS",
       exclude: ["bench.py"]),
+    // make bench: what a heart-rate strap and a power meter cost, per notification and per second.
+    .executableTarget(
+      name: "strap-bench",
+      dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport"],
+      path: "Benchmarks/Strap"),
     .executableTarget(
       name: "workoutctl",
       dependencies: [

@@ -1,0 +1,209 @@
+// strap-bench: what BLE sensors cost the service, per notification and per second.
+//
+// Two sensors as riders have them, each on its own StrapSource (the service's code: its thread,
+// the GATT client, the decoders, the readings posted), behind the hardware seam: a socketpair
+// of SOCK_SEQPACKET (one message one ATT PDU, as an L2CAP LE socket) with a scripted GATT peer
+// on the far end (Tests/Support/GATTTestPeer), in this process on threads of their own:
+// - a heart-rate strap notifying once a second (uint8 heart rate, contact, one or two RR
+//   intervals), with battery level;
+// - a power meter notifying four times a second (power and crank revolution data, as crank
+//   meters do).
+// It runs for the seconds asked (default 60) in real time, then prints one line of key=value:
+// the CPU of the two StrapSource threads only (their /proc/self/task/TID/schedstat, found by
+// the thread names the service gives them, after their DeviceKind), per notification and per second, the wake-ups
+// (context switches) of those threads per second, and what the sink was handed. The engine's
+// share (the readings it folds into the second's point, the RR rows stored) is the recording
+// bench's, which records without sensors: see BENCHMARKS.md.
+//
+// Usage: strap-bench [seconds]
+import BoardLinux
+import Foundation
+import LinuxSupport
+import SensorProtocols
+import Synchronization
+import WorkoutCore
+import WorkoutTestSupport
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+final class CountingSink: InputSink {
+  let counts = Mutex<[String: Int]>([:])
+  func post(_ input: EngineInput) {
+    let key: String
+    switch input {
+    case .reading(.heartRate): key = "heart_rate"
+    case .reading(.rrIntervals(let values)):
+      counts.withLock { $0["rr_values", default: 0] += values.count }
+      key = "rr_batches"
+    case .reading(.power): key = "power"
+    case .reading(.cadence): key = "cadence"
+    case .device(let status): key = "status_\(status.condition.rawValue)"
+    default: key = "other"
+    }
+    counts.withLock { $0[key, default: 0] += 1 }
+  }
+  func post(_ input: EngineInput, at moment: Moment) { post(input) }
+}
+
+/// The sensor's end of the link, on a thread of its own.
+final class Peer: @unchecked Sendable {
+  let descriptor: Int32
+  var gatt: GATTTestPeer
+  let interval: Double
+  let measurement: BluetoothUUID
+  let payload: @Sendable (Int) -> [UInt8]
+  let stopped = Atomic<Bool>(false)
+  let notified = Atomic<Int>(0)
+
+  init(
+    descriptor: Int32, gatt: GATTTestPeer, interval: Double, measurement: BluetoothUUID,
+    payload: @escaping @Sendable (Int) -> [UInt8]
+  ) {
+    self.descriptor = descriptor
+    self.gatt = gatt
+    self.interval = interval
+    self.measurement = measurement
+    self.payload = payload
+  }
+
+  func run() {
+    var buffer = [UInt8](repeating: 0, count: 600)
+    var next = 0.0
+    var count = 0
+    while !stopped.load(ordering: .relaxed) {
+      var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+      let now = SystemClocks.monotonic()
+      let subscribed = gatt.configured.values.contains(1)
+      let wait = subscribed ? max(0, Int32((next - now) * 1000)) : 50
+      _ = poll(&fds, 1, wait)
+      if fds[0].revents & Int16(POLLIN) != 0 {
+        let n = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        if n <= 0 { return }
+        if let reply = gatt.answer(Array(buffer[..<n])) {
+          _ = reply.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+      }
+      if subscribed, SystemClocks.monotonic() >= next {
+        if next == 0 { next = SystemClocks.monotonic() }
+        let pdu = gatt.notification(measurement, payload(count))
+        _ = pdu.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        count += 1
+        notified.store(count, ordering: .relaxed)
+        next += interval
+      }
+    }
+  }
+}
+
+func powerMeter() -> GATTTestPeer {
+  GATTTestPeer([
+    .init(.genericAccess, [.init(BluetoothUUID(0x2A00), [.read], value: Array("meter".utf8))]),
+    .init(
+      .cyclingPowerService,
+      [
+        .init(.cyclingPowerMeasurement, [.notify]),
+        .init(.cyclingPowerFeature, [.read], value: [0x08, 0, 0, 0]),
+      ]),
+    .init(.batteryService, [.init(.batteryLevel, [.read], value: [64])]),
+  ])
+}
+
+/// CPU seconds and context switches of this process's threads named one of `names` (a device's
+/// thread is named after its DeviceKind).
+func threads(named names: Set<String>) -> (cpu: Double, switches: Int) {
+  var cpu = 0.0
+  var switches = 0
+  let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+  for tid in tasks {
+    let base = "/proc/self/task/\(tid)"
+    guard let comm = try? String(contentsOfFile: base + "/comm", encoding: .utf8),
+      names.contains(comm.trimmingCharacters(in: .whitespacesAndNewlines))
+    else {
+      continue
+    }
+    if let schedstat = try? String(contentsOfFile: base + "/schedstat", encoding: .utf8),
+      let ns = Double(schedstat.split(separator: " ").first ?? "")
+    {
+      cpu += ns / 1e9
+    }
+    if let status = try? String(contentsOfFile: base + "/status", encoding: .utf8) {
+      for line in status.split(separator: "\n") where line.contains("ctxt_switches") {
+        switches += Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+      }
+    }
+  }
+  return (cpu, switches)
+}
+
+let seconds = CommandLine.arguments.count > 1 ? Double(CommandLine.arguments[1]) ?? 60 : 60
+let sink = CountingSink()
+var peers: [Peer] = []
+let peersLock = Mutex<[Peer]>([])
+
+func connector(
+  _ make: @escaping @Sendable (Int32) -> Peer
+) -> @Sendable (StrapSettings, StopSignal) throws(SystemError) -> ATTBearer? {
+  { _, _ throws(SystemError) in
+    var pair: [Int32] = [0, 0]
+    guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+      throw SystemError.last("socketpair")
+    }
+    _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+    let peer = make(pair[1])
+    peersLock.withLock { $0.append(peer) }
+    Thread { peer.run() }.start()
+    return ATTBearer(adopting: pair[0])
+  }
+}
+
+let strap = StrapSource(
+  settings: StrapSettings(address: BluetoothAddress("A0:9E:1A:12:34:56")!, device: .heartRateStrap),
+  connect: connector { fd in
+    Peer(descriptor: fd, gatt: .heartRateStrap(), interval: 1, measurement: .heartRateMeasurement) { n in
+      // Flags 0x16: uint8, contact detected, RR present; one RR most seconds, two every third.
+      let bpm = UInt8(130 + n % 10)
+      let rr = UInt16(60.0 / Double(bpm) * 1024)
+      var value: [UInt8] = [0x16, bpm, UInt8(rr & 0xFF), UInt8(rr >> 8)]
+      if n % 3 == 0 { value += [UInt8(rr & 0xFF), UInt8(rr >> 8)] }
+      return value
+    }
+  })
+let meter = StrapSource(
+  settings: StrapSettings(address: BluetoothAddress("C1:00:00:00:00:01")!, device: .powerMeter),
+  connect: connector { fd in
+    Peer(descriptor: fd, gatt: powerMeter(), interval: 0.25, measurement: .cyclingPowerMeasurement) { n in
+      // Flags 0x0020: crank revolution data; 250 W; 90 rpm (a revolution each 2/3 s).
+      let revolutions = UInt16(truncatingIfNeeded: n * 3 / 8)
+      let event = UInt16(truncatingIfNeeded: Int(Double(revolutions) * 2.0 / 3.0 * 1024))
+      return [
+        0x20, 0x00, 0xFA, 0x00, UInt8(revolutions & 0xFF), UInt8(revolutions >> 8), UInt8(event & 0xFF),
+        UInt8(event >> 8),
+      ]
+    }
+  })
+
+strap.start(sink: sink)
+meter.start(sink: sink)
+// Connected and subscribed: the first second is discovery, not counted.
+usleep(1_500_000)
+let before = threads(named: ["heartRateStrap", "powerMeter"])
+let notifiedBefore = peersLock.withLock { $0.map { $0.notified.load(ordering: .relaxed) }.reduce(0, +) }
+let started = SystemClocks.monotonic()
+usleep(useconds_t(seconds * 1_000_000))
+let after = threads(named: ["heartRateStrap", "powerMeter"])
+let elapsed = SystemClocks.monotonic() - started
+let notified = peersLock.withLock { $0.map { $0.notified.load(ordering: .relaxed) }.reduce(0, +) } - notifiedBefore
+strap.stop()
+meter.stop()
+peersLock.withLock { $0.forEach { $0.stopped.store(true, ordering: .relaxed) } }
+
+let cpu = after.cpu - before.cpu
+let counts = sink.counts.withLock { $0 }
+let summary = counts.keys.sorted().map { "\($0)=\(counts[$0]!)" }.joined(separator: " ")
+print(
+  String(
+    format: "seconds=%.1f notifications=%d cpu_us_per_notification=%.1f cpu_us_per_s=%.1f wakeups_per_s=%.2f ",
+    elapsed, notified, notified > 0 ? cpu / Double(notified) * 1e6 : 0, cpu / elapsed * 1e6,
+    Double(after.switches - before.switches) / elapsed) + summary)
