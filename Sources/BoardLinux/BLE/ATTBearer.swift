@@ -50,23 +50,34 @@ public final class ATTBearer: @unchecked Sendable {
 
   /// Sends one PDU.
   public func send(_ pdu: [UInt8]) throws(SystemError) {
-    let sent = pdu.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    if sent < 0 { throw SystemError.last("send", "ATT PDU") }
+    try sendPacket(pdu, on: descriptor, what: "ATT PDU")
   }
 
   /// The next PDU that has arrived, or nil if none is waiting. A closed link throws
   /// (`ECONNRESET` for an orderly close: the sensor or the kernel ended it).
   public func receive() throws(SystemError) -> [UInt8]? {
-    var buffer = [UInt8](repeating: 0, count: Self.receiveLimit)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-      if count > 0 { return Array(buffer[..<count]) }
-      if count == 0 { throw SystemError("recv", errno: ECONNRESET, context: "the link was closed") }
-      switch errno {
-      case EINTR: continue
-      case EAGAIN, EWOULDBLOCK: return nil
-      default: throw SystemError.last("recv", "ATT PDU")
-      }
+    try receivePacket(on: descriptor, limit: Self.receiveLimit, what: "ATT PDU")
+  }
+}
+
+/// Sends one message on a packet socket (L2CAP seqpacket, HCI control channel), never raising
+/// SIGPIPE.
+func sendPacket(_ packet: [UInt8], on descriptor: Int32, what: String) throws(SystemError) {
+  let sent = packet.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+  if sent < 0 { throw SystemError.last("send", what) }
+}
+
+/// The next message waiting on a packet socket, nil if none; a closed peer throws ECONNRESET.
+func receivePacket(on descriptor: Int32, limit: Int, what: String) throws(SystemError) -> [UInt8]? {
+  var buffer = [UInt8](repeating: 0, count: limit)
+  while true {
+    let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+    if count > 0 { return Array(buffer[..<count]) }
+    if count == 0 { throw SystemError("recv", errno: ECONNRESET, context: "\(what): closed by the peer") }
+    switch errno {
+    case EINTR: continue
+    case EAGAIN, EWOULDBLOCK: return nil
+    default: throw SystemError.last("recv", what)
     }
   }
 }

@@ -25,23 +25,12 @@ public final class ManagementSocket: @unchecked Sendable {
   }
 
   public func send(_ packet: [UInt8]) throws(SystemError) {
-    let sent = packet.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    if sent < 0 { throw SystemError.last("send", "management command") }
+    try sendPacket(packet, on: descriptor, what: "management command")
   }
 
-  /// The next packet, nil if none is waiting.
+  /// The next packet, nil if none is waiting (a Device Found is at most a few hundred bytes).
   public func receive() throws(SystemError) -> [UInt8]? {
-    var buffer = [UInt8](repeating: 0, count: 1024)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-      if count > 0 { return Array(buffer[..<count]) }
-      if count == 0 { throw SystemError("recv", errno: ECONNRESET, context: "management channel closed") }
-      switch errno {
-      case EINTR: continue
-      case EAGAIN, EWOULDBLOCK: return nil
-      default: throw SystemError.last("recv", "management channel")
-      }
-    }
+    try receivePacket(on: descriptor, limit: 1024, what: "management channel")
   }
 }
 

@@ -146,32 +146,28 @@ public enum GPSDJSON {
   /// The `release` of a VERSION report (gpsd's greeting on every connection, "3.22"); nil for
   /// anything else. A VERSION without a string `release` gives "".
   public static func versionRelease(from bytes: UnsafeBufferPointer<UInt8>) -> String? {
-    guard let members = members(of: bytes) else { return nil }
-    var isVersion = false
-    var release = ""
-    for (key, value) in members {
-      switch (key, value) {
-      case ("class", .string(let name)): isVersion = name == "VERSION"
-      case ("release", .string(let text)): release = text
-      default: break
-      }
-    }
-    return isVersion ? release : nil
+    stringMember("release", ofClass: "VERSION", in: bytes)
   }
 
   /// An ERROR report's `message`; nil for anything else.
   public static func errorMessage(from bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    stringMember("message", ofClass: "ERROR", in: bytes)
+  }
+
+  /// The string member `key` of a report of class `name` ("" when it has none); nil when the
+  /// line is not such a report.
+  static func stringMember(_ key: String, ofClass name: String, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
     guard let members = members(of: bytes) else { return nil }
-    var isError = false
-    var message = ""
-    for (key, value) in members {
-      switch (key, value) {
-      case ("class", .string(let name)): isError = name == "ERROR"
-      case ("message", .string(let text)): message = text
+    var isClass = false
+    var found = ""
+    for member in members {
+      switch (member.key, member.value) {
+      case ("class", .string(let value)): isClass = value == name
+      case (key, .string(let value)): found = value
       default: break
       }
     }
-    return isError ? message : nil
+    return isClass ? found : nil
   }
 
   /// Parses gpsd's ISO 8601 UTC time, "2019-04-06T23:57:24.020Z" (fraction optional, up to
