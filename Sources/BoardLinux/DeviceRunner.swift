@@ -14,6 +14,7 @@ struct DeviceReporter {
   let device: DeviceKind
   let sink: any InputSink
   private var lastPosted: DeviceStatus.Condition?
+  private var lastDetail: String?
   /// Whether the device has worked since the service started: then "not found" means lost.
   private(set) var hasWorked = false
   /// Whether it worked in the current attempt (then the next retry starts from a short wait).
@@ -30,6 +31,14 @@ struct DeviceReporter {
     post(.available, detail)
   }
 
+  /// A device that is available says more about itself (a sensor's new battery level): the
+  /// status shows it; the condition has not changed, so nothing is logged or recorded.
+  mutating func availableDetail(_ detail: String) {
+    guard lastPosted == .available, detail != lastDetail else { return }
+    lastDetail = detail
+    sink.post(.device(DeviceStatus(device: device, condition: .available, detail: detail)))
+  }
+
   mutating func beginAttempt() {
     workedThisAttempt = false
   }
@@ -42,6 +51,7 @@ struct DeviceReporter {
   private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String) {
     guard condition != lastPosted else { return }
     lastPosted = condition
+    lastDetail = detail
     sink.post(.device(DeviceStatus(device: device, condition: condition, detail: detail)))
   }
 }

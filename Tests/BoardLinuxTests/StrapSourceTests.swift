@@ -38,6 +38,8 @@ private final class ScriptedSensor: @unchecked Sendable {
     case notify([[UInt8]], interval: Double)
     /// Answers discovery, notifies `payloads` once, then closes the link (out of range).
     case notifyThenVanish([[UInt8]])
+    /// As `notify`, and a battery level notification of each of `levels`, one a round.
+    case notifyWithBattery([[UInt8]], levels: [UInt8], interval: Double)
   }
 
   private let descriptor: Int32
@@ -93,6 +95,16 @@ private final class ScriptedSensor: @unchecked Sendable {
         for payload in payloads { notify(payload) }
         usleep(50_000)
         return
+      case .notifyWithBattery(let payloads, let levels, let interval):
+        if now - lastNotification >= interval {
+          lastNotification = now
+          notify(payloads[next % payloads.count])
+          if next < levels.count {
+            let pdu = peer.notification(.batteryLevel, [levels[next]])
+            _ = pdu.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+          }
+          next += 1
+        }
       }
     }
   }
@@ -169,6 +181,18 @@ struct StrapSourceTests {
       #expect(available?.detail.contains("0x2A37") == true)
       #expect(available?.detail.contains("battery 87 %") == true, "\(available?.detail ?? "")")
       #expect(factory.connects.load(ordering: .relaxed) == 1)
+    }
+  }
+
+  @Test func aBatteryLevelThatChangesAfterConnectingShowsInStatusWithoutAnotherEvent() {
+    let factory = SensorFactory { _ in .notifyWithBattery([[0x00, 70]], levels: [86, 86, 85], interval: 0.02) }
+    withStrap(factory) { sink in
+      #expect(sink.wait { $0.statuses.contains { $0.detail.contains("battery 85 %") } })
+      let statuses = sink.statuses
+      #expect(statuses.allSatisfy { $0.condition == .available })
+      // 87 read at discovery, then 86 and 85 notified: one status each (the repeat of 86 none).
+      #expect(statuses.map { $0.detail.contains("battery 87 %") } == [true, false, false], "\(statuses.map(\.detail))")
+      #expect(statuses[1].detail.hasSuffix("; battery 86 %)"))
     }
   }
 

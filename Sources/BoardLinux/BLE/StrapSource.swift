@@ -81,6 +81,8 @@ struct StrapSession {
     var malformed = 0
     /// Battery level, %, as last read or notified (shown in the sensor's status).
     var battery: Int?
+    /// The status detail without the battery level, once ready.
+    var described = "\(address)"
     while true {
       for output in pending {
         switch output {
@@ -91,15 +93,19 @@ struct StrapSession {
         case .ready(let summary):
           ready = true
           let kinds = summary.subscribed.keys.map(\.characteristic.description).sorted().joined(separator: ", ")
-          let charge = battery.map { "; battery \($0) %" } ?? ""
-          reporter.available("\(address) (ATT MTU \(summary.mtu); \(kinds)\(charge))")
+          described = "\(address) (ATT MTU \(summary.mtu); \(kinds)"
+          reporter.available(described + (battery.map { "; battery \($0) %" } ?? "") + ")")
         case .value(let id, let value, _):
           let now = SystemClocks.monotonic()
           do {
             let result = try readings.update(id, value, at: now)
             for reading in result.readings { reporter.sink.post(.reading(reading)) }
             if !result.rrIntervals.isEmpty { reporter.sink.post(.reading(.rrIntervals(result.rrIntervals))) }
-            if let percent = result.batteryPercent { battery = percent }
+            if let percent = result.batteryPercent, percent != battery {
+              battery = percent
+              // A later level (notified, or read after the status) shows in status as it changes.
+              if ready { reporter.availableDetail(described + "; battery \(percent) %)") }
+            }
             malformed = 0
           } catch {
             // One bad value is dropped, not the sensor: the next one is usually fine. A run of
