@@ -111,7 +111,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var power: BluetoothAddress?
     /// A speed/cadence pod; nil for none.
     public var speedCadence: BluetoothAddress?
-    /// The Bluetooth controller scans use ("hci0" is 0); nil: the first powered one with LE.
+    /// The Bluetooth controller scans use ("hci0" is 0); nil: the lowest-numbered powered one with LE.
     public var adapter: UInt16?
   }
 

@@ -6,7 +6,7 @@ import WorkoutControl
 /// `workoutctl sensors scan` on the Linux board: an LE discovery through the kernel's
 /// management channel (`SensorScanner`), its devices as the control reply lists them.
 struct SensorScanService: Sendable {
-  /// The controller index ("hci0" is 0) from `[sensors] adapter`; nil: the first powered one.
+  /// The controller index ("hci0" is 0) from `[sensors] adapter`; nil: the lowest-numbered powered one.
   var adapter: UInt16?
 
   func scan(_ request: ControlRequest, stop: StopSignal) -> (ControlReply, ScanOutcome?) {

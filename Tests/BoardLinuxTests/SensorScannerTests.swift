@@ -74,7 +74,8 @@ private final class ScriptedKernel: @unchecked Sendable {
       let index = UInt16(buffer[2]) | UInt16(buffer[3]) << 8
       switch opcode {
       case 0x0003:
-        let indexes = controllers.keys.sorted()
+        // Newest first, as the kernel lists them.
+        let indexes = controllers.keys.sorted(by: >)
         complete(
           opcode, index, 0,
           [UInt8(indexes.count), 0] + indexes.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
@@ -217,11 +218,16 @@ struct SensorScannerTests {
     #expect(message(result).contains("needs CAP_NET_ADMIN"))
   }
 
-  @Test("the second controller is used when it is the powered one; a named one is used as asked")
+  @Test("the lowest-numbered powered LE controller is used, else the one named")
   func choosesController() throws {
+    var (first, _) = try scan { kernel in
+      kernel.controllers = [0: .init(), 1: .init(address: [1, 1, 1, 1, 1, 1]), 2: .init(address: [2, 2, 2, 2, 2, 2])]
+    }
+    #expect(try first.get().controller == "hci0 (01:02:03:04:05:06)")
     var (result, _) = try scan { kernel in
       kernel.controllers = [0: .init(powered: false), 1: .init(address: [1, 1, 1, 1, 1, 1])]
     }
+    _ = first
     #expect(try result.get().controller == "hci1 (01:01:01:01:01:01)")
     (result, _) = try scan(controller: 1) { kernel in
       kernel.controllers = [0: .init(), 1: .init(address: [2, 2, 2, 2, 2, 2])]

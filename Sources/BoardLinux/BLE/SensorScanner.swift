@@ -78,7 +78,7 @@ public struct ScanError: Error, Sendable, CustomStringConvertible {
 /// service has and `workoutctl` does not: the service scans when `workoutctl sensors scan` asks.
 public struct SensorScanner {
   public var socket: ManagementSocket
-  /// The controller to use ("hci0" is 0); nil: the first powered one with LE.
+  /// The controller to use ("hci0" is 0); nil: the powered one with LE of the lowest index.
   public var controller: UInt16?
   /// How long to wait for the kernel to answer a command.
   public var commandTimeout: Double = 3
@@ -167,7 +167,9 @@ public struct SensorScanner {
         throw ScanError("cannot list the Bluetooth controllers: \(status)")
       }
       var candidates: [(UInt16, Management.ControllerInformation)] = []
-      for candidate in indexes {
+      // The kernel lists the newest controller first; hci0 is the board's own in most setups
+      // (a USB dongle added later is hci1), so the lowest index that qualifies is taken.
+      for candidate in indexes.sorted() {
         let (status, reply) = try request(.readControllerInformation, candidate, chosen: candidate)
         if status == .success, let info = Management.controllerInformation(reply) {
           candidates.append((candidate, info))
