@@ -7,6 +7,9 @@ struct DeviceProblem: Error, CustomStringConvertible {
   /// `absent` (never found), `lost` (went away) or `failing` (there, but misbehaving).
   var condition: DeviceStatus.Condition
   var description: String
+  /// Retry after this many seconds instead of the doubling backoff (which is left as it was):
+  /// a problem that passes by itself soon, like a radio busy with another connection.
+  var retryAfter: Double? = nil
 }
 
 /// Reports a device's condition to the engine, once per change (not at every retry).
@@ -93,7 +96,7 @@ final class DeviceRunner: Sendable {
           } catch {
             reporter.problem(error)
             if reporter.workedThisAttempt { backoff.reset() }
-            if signal.wait(seconds: backoff.next()) { return }
+            if signal.wait(seconds: error.retryAfter ?? backoff.next()) { return }
           }
         }
       }

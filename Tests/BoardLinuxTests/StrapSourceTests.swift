@@ -196,6 +196,29 @@ struct StrapSourceTests {
     }
   }
 
+  @Test func aControllerBusyWithAnotherConnectionIsTriedAgainSoonNotAfterTheBackoff() {
+    let factory = SensorFactory { _ in .notify([[0x00, 77]], interval: 0.02) }
+    let attempts = Atomic<Int>(0)
+    let strap = StrapSource(
+      settings: StrapSettings(
+        address: address, backoff: Backoff(initial: 30, maximum: 30), busyRetry: 0.05)
+    ) { _, _ throws(SystemError) in
+      if attempts.add(1, ordering: .relaxed).newValue <= 3 { throw SystemError("connect", errno: EBUSY) }
+      return try factory.connect()
+    }
+    let sink = Collector()
+    strap.start(sink: sink)
+    defer {
+      strap.stop()
+      factory.stopAll()
+    }
+    #expect(
+      sink.wait { $0.heartRates.contains(77) }, "connected after three busy attempts, well inside the 30 s backoff")
+    #expect(attempts.load(ordering: .relaxed) == 4)
+    #expect(sink.statuses.map(\.condition) == [.absent, .available])
+    #expect(sink.statuses.first?.detail.contains("busy connecting another device") == true)
+  }
+
   @Test func aStrapWithoutSkinContactGivesNoHeartRate() {
     // Contact supported (bit 2) but not detected (bit 1 clear): 60 is no one's heart rate.
     let factory = SensorFactory { _ in .notify([[0x04, 60], [0x06, 61]], interval: 0.02) }

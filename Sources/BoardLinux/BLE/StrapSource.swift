@@ -15,16 +15,20 @@ public struct StrapSettings: Sendable, Hashable {
   /// A connected sensor that sends nothing for this long is taken as gone, and reconnected.
   public var silenceLimit: Double
   public var backoff: Backoff
+  /// Seconds before trying again when the controller is busy with another connection attempt
+  /// (EBUSY: the kernel makes one LE connection at a time), instead of the backoff.
+  public var busyRetry: Double
 
   public init(
     address: BluetoothAddress, device: DeviceKind = .heartRateStrap, connectTimeout: Double = 20,
-    silenceLimit: Double = 15, backoff: Backoff = Backoff(initial: 1, maximum: 30)
+    silenceLimit: Double = 15, backoff: Backoff = Backoff(initial: 1, maximum: 30), busyRetry: Double = 2
   ) {
     self.address = address
     self.device = device
     self.connectTimeout = connectTimeout
     self.silenceLimit = silenceLimit
     self.backoff = backoff
+    self.busyRetry = busyRetry
   }
 }
 
@@ -70,6 +74,14 @@ struct StrapSession {
       guard let connected = try connect(settings, signal) else { return }
       bearer = connected
     } catch {
+      if error.errno == EBUSY {
+        // The kernel makes one LE connection at a time on a controller (another sensor's is
+        // under way): not the sensor's fault, and over soon, so tried again shortly.
+        throw DeviceProblem(
+          condition: .absent,
+          description: "cannot connect to \(address) yet: the Bluetooth controller is busy connecting another device",
+          retryAfter: settings.busyRetry)
+      }
       // Not reachable: off, out of range, or connected to another device (straps take one).
       throw DeviceProblem(condition: .absent, description: "cannot connect to \(address): \(error)")
     }

@@ -80,7 +80,7 @@ sleep 1
 mgmt -i hci2 add-adv -c -g -u 1818 1 >> /tmp/btmgmt.log
 
 # Scanning beside bluetoothd: the service (it has CAP_NET_ADMIN) runs an LE discovery on the
-# kernel's management channel for `workoutctl sensors scan`; the first powered controller is
+# kernel's management channel for `workoutctl sensors scan`; the lowest-numbered powered one is
 # hci0, the board's, which hears the strap advertise the Heart Rate service.
 scan=$(timeout 30 workoutctl sensors scan --seconds 5 --json 2> /tmp/scan.err)
 found=$(jq -c --arg a "$strap" '[.devices[] | select(.address == $a)][0] // empty' <<< "$scan" 2> /dev/null)
@@ -100,6 +100,18 @@ meter_found=$(jq -r --arg a "$meter" '[.devices[] | select(.address == $a)][0].s
 table=$(timeout 30 workoutctl sensors scan --seconds 3 2>&1)
 grep -q "heart_rate = \"$strap" <<< "$table" || problems+=("the scan's table names no [sensors] line for the strap: $(tail -n 3 <<< "$table" | xargs)")
 bluetoothd_active || problems+=("bluetoothd stopped during the scan")
+
+# The power meter chosen with workoutctl: `sensors add` with the address alone (what it is comes
+# from the scan the service just made); connected at once, and kept in the state directory.
+added=$(timeout 30 workoutctl sensors add "$meter" 2>&1) || problems+=("sensors add $meter: $added")
+note "sensors add: $added"
+[[ $added == "power: $meter (public), connecting" ]] || problems+=("sensors add said: '$added'")
+meter_condition() { wkd_status | jq -r '.devices.powerMeter // ""'; }
+meter_available() { [[ $(meter_condition) == available* ]]; }
+t_meter=$EPOCHREALTIME
+wait_for 60 meter_available || problems+=("power meter not available after sensors add: '$(meter_condition)'; meter: $(tail -n 3 "$meter_status" 2>&1 | xargs) $(tail -n 2 /tmp/ble-meter.err 2> /dev/null | xargs)")
+note "power meter: $(meter_condition) after $(since "$t_meter") s"
+[[ -s /var/lib/workoutd/sensors.json ]] || problems+=("sensors add kept nothing in /var/lib/workoutd/sensors.json")
 
 python3 - "$config" "$strap" << 'PY'
 import re, sys
@@ -124,6 +136,10 @@ wait_for 60 available || problems+=("strap not available: '$(strap_condition)'; 
 connected_after=$(since "$t0")
 note "strap: $(strap_condition) after $connected_after s"
 [[ $(strap_condition) == *"battery 77 %"* ]] || problems+=("no battery level in the strap's status: '$(strap_condition)'")
+# The power meter came back with the restart (sensors.json), beside the configured strap.
+listed=$(timeout 10 workoutctl sensors list --json)
+[[ $(jq -r '[.[] | "\(.role)=\(.address)/\(.origin)"] | join(" ")' <<< "$listed") == "heart_rate=$strap/configuration power=$meter/workoutctl" ]] ||
+  problems+=("sensors list after the restart: $listed")
 
 case $(wkd_state) in
   running) ;;
@@ -147,20 +163,8 @@ IFS='|' read -r rr_count rr_min rr_max <<< "$rr"
 # 60/bpm s in 1/1024 s for 120..139 bpm: 442..512.
 (( ${rr_count:-0} >= 3 && ${rr_min:-0} >= 442 && ${rr_max:-0} <= 512 )) || problems+=("RR intervals recorded: '$rr'")
 
-# The power meter chosen with workoutctl while the ride runs: a scan (the service remembers what
-# it heard), then `sensors add` with the address alone; connected at once, kept in the state
-# directory. Available, and its power in the same points as the heart rate.
-timeout 30 workoutctl sensors scan --seconds 4 > /tmp/scan2.out 2>&1
-added=$(timeout 30 workoutctl sensors add "$meter" 2>&1) || problems+=("sensors add $meter: $added")
-note "sensors add: $added"
-[[ $added == "power: $meter (public), connecting" ]] || problems+=("sensors add said: '$added'; scan: $(xargs < /tmp/scan2.out)")
-listed=$(timeout 10 workoutctl sensors list --json)
-[[ $(jq -r '[.[] | "\(.role)=\(.address)/\(.origin)"] | join(" ")' <<< "$listed") == "heart_rate=$strap/configuration power=$meter/workoutctl" ]] ||
-  problems+=("sensors list: $listed")
-[[ -s /var/lib/workoutd/sensors.json ]] || problems+=("sensors add kept nothing in /var/lib/workoutd/sensors.json")
-meter_condition() { wkd_status | jq -r '.devices.powerMeter // ""'; }
-meter_available() { [[ $(meter_condition) == available* ]]; }
-wait_for 30 meter_available || problems+=("power meter not available: '$(meter_condition)'; meter: $(tail -n 3 "$meter_status" 2>&1 | xargs) $(tail -n 2 /tmp/ble-meter.err 2> /dev/null | xargs)")
+# At the same time as the strap: both connected, power in the same points as the heart rate.
+wait_for 90 meter_available || problems+=("power meter not available beside the strap: '$(meter_condition)'")
 both() {
   local n
   n=$(sqlite3 "$WORKOUTD_DB" "SELECT count(*) FROM point WHERE session_id = $session AND hr IS NOT NULL AND power IS NOT NULL")
@@ -188,7 +192,7 @@ events=$(timeout 10 workoutctl show "$session" --json | jq -c '[.events[] | sele
 # Back in range: reconnected after its backoff, and the heart rate comes back.
 strap_on
 t1=$EPOCHREALTIME
-wait_for 90 available || problems+=("strap not reconnected: '$(strap_condition)'")
+wait_for 150 available || problems+=("strap not reconnected: '$(strap_condition)'")
 reconnected_after=$(since "$t1")
 wait_for 15 has_heart_rate || problems+=("no heart rate after the reconnect: '$(heart_rate)'")
 note "reconnected after $reconnected_after s; strap log: $(grep -c connected "$strap_status") connections"
