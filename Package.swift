@@ -67,7 +67,9 @@ let package = Package(
     // make bench: what a heart-rate strap and a power meter cost, per notification and per second.
     .executableTarget(
       name: "strap-bench",
-      dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport"],
+      dependencies: [
+        "BoardLinux", "SensorProtocols", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport", "CLinuxShims",
+      ],
       path: "Benchmarks/Strap"),
     .executableTarget(
       name: "workoutctl",

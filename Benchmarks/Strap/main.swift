@@ -17,6 +17,7 @@
 //
 // Usage: strap-bench [seconds]
 import BoardLinux
+import CLinuxShims
 import Foundation
 import LinuxSupport
 import SensorProtocols
@@ -69,6 +70,9 @@ final class Peer: @unchecked Sendable {
   }
 
   func run() {
+    // Threads inherit their creator's name (the sensor's thread): renamed, so that the CPU
+    // measured by name is the service's side only.
+    shim_name_this_thread("gatt-peer")
     var buffer = [UInt8](repeating: 0, count: 600)
     var next = 0.0
     var count = 0
@@ -76,7 +80,7 @@ final class Peer: @unchecked Sendable {
       var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
       let now = SystemClocks.monotonic()
       let subscribed = gatt.configured.values.contains(1)
-      let wait = subscribed ? max(0, Int32((next - now) * 1000)) : 50
+      let wait = subscribed ? max(0, Int32(((next - now) * 1000).rounded(.up))) : 50
       _ = poll(&fds, 1, wait)
       if fds[0].revents & Int16(POLLIN) != 0 {
         let n = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
