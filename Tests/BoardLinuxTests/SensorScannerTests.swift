@@ -28,6 +28,9 @@ private final class ScriptedKernel: @unchecked Sendable {
   var devices: [[UInt8]] = []
   /// After the devices, the kernel ends discovery by itself (its ~10 s LE timeout).
   var endsDiscovery = false
+  /// The first this many discoveries report nothing: their one report per device came while
+  /// the discovery was starting, and the controller's duplicate filter kept the rest back.
+  var deafDiscoveries = 0
   let starts = Atomic<Int>(0)
   let stops = Atomic<Int>(0)
 
@@ -107,7 +110,9 @@ private final class ScriptedKernel: @unchecked Sendable {
         }
         // Something the scan must skip: a packet of the wrong length.
         send([0x12, 0x00, 0x00, 0x00, 0x40, 0x00, 0x01])
-        for device in devices { send(device) }
+        if starts.load(ordering: .relaxed) > deafDiscoveries {
+          for device in devices { send(device) }
+        }
         if endsDiscovery, startStatus == 0 { send(Self.packet(0x0013, index, [0x06, 0x00])) }
       case 0x0024:
         stops.add(1, ordering: .relaxed)
@@ -129,7 +134,8 @@ struct SensorScannerTests {
   static let speakerAdvertising: [UInt8] = [0x03, 0x03, 0x0B, 0x11, 0x08, 0x09] + Array("Speaker".utf8)
 
   private func scan(
-    seconds: Double = 0.5, controller: UInt16? = nil, _ configure: (ScriptedKernel) -> Void
+    seconds: Double = 0.5, controller: UInt16? = nil, renewInterval: Double = 2.5,
+    _ configure: (ScriptedKernel) -> Void
   ) throws -> (Result<ScanOutcome, ScanError>, ScriptedKernel) {
     var pair: [Int32] = [0, 0]
     guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
@@ -142,6 +148,7 @@ struct SensorScannerTests {
     defer { kernel.stop() }
     var scanner = SensorScanner(socket: ManagementSocket(adopting: pair[0]), controller: controller)
     scanner.commandTimeout = 2
+    scanner.renewInterval = renewInterval
     let result = Result { () throws(ScanError) -> ScanOutcome in try scanner.run(seconds: seconds, signal: StopSignal())
     }
     return (result, kernel)
@@ -188,15 +195,43 @@ struct SensorScannerTests {
     #expect((2...3).contains(kernel.starts.load(ordering: .relaxed)))
   }
 
+  @Test("a discovery that heard nothing (its reports lost while starting) is renewed and hears the sensor")
+  func renews() throws {
+    let (result, kernel) = try scan(seconds: 1.8, renewInterval: 0.4) { kernel in
+      kernel.deafDiscoveries = 1
+      kernel.devices = [ScriptedKernel.deviceFound(Self.strapAddress, rssi: -60, advertising: Self.strapAdvertising)]
+    }
+    let outcome = try result.get()
+    #expect(outcome.devices.map(\.address.description) == ["A0:9E:1A:12:34:56"])
+    #expect(!outcome.sharedDiscovery)
+    // Every 0.4 s while a second would be left: after 0.4 s and 0.8 s; each renewal stops the
+    // discovery it replaces, and the last one is stopped at the end.
+    let starts = kernel.starts.load(ordering: .relaxed)
+    #expect((2...3).contains(starts))
+    #expect(kernel.stops.load(ordering: .relaxed) == starts)
+  }
+
+  @Test("without renewal the deaf discovery hears nothing (what the renewal is for)")
+  func deafWithoutRenewal() throws {
+    let (result, kernel) = try scan(seconds: 0.8, renewInterval: 10) { kernel in
+      kernel.deafDiscoveries = 1
+      kernel.devices = [ScriptedKernel.deviceFound(Self.strapAddress, rssi: -60, advertising: Self.strapAdvertising)]
+    }
+    #expect(try result.get().devices.isEmpty)
+    #expect(kernel.starts.load(ordering: .relaxed) == 1)
+  }
+
   @Test("discovery already running for another client (busy): the scan listens to it and stops nothing")
   func shared() throws {
-    let (result, kernel) = try scan { kernel in
+    let (result, kernel) = try scan(seconds: 1.2, renewInterval: 0.3) { kernel in
       kernel.startStatus = 0x0A
       kernel.devices = [ScriptedKernel.deviceFound(Self.strapAddress, rssi: -60, advertising: Self.strapAdvertising)]
     }
     let outcome = try result.get()
     #expect(outcome.sharedDiscovery)
     #expect(outcome.devices.count == 1)
+    // Never renewed either: it is not this scan's to stop.
+    #expect(kernel.starts.load(ordering: .relaxed) == 1)
     #expect(kernel.stops.load(ordering: .relaxed) == 0)
   }
 

@@ -76,12 +76,21 @@ public struct ScanError: Error, Sendable, CustomStringConvertible {
 /// scanning for a desktop client: status busy) the scan listens to it. The kernel ends an LE
 /// discovery after about 10 s; a longer scan starts it again. Needs CAP_NET_ADMIN, which the
 /// service has and `workoutctl` does not: the service scans when `workoutctl sensors scan` asks.
+///
+/// A discovery this scan started is renewed (stopped and started) every `renewInterval`: the
+/// kernel drops the advertising reports that arrive while a discovery is still starting (it is
+/// "finding" only once the controller has confirmed LE Set Scan Enable), and the controller's
+/// duplicate filter, which the kernel turns on for discovery, then reports that device no more
+/// for the rest of that discovery. A new discovery clears the filter, so a sensor whose one
+/// report was lost is heard in the next.
 public struct SensorScanner {
   public var socket: ManagementSocket
   /// The controller to use ("hci0" is 0); nil: the powered one with LE of the lowest index.
   public var controller: UInt16?
   /// How long to wait for the kernel to answer a command.
   public var commandTimeout: Double = 3
+  /// How long a discovery this scan started runs before it is renewed (see above).
+  public var renewInterval: Double = 2.5
 
   public init(socket: ManagementSocket, controller: UInt16? = nil) {
     self.socket = socket
@@ -201,7 +210,10 @@ public struct SensorScanner {
       case .success:
         owned = true
       case .busy:
+        // Another client's discovery (it may have started one between a renewal's stop and
+        // start): listened to, never stopped by this scan.
         shared = true
+        owned = false
       case .permissionDenied:
         throw ScanError("\(name): scanning needs CAP_NET_ADMIN (the service has it; run the scan through workoutd)")
       case .notPowered, .rfKilled:
@@ -212,6 +224,7 @@ public struct SensorScanner {
     }
     try startDiscovery()
     var lastStart = SystemClocks.monotonic()
+    var renewable = true
     while !deadlineReached {
       for (from, event) in try readAvailable() { note(event, from: from, chosen: index) }
       let now = SystemClocks.monotonic()
@@ -223,7 +236,23 @@ public struct SensorScanner {
         lastStart = now
         continue
       }
-      let stopped = try wait(until: discovering ? end : min(end, lastStart + 1), signal: signal)
+      // Renewed while at least a second would be left to listen to the new one.
+      let renewal = lastStart + renewInterval
+      if owned && renewable && discovering && now >= renewal && now + 1 < end {
+        let (status, _) = try request(.stopDiscovery, index, [Management.lowEnergyAddressTypes], chosen: index)
+        if status == .success {
+          try startDiscovery()
+          lastStart = SystemClocks.monotonic()
+          continue
+        }
+        // Not stopped (the kernel ended it meanwhile, or refused): the loop starts it again
+        // if it has ended; otherwise it runs on, not renewed.
+        renewable = false
+        continue
+      }
+      let next =
+        !discovering ? min(end, lastStart + 1) : owned && renewable && renewal + 1 < end ? renewal : end
+      let stopped = try wait(until: next, signal: signal)
       if stopped || SystemClocks.monotonic() >= end { deadlineReached = true }
     }
     for (from, event) in (try? readAvailable()) ?? [] { note(event, from: from, chosen: index) }
