@@ -113,6 +113,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var speedCadence: BluetoothAddress?
     /// The Bluetooth controller scans use ("hci0" is 0); nil: the lowest-numbered powered one with LE.
     public var adapter: UInt16?
+    /// Metres a wheel revolution covers, for speed and distance from a wheel sensor (CSC or a
+    /// hub power meter); `wheel_circumference_mm` in the file, as tyre makers' tables give it.
+    public var wheelCircumference = StrapReadings.defaultWheelCircumference
   }
 
   public struct AutoPauseOverrides: Sendable, Equatable {
@@ -308,6 +311,10 @@ extension DaemonConfiguration {
     if Set(named.map(\.bytes)).count < named.count {
       sensors.problem(
         "addresses:", "one sensor is named for two roles (heart_rate, power, speed_cadence take one each)")
+    }
+    // 100 mm (a toy) to 4000 mm (a 50-inch fat-bike tyre is about 2.3 m; a typo is not a wheel).
+    if let millimetres = sensors.number("wheel_circumference_mm", 100...4000) {
+      configuration.sensors.wheelCircumference = millimetres / 1000
     }
     if let text = sensors.string("adapter"), !text.isEmpty {
       if text.hasPrefix("hci"), let index = UInt16(text.dropFirst(3)), index < 0xFFFF {

@@ -150,6 +150,7 @@ final class SensorRoster: Sendable {
   private let scanner: SensorScanService
   private let makeSource: @Sendable (StrapSettings) -> any DeviceSource
   private let log: Logger
+  private let wheelCircumference: Double
 
   init(
     configured: DaemonConfiguration.Sensors, stateDirectory: String, log: Logger,
@@ -159,6 +160,7 @@ final class SensorRoster: Sendable {
     scanner = SensorScanService(adapter: configured.adapter)
     self.makeSource = makeSource
     self.log = log
+    wheelCircumference = configured.wheelCircumference
     var initial = State()
     let fromConfiguration: [(SensorRole, BluetoothAddress?)] = [
       (.heartRate, configured.heartRate), (.power, configured.power), (.speedCadence, configured.speedCadence),
@@ -185,6 +187,10 @@ final class SensorRoster: Sendable {
     state = Mutex(initial)
   }
 
+  private func settings(_ address: BluetoothAddress, _ role: SensorRole) -> StrapSettings {
+    StrapSettings(address: address, device: role.device, wheelCircumference: wheelCircumference)
+  }
+
   /// What runs, for the start-up log and `sensors list`.
   var chosen: [SensorRole: Chosen] { state.withLock { $0.chosen } }
 
@@ -194,7 +200,7 @@ final class SensorRoster: Sendable {
       var started: [(SensorRole, any DeviceSource)] = []
       for role in SensorRole.allCases {
         guard let chosen = state.chosen[role] else { continue }
-        let source = makeSource(StrapSettings(address: chosen.address, device: role.device))
+        let source = makeSource(settings(chosen.address, role))
         state.sources[role] = source
         started.append((role, source))
       }
@@ -314,7 +320,7 @@ final class SensorRoster: Sendable {
         }
         var new: (any DeviceSource)?
         if state.sink != nil {
-          new = makeSource(StrapSettings(address: address, device: role.device))
+          new = makeSource(settings(address, role))
           state.sources[role] = new
         }
         return .success((role, old, new, state.sink))

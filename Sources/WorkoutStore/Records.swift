@@ -124,6 +124,8 @@ public struct PointRecord: Codable, Sendable, Hashable, FetchableRecord, Persist
   public var pressure: Double?
   /// %RH, from a BME280 (migration v3).
   public var humidity: Double?
+  /// m/s, from a wheel sensor (migration v6).
+  public var wheelSpeed: Double?
 
 }
 
@@ -194,7 +196,8 @@ extension PointRecord {
       distance: point.distance, lat: point.latitude, lon: point.longitude, altGPS: point.altitude,
       altBaro: point.barometricAltitude, speed: point.speed, hr: point.heartRate, cadence: point.cadence,
       power: point.power, temperature: point.temperature, fixDim: point.fixDimension,
-      hError: point.horizontalError, pressure: point.pressure, humidity: point.humidity)
+      hError: point.horizontalError, pressure: point.pressure, humidity: point.humidity,
+      wheelSpeed: point.wheelSpeed)
   }
 }
 
@@ -215,6 +218,7 @@ extension PointRecord {
     point.power = power
     point.temperature = temperature
     point.humidity = humidity
+    point.wheelSpeed = wheelSpeed
     point.fixDimension = fixDim
     point.horizontalError = hError
     return point
@@ -224,14 +228,14 @@ extension PointRecord {
   /// arguments through a dictionary each time).
   static let insertSQL = """
     INSERT OR REPLACE INTO point (session_id, seq, wall, monotonic, elapsed, timer, distance, lat, lon, alt_gps,
-      alt_baro, speed, hr, cadence, power, temperature, fix_dim, h_error, pressure, humidity)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      alt_baro, speed, hr, cadence, power, temperature, fix_dim, h_error, pressure, humidity, wheel_speed)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     """
 
   var insertArguments: StatementArguments {
     [
       sessionID, seq, wall, monotonic, elapsed, timer, distance, lat, lon, altGPS, altBaro, speed, hr, cadence,
-      power, temperature, fixDim, hError, pressure, humidity,
+      power, temperature, fixDim, hError, pressure, humidity, wheelSpeed,
     ]
   }
 }
@@ -261,5 +265,30 @@ extension LapRecord {
       maxSpeed: totals.maxSpeed,
       avgHR: totals.heartRate.mean, maxHR: totals.heartRate.maximum, avgCadence: totals.cadence.mean,
       maxCadence: totals.cadence.maximum, avgPower: totals.power.mean, maxPower: totals.power.maximum)
+  }
+}
+
+/// One sensor channel over a session's points: how many recorded seconds have a value, and
+/// their mean and maximum (in the column's unit).
+public struct ChannelTotals: Codable, Sendable, Hashable {
+  /// The point column, by what it is.
+  public enum Channel: String, Codable, Sendable, CaseIterable {
+    case heartRate = "hr"
+    case power
+    case cadence
+    case wheelSpeed = "wheel_speed"
+    case gpsSpeed = "speed"
+  }
+
+  public var channel: Channel
+  public var seconds: Int
+  public var average: Double?
+  public var maximum: Double?
+
+  public init(channel: Channel, seconds: Int, average: Double?, maximum: Double?) {
+    self.channel = channel
+    self.seconds = seconds
+    self.average = average
+    self.maximum = maximum
   }
 }

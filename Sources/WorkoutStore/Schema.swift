@@ -120,6 +120,10 @@ enum Schema {
           ) WITHOUT ROWID;
           """)
     }
+    migrator.registerMigration("v6: wheel speed of points") { db in
+      // Speed from a wheel sensor, m/s, beside GPS's `speed` (both are kept when both exist).
+      try db.execute(sql: "ALTER TABLE point ADD COLUMN wheel_speed REAL")
+    }
     return migrator
   }
 }

@@ -712,6 +712,26 @@ public final class WorkoutStore: Sendable {
     }
   }
 
+  /// What each sensor channel gave over a session's points (per-sensor totals for `show`):
+  /// seconds with a value, their mean and maximum. Channels with no value are left out.
+  public func channelTotals(sessionID: Int64) throws(StoreError) -> [ChannelTotals] {
+    try read { db in
+      let columns = ChannelTotals.Channel.allCases
+      let select = columns.map { "count(\($0.rawValue)), avg(\($0.rawValue)), max(\($0.rawValue))" }
+        .joined(separator: ", ")
+      guard
+        let row = try Row.fetchOne(
+          db, sql: "SELECT \(select) FROM point WHERE session_id = ?", arguments: [sessionID])
+      else { return [] }
+      return columns.enumerated().compactMap { index, channel in
+        let seconds: Int = row[3 * index]
+        guard seconds > 0 else { return nil }
+        return ChannelTotals(
+          channel: channel, seconds: seconds, average: row[3 * index + 1], maximum: row[3 * index + 2])
+      }
+    }
+  }
+
   public func pointCount(sessionID: Int64) throws(StoreError) -> Int {
     try read { db in
       try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM point WHERE session_id = ?", arguments: [sessionID]) ?? 0

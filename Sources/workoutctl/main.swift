@@ -286,6 +286,8 @@ struct Show: ParsableCommand {
     var events: [EventRecord]
     /// The heart-rate strap's RR intervals, when it sent any.
     var rrIntervals: RRSummary?
+    /// Per sensor channel: the seconds with a value, mean and maximum.
+    var channels: [ChannelTotals]
     var database: String
   }
 
@@ -312,7 +314,7 @@ struct Show: ParsableCommand {
     let detail = Detail(
       session: try SessionSummaryJSON(record: record, store: store), laps: try store.laps(sessionID: id),
       events: try store.events(sessionID: id), rrIntervals: RRSummary(try store.rrIntervals(sessionID: id)),
-      database: locations.database)
+      channels: try store.channelTotals(sessionID: id), database: locations.database)
     if json {
       print(try ControlJSON.encode(detail, pretty: true))
       return
@@ -336,6 +338,25 @@ struct Show: ParsableCommand {
           + (rr.rmssdMilliseconds.map { ", RMSSD \(Int($0.rounded())) ms" } ?? ""))
     }
     print("points \(s.points)")
+    if !detail.channels.isEmpty {
+      print("\nsensor        seconds  share  average    maximum")
+      for totals in detail.channels {
+        let (name, value): (String, (Double) -> String) =
+          switch totals.channel {
+          case .heartRate: ("heart rate", { "\(Int($0.rounded())) bpm" })
+          case .power: ("power", { "\(Int($0.rounded())) W" })
+          case .cadence: ("cadence", { "\(Int($0.rounded())) rpm" })
+          case .wheelSpeed: ("wheel speed", Format.speed)
+          case .gpsSpeed: ("GPS speed", Format.speed)
+          }
+        let share = s.points > 0 ? "\(Int((100 * Double(totals.seconds) / Double(s.points)).rounded())) %" : "-"
+        print(
+          [
+            Format.pad(name, 13), Format.pad(String(totals.seconds), 8), Format.pad(share, 6),
+            Format.pad(totals.average.map(value) ?? "-", 10), totals.maximum.map(value) ?? "-",
+          ].joined(separator: " "))
+      }
+    }
     if !detail.laps.isEmpty {
       print("\nlap  timer      distance   avg speed    avg HR  max HR")
       for lap in detail.laps {

@@ -4,7 +4,8 @@ import WorkoutCore
 import WorkoutStore
 import WorkoutTestSupport
 
-/// `workoutctl show` on a ride recorded with a heart-rate strap: its RR intervals in short.
+/// `workoutctl show` on a ride recorded with BLE sensors: the RR intervals in short, and what
+/// each sensor channel gave.
 struct ShowRRIntervalsTests {
   @Test func showGivesTheCountMeanAndRMSSDOfTheRRIntervals() throws {
     let dir = ServiceDirectory()
@@ -31,5 +32,37 @@ struct ShowRRIntervalsTests {
     let json = try run(ctl, ["show", "1", "--json"] + locations)
     #expect(json.output.contains("\"rrIntervals\""))
     #expect(json.output.contains("\"count\" : 3") || json.output.contains("\"count\":3"))
+  }
+
+  @Test func showGivesEachSensorChannelsSecondsMeanAndMaximum() throws {
+    let dir = ServiceDirectory()
+    try FileManager.default.createDirectory(atPath: dir.state, withIntermediateDirectories: true)
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    // Four seconds: a power meter throughout (200, 220, 240, 260 W), a wheel sensor for the
+    // last two (5 and 7 m/s), no heart rate.
+    for second in 0..<4 {
+      h.advance(by: 1)
+      h.send(.reading(.power(watts: 200 + 20 * second)))
+      if second >= 2 { h.send(.reading(.wheelSpeed(metersPerSecond: Double(2 * second + 1), distance: 5))) }
+      h.send(.tick)
+    }
+    try store.write(h.commands, clock: ClockStamp(epoch: "t", moment: Moment(monotonic: 0, wall: 0), wallTrusted: true))
+    let totals = try store.channelTotals(sessionID: 1)
+    #expect(totals.map(\.channel) == [.power, .wheelSpeed])
+    #expect(totals.first == ChannelTotals(channel: .power, seconds: 4, average: 230, maximum: 260))
+
+    let ctl = binaryDirectory + "/workoutctl"
+    let locations = ["--state-dir", dir.state, "--runtime-dir", dir.runtime]
+    let text = try run(ctl, ["show", "1"] + locations)
+    #expect(text.status == 0)
+    let lines = text.output.split(separator: "\n").map {
+      $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    }
+    #expect(lines.contains("power 4 100 % 230 W 260 W"), "\(text.output)")
+    #expect(lines.contains("wheel speed 2 50 % 21.6 km/h 25.2 km/h"), "\(text.output)")
+    #expect(!text.output.contains("heart rate "), "no heart rate was recorded: \(text.output)")
   }
 }

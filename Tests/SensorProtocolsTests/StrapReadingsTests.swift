@@ -47,4 +47,48 @@ struct StrapReadingsTests {
     // Values of characteristics it does not turn into readings give nothing, and no error.
     #expect(try pod.update(.cscFeature, [0x03, 0x00], at: 2) == StrapReadings.Result())
   }
+
+  @Test func wheelSpeedAndDistanceFromASpeedSensor() throws {
+    var pod = StrapReadings(wheelCircumference: 2.105)
+    // Flags 0x01: wheel only; 100 revolutions at 0, then 103 at 2048/1024 s: 3 × 2.105 m in 2 s.
+    #expect(try pod.update(.cscMeasurement, [0x01, 100, 0, 0, 0, 0x00, 0x00], at: 0).readings.isEmpty)
+    let moving = try pod.update(.cscMeasurement, [0x01, 103, 0, 0, 0, 0x00, 0x08], at: 2)
+    guard case .wheelSpeed(let speed, let distance) = try #require(moving.readings.first) else {
+      Issue.record("no wheel speed: \(moving.readings)")
+      return
+    }
+    #expect(abs(speed - 3 * 2.105 / 2) < 1e-9)
+    #expect(abs(distance - 3 * 2.105) < 1e-9)
+    // A counter reset (battery change) looks like a jump of 4 billion revolutions: rejected, no
+    // distance, and the new reference.
+    let reset = try pod.update(.cscMeasurement, [0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x0A], at: 3)
+    #expect(reset.readings.isEmpty && reset.rejected != nil)
+    // The uint32 counter rolls over: 0xFFFFFFFF → 1 is 2 revolutions, here in 1024/1024 s.
+    let rolled = try pod.update(.cscMeasurement, [0x01, 0x01, 0, 0, 0, 0x00, 0x0E], at: 4)
+    #expect(rolled.readings == [.wheelSpeed(metersPerSecond: 2 * 2.105, distance: 2 * 2.105)])
+    // No new event for longer than 3 s: stopped, 0 m/s, no distance.
+    #expect(
+      try pod.update(.cscMeasurement, [0x01, 0x01, 0, 0, 0, 0x00, 0x0E], at: 8).readings == [
+        .wheelSpeed(metersPerSecond: 0, distance: 0)
+      ])
+  }
+
+  @Test func powerMeterWithWheelAndCrankDataTogether() throws {
+    var meter = StrapReadings(wheelCircumference: 2.0)
+    // Flags 0x0030: wheel (uint32 + uint16 in 1/2048 s) then crank (uint16 + uint16 in 1/1024 s).
+    func payload(watts: UInt8, wheel: UInt32, wheelTime: UInt16, crank: UInt16, crankTime: UInt16) -> [UInt8] {
+      [0x30, 0x00, watts, 0x00]
+        + (0..<4).map { UInt8(truncatingIfNeeded: wheel >> (8 * $0)) }
+        + [UInt8(wheelTime & 0xFF), UInt8(wheelTime >> 8), UInt8(crank & 0xFF), UInt8(crank >> 8)]
+        + [UInt8(crankTime & 0xFF), UInt8(crankTime >> 8)]
+    }
+    let first = try meter.update(
+      .cyclingPowerMeasurement, payload(watts: 200, wheel: 10, wheelTime: 0, crank: 5, crankTime: 0), at: 0)
+    #expect(first.readings == [.power(watts: 200)])
+    // 4 wheel revolutions in 2048/2048 s = 8 m/s; 1 crank revolution in 1024/1024 s = 60 rpm.
+    let second = try meter.update(
+      .cyclingPowerMeasurement, payload(watts: 210, wheel: 14, wheelTime: 2048, crank: 6, crankTime: 1024), at: 1)
+    #expect(
+      second.readings == [.power(watts: 210), .wheelSpeed(metersPerSecond: 8, distance: 8), .cadence(rpm: 60)])
+  }
 }

@@ -145,6 +145,19 @@ struct ConfigurationTests {
     }
   }
 
+  @Test func theWheelCircumferenceIsInMillimetresAsTyreTablesGiveIt() throws {
+    #expect(try DaemonConfiguration.parse("", file: "t", environment: noSystemd).sensors.wheelCircumference == 2.105)
+    let mountain = try DaemonConfiguration.parse(
+      "[sensors]\nwheel_circumference_mm = 2326\n", file: "t", environment: noSystemd)
+    #expect(mountain.sensors.wheelCircumference == 2.326)
+    do {
+      _ = try DaemonConfiguration.parse("[sensors]\nwheel_circumference_mm = 2.1\n", file: "t", environment: noSystemd)
+      Issue.record("a circumference in metres where millimetres are asked was accepted")
+    } catch {
+      #expect("\(error)".contains("[sensors] wheel_circumference_mm must be between 100.0 and 4000.0 (got 2.1)"))
+    }
+  }
+
   @Test func theScanAdapterIsNamedLikeTheKernelNamesIt() throws {
     #expect(try DaemonConfiguration.parse("", file: "t", environment: noSystemd).sensors.adapter == nil)
     let second = try DaemonConfiguration.parse("[sensors]\nadapter = \"hci1\"\n", file: "t", environment: noSystemd)

@@ -299,6 +299,20 @@ struct MigrationTests {
     #expect(try store.points(sessionID: 1).last?.altBaro != nil)
   }
 
+  @Test func wheelSpeedIsStoredWithPointsAndGivesTheDistanceIndoors() throws {
+    let dir = TemporaryDirectory()
+    let store = try recordBarometer(into: dir, seconds: 10, stop: true) { _ in
+      .wheelSpeed(metersPerSecond: 6.25, distance: 6.25)
+    }
+    let points = try store.points(sessionID: 1)
+    #expect(points.count == 10)
+    #expect(points.allSatisfy { $0.wheelSpeed == 6.25 && $0.speed == nil && $0.lat == nil })
+    #expect(points.last?.trackPoint.wheelSpeed == 6.25)
+    let session = try #require(try store.session(id: 1))
+    #expect(abs(session.distance - 62.5) < 1e-9)
+    #expect(try store.laps(sessionID: 1).first?.maxSpeed == 6.25)
+  }
+
   @Test func pressureAndHumidityAreStoredWithPoints() throws {
     let dir = TemporaryDirectory()
     let store = try recordBarometer(into: dir, seconds: 5) { second in
@@ -378,6 +392,8 @@ struct MigrationTests {
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v4:%'")
         try db.execute(sql: "DROP TABLE rr_interval")
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v5:%'")
+        try db.execute(sql: "ALTER TABLE point DROP COLUMN wheel_speed")
+        try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v6:%'")
       }
       let applied = try queue.read { db in try Schema.migrator.appliedIdentifiers(db) }
       #expect(applied.count == 2)
@@ -385,11 +401,12 @@ struct MigrationTests {
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
     let points = try store.points(sessionID: 1)
     #expect(points.count == 20)
-    #expect(points.allSatisfy { $0.pressure == nil && $0.humidity == nil && $0.lat != nil })
+    #expect(points.allSatisfy { $0.pressure == nil && $0.humidity == nil && $0.wheelSpeed == nil && $0.lat != nil })
     #expect(try resumable(store).session.id == 1)
     let columns = try DatabaseQueue(path: dir.database).read { db in try db.columns(in: "point").map(\.name) }
     #expect(columns.contains("pressure") && columns.contains("humidity"), "v3 applied on start")
     #expect(try store.rrIntervals(sessionID: 1).isEmpty, "v5 applied on start")
+    #expect(columns.contains("wheel_speed"), "v6 applied on start")
   }
 }
 

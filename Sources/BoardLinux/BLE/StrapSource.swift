@@ -18,11 +18,15 @@ public struct StrapSettings: Sendable, Hashable {
   /// Seconds before trying again when the controller is busy with another connection attempt
   /// (EBUSY: the kernel makes one LE connection at a time), instead of the backoff.
   public var busyRetry: Double
+  /// Metres a wheel revolution covers (wheel speed from CSC or Cycling Power wheel data).
+  public var wheelCircumference: Double
 
   public init(
     address: BluetoothAddress, device: DeviceKind = .heartRateStrap, connectTimeout: Double = 20,
-    silenceLimit: Double = 15, backoff: Backoff = Backoff(initial: 1, maximum: 30), busyRetry: Double = 2
+    silenceLimit: Double = 15, backoff: Backoff = Backoff(initial: 1, maximum: 30), busyRetry: Double = 2,
+    wheelCircumference: Double = StrapReadings.defaultWheelCircumference
   ) {
+    self.wheelCircumference = wheelCircumference
     self.address = address
     self.device = device
     self.connectTimeout = connectTimeout
@@ -86,7 +90,7 @@ struct StrapSession {
       throw DeviceProblem(condition: .absent, description: "cannot connect to \(address): \(error)")
     }
     var client = GATTClient()
-    var readings = StrapReadings()
+    var readings = StrapReadings(wheelCircumference: settings.wheelCircumference)
     var lastHeard = SystemClocks.monotonic()
     var pending = client.start(now: lastHeard)
     var ready = false

@@ -40,6 +40,8 @@ struct RevolutionCounter: Sendable, Hashable {
   private var reference: Reference?
   /// Monotonic seconds when the reference (the last new event) arrived.
   private var referenceAt = 0.0
+  /// Revolutions between the last two events, when the last reading was a `.value`; else 0.
+  private(set) var lastRevolutions: UInt32 = 0
 
   init(counterBits: Int, stoppedAfter: Double) {
     counterMask = counterBits >= 32 ? .max : (1 << UInt32(counterBits)) - 1
@@ -52,6 +54,7 @@ struct RevolutionCounter: Sendable, Hashable {
     revolutions: UInt32, eventTime: UInt16, unit: EventTimeUnit, at now: Double, scale: Double, maximum: Double
   ) -> RevolutionReading {
     let pair = Reference(revolutions: revolutions & counterMask, eventTime: eventTime, unit: unit)
+    lastRevolutions = 0
     // Never longer than half the event time's roll-over (32 s at 1/1024 s, 16 s at 1/2048 s).
     let quiet = min(stoppedAfter, 32_768 / unit.ticksPerSecond)
     guard let ref = reference, ref.unit == unit else {
@@ -77,6 +80,7 @@ struct RevolutionCounter: Sendable, Hashable {
     // One rounding, in the division: exactly 250 rpm (25 revolutions in 6144/1024 s) is 250.
     let value = Double(revolutionDelta) * unit.ticksPerSecond * scale / Double(timeDelta)
     guard value <= maximum else { return .rejected(.implausibleRate(value, maximum: maximum)) }
+    lastRevolutions = revolutionDelta
     return .value(value)
   }
 }
@@ -100,6 +104,12 @@ public struct WheelSpeedCalculator: Sendable, Hashable {
     self.circumference = circumference
     counter = RevolutionCounter(counterBits: 32, stoppedAfter: stoppedAfter)
   }
+
+  /// Metres the wheel covered between the two events of the last reading, when it was a
+  /// `.value`; 0 otherwise (a baseline, a rejected pair, or no new event). Revolutions across
+  /// a baseline (after a stop longer than `stoppedAfter`, or a counter reset) are not counted:
+  /// their time is unknown, and a reset counter's difference is no distance.
+  public var lastDistance: Double { Double(counter.lastRevolutions) * circumference }
 
   /// The reading for the wheel data of one notification; values in m/s.
   public mutating func update(_ data: WheelRevolutionData, at now: Double) -> RevolutionReading {

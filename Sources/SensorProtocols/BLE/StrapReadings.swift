@@ -1,7 +1,8 @@
 import WorkoutCore
 
 /// Turns a strap's characteristic values into the engine's readings: heart rate from 0x2A37,
-/// power and crank cadence from 0x2A63, crank cadence from 0x2A5B, battery level from 0x2A19.
+/// power, crank cadence and wheel speed from 0x2A63, crank cadence and wheel speed from 0x2A5B,
+/// battery level from 0x2A19.
 /// Keeps the revolution references, so it lives as long as one sensor's connection.
 public struct StrapReadings: Sendable {
   /// What one value gave.
@@ -19,8 +20,21 @@ public struct StrapReadings: Sendable {
 
   private var crank = CrankCadenceCalculator()!
   private var powerCrank = CrankCadenceCalculator()!
+  private var wheel: WheelSpeedCalculator
+  private var powerWheel: WheelSpeedCalculator
 
-  public init() {}
+  /// The wheel circumference a rider sets when none is configured, m: a 700×25C road tyre
+  /// (ETRTO 25-622), 2105 mm in the tyre makers' tables.
+  public static let defaultWheelCircumference = 2.105
+
+  /// `wheelCircumference` in metres, 0.1–5 m (outside that, the default).
+  public init(wheelCircumference: Double = Self.defaultWheelCircumference) {
+    let calculator =
+      WheelSpeedCalculator(circumference: wheelCircumference)
+      ?? WheelSpeedCalculator(circumference: Self.defaultWheelCircumference)!
+    wheel = calculator
+    powerWheel = calculator
+  }
 
   /// Decodes `value` of characteristic `id`, notified or read at `now` (monotonic seconds).
   /// A value that breaks its characteristic's layout throws and changes nothing.
@@ -45,9 +59,15 @@ public struct StrapReadings: Sendable {
       // Instantaneous power is a sint16 in W; a negative value (some meters while back-pedalling)
       // is recorded as 0, the power a rider put in.
       result.readings.append(.power(watts: max(0, Int(m.instantaneousPower))))
+      // Wheel data (a hub meter, or a crank meter with a wheel magnet) and crank data may come
+      // together: each has its own counters and event time (1/2048 s for the wheel here).
+      if let data = m.wheel {
+        addWheel(powerWheel.update(data, at: now), distance: powerWheel.lastDistance, to: &result)
+      }
       if let data = m.crank { add(powerCrank.update(data, at: now), to: &result) }
     case .cscMeasurement:
       let m = try CSCMeasurement(payload: value)
+      if let data = m.wheel { addWheel(wheel.update(data, at: now), distance: wheel.lastDistance, to: &result) }
       if let data = m.crank { add(crank.update(data, at: now), to: &result) }
     case .batteryLevel:
       result.batteryPercent = Int(try BatteryLevel(payload: value).percent)
@@ -55,6 +75,15 @@ public struct StrapReadings: Sendable {
       break
     }
     return result
+  }
+
+  private func addWheel(_ reading: RevolutionReading, distance: Double, to result: inout Result) {
+    switch reading {
+    case .value(let speed): result.readings.append(.wheelSpeed(metersPerSecond: speed, distance: distance))
+    case .stopped: result.readings.append(.wheelSpeed(metersPerSecond: 0, distance: 0))
+    case .rejected(let why): result.rejected = why
+    case .baseline, .unchanged: break
+    }
   }
 
   private func add(_ reading: RevolutionReading, to result: inout Result) {

@@ -10,6 +10,9 @@ public struct LatestReadings: Sendable, Hashable, Codable {
   public var cadenceAt: Double?
   public var power: Int?
   public var powerAt: Double?
+  /// Speed from a wheel sensor, m/s.
+  public var wheelSpeed: Double?
+  public var wheelSpeedAt: Double?
   public var temperature: Double?
   public var temperatureAt: Double?
   /// Relative humidity, %RH (BME280).
@@ -59,6 +62,10 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
   /// RR intervals since the last point, for the next one (only while running). Optional, so
   /// that checkpoints written before it existed still decode.
   private var pendingRR: [UInt16]?
+  /// Wheel distance was counted while GPS gave none (a tunnel, indoors): the next fix starts a
+  /// new GPS segment, so the straight line across the gap is not counted a second time.
+  /// Optional, so that checkpoints written before it existed still decode.
+  private var wheelCountedSinceFix: Bool?
   /// At most this many RR intervals go with one point: 4 a second is 240 bpm, and a strap
   /// repeating old intervals after a dropout sends a few more; beyond that is not a heart.
   static let rrIntervalsPerPoint = 16
@@ -102,6 +109,10 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     let t = now.monotonic
     switch reading {
     case .gps(let fix):
+      if wheelCountedSinceFix == true {
+        track.startNewSegment()
+        wheelCountedSinceFix = nil
+      }
       let update = track.add(fix, at: t, counting: countingDistance ?? (state == .running))
       latest.speed = update.speed
       latest.fix = fix
@@ -125,6 +136,15 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     case .power(let watts):
       latest.power = watts
       latest.powerAt = t
+    case .wheelSpeed(let speed, let distance):
+      latest.wheelSpeed = speed
+      latest.wheelSpeedAt = t
+      // GPS measures the ride while it has a current fix; the wheel only where GPS has none.
+      // (A wheel sensor is not used to correct GPS: its circumference is the rider's guess.)
+      guard !hasCurrentFix(at: t), countingDistance ?? (state == .running), distance > 0 else { return }
+      totals.distance += distance
+      lapTotals.distance += distance
+      wheelCountedSinceFix = true
     case .temperature(let celsius):
       latest.temperature = celsius
       latest.temperatureAt = t
@@ -169,10 +189,22 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     track.startNewSegment()
   }
 
-  /// The current speed if it is fresh.
+  /// The current speed if it is fresh: GPS's while there is a current fix, else a wheel
+  /// sensor's.
   public func currentSpeed(at now: Moment) -> Double? {
-    guard let at = latest.fixAt, now.monotonic - at <= freshness.position else { return nil }
-    return latest.speed
+    if hasCurrentFix(at: now.monotonic) { return latest.speed }
+    return currentWheelSpeed(at: now)
+  }
+
+  /// The wheel sensor's speed if it is fresh.
+  public func currentWheelSpeed(at now: Moment) -> Double? {
+    fresh(latest.wheelSpeed, at: latest.wheelSpeedAt, now: now, within: freshness.sensor)
+  }
+
+  /// Whether a GPS position is fresh enough to describe now.
+  func hasCurrentFix(at monotonic: Double) -> Bool {
+    guard let at = latest.fixAt else { return false }
+    return monotonic - at <= freshness.position
   }
 
   /// The current heart rate if it is fresh.
@@ -205,10 +237,12 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     point.heartRate = fresh(latest.heartRate, at: latest.heartRateAt, now: now, within: freshness.sensor)
     point.cadence = fresh(latest.cadence, at: latest.cadenceAt, now: now, within: freshness.sensor)
     point.power = fresh(latest.power, at: latest.powerAt, now: now, within: freshness.sensor)
+    point.wheelSpeed = currentWheelSpeed(at: now)
     point.temperature = fresh(
       latest.temperature, at: latest.temperatureAt, now: now, within: freshness.sensor * 12)
     point.humidity = currentHumidity(at: now)
-    if let speed = point.speed { addSample(speed, to: \.speed) }
+    // The ride's speed statistics: GPS's, else the wheel's (indoors, a tunnel).
+    if let speed = point.speed ?? point.wheelSpeed { addSample(speed, to: \.speed) }
     if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
     if let rpm = point.cadence { addSample(rpm, to: \.cadence) }
     if let watts = point.power { addSample(Double(watts), to: \.power) }
@@ -294,7 +328,8 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
         count((climbing.totalAscent - before.0, climbing.totalDescent - before.1), in: .running)
       }
     }
-    if let speed = point.speed { addSample(speed, to: \.speed) }
+    // The ride's speed statistics: GPS's, else the wheel's (indoors, a tunnel).
+    if let speed = point.speed ?? point.wheelSpeed { addSample(speed, to: \.speed) }
     if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
     if let rpm = point.cadence { addSample(rpm, to: \.cadence) }
     if let watts = point.power { addSample(Double(watts), to: \.power) }

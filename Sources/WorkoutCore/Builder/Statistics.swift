@@ -62,6 +62,8 @@ public struct TrackPoint: Sendable, Hashable, Codable {
   public var heartRate: Int?
   public var cadence: Double?
   public var power: Int?
+  /// Speed from a wheel sensor, m/s, recorded beside GPS speed.
+  public var wheelSpeed: Double?
   public var temperature: Double?
   /// Relative humidity, %RH (BME280).
   public var humidity: Double?

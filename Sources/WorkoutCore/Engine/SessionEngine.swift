@@ -344,7 +344,14 @@ public struct SessionEngine: Sendable {
     let counting = current.state == .running || (current.state == .paused && current.machine.pausedBySystem)
     current.builder.observe(reading, at: now, in: current.state, countingDistance: counting)
     var signal: SessionSignal?
-    if case .gps = reading, let speed = current.builder.currentSpeed(at: now) {
+    // Auto-pause follows GPS speed, or a wheel sensor's where GPS has no current fix (indoors).
+    let speedReading: Bool
+    switch reading {
+    case .gps: speedReading = true
+    case .wheelSpeed: speedReading = !current.builder.hasCurrentFix(at: now.monotonic)
+    default: speedReading = false
+    }
+    if speedReading, let speed = current.builder.currentSpeed(at: now) {
       let (state, pausedBySystem) = (current.state, current.machine.pausedBySystem)
       signal = current.autoPause?.observe(
         speed: speed, at: now.monotonic, state: state, pausedBySystem: pausedBySystem)

@@ -58,6 +58,9 @@ public enum SensorReading: Sendable, Hashable {
   case rrIntervals([UInt16])
   /// Crank cadence, revolutions per minute.
   case cadence(rpm: Double)
+  /// Speed from a wheel sensor (CSC or a hub power meter), m/s, and the metres the wheel
+  /// covered since its previous revolution event (0 when it has stopped).
+  case wheelSpeed(metersPerSecond: Double, distance: Double)
   case power(watts: Int)
   case temperature(celsius: Double)
   /// A barometer reading: pressure in Pa, the sensor's own temperature, °C, and relative

@@ -5,10 +5,11 @@ what workoutd connects to.
 
   ble_strap.py ADDRESS STATUS_FILE [--power]
 
---power serves Cycling Power instead (0x1818: 0x2A63 notify + CCCD, 0x2A65 feature "crank
-revolution data supported", 0x2A5D sensor location "left crank"); once subscribed it notifies
-once a second: flags 0x0020 (crank revolution data), 200..239 W, one more crank revolution with
-its event time 1 s later (60 rpm).
+--power serves Cycling Power instead (0x1818: 0x2A63 notify + CCCD, 0x2A65 feature "wheel and
+crank revolution data supported", 0x2A5D sensor location "left crank"); once subscribed it
+notifies once a second: flags 0x0030 (wheel and crank revolution data), 200..239 W, four more
+wheel revolutions with their event time 1 s later (2048/2048 s: 8.42 m/s on a 2105 mm wheel),
+then one more crank revolution with its event time 1 s later (1024/1024 s: 60 rpm).
 
 Serves GAP (device name), Heart Rate (0x2A37 notify + CCCD, 0x2A38 body sensor location) and
 Battery (0x2A19 read/notify + CCCD), answering the ATT requests a GATT client makes (Core v5.4
@@ -66,7 +67,7 @@ POWER_DATABASE = {
     0x12: (0x2A63, b""),
     0x13: (0x2902, b"\x00\x00"),
     0x14: (0x2803, bytes([0x02]) + u16(0x15) + u16(0x2A65)),
-    0x15: (0x2A65, struct.pack("<I", 0x08)),
+    0x15: (0x2A65, struct.pack("<I", 0x0C)),
     0x16: (0x2803, bytes([0x02]) + u16(0x17) + u16(0x2A5D)),
     0x17: (0x2A5D, bytes([0x05])),
 }
@@ -161,7 +162,9 @@ def main():
                 if db[0x13][1] == b"\x01\x00" and time.monotonic() >= due:
                     if power:
                         watts, revolutions, event = 200 + sent % 40, sent + 1, ((sent + 1) * 1024) % 65536
-                        value = u16(0x0020) + struct.pack("<h", watts) + u16(revolutions) + u16(event)
+                        wheel, wheel_event = 4 * (sent + 1), ((sent + 1) * 2048) % 65536
+                        value = (u16(0x0030) + struct.pack("<h", watts) + struct.pack("<I", wheel)
+                                 + u16(wheel_event) + u16(revolutions % 65536) + u16(event))
                     else:
                         bpm = 120 + sent % 20
                         value = bytes([0x16, bpm]) + u16(round(60 / bpm * 1024))
