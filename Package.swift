@@ -68,7 +68,8 @@ let package = Package(
     .executableTarget(
       name: "strap-bench",
       dependencies: [
-        "BoardLinux", "SensorProtocols", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport", "CLinuxShims",
+        "BoardLinux", "SensorProtocols", "WorkoutCore", "WorkoutStore", "LinuxSupport", "WorkoutTestSupport",
+        "CLinuxShims",
       ],
       path: "Benchmarks/Strap"),
     .executableTarget(

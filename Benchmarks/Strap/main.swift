@@ -11,11 +11,16 @@
 // It runs for the seconds asked (default 60) in real time, then prints one line of key=value:
 // the CPU of the two StrapSource threads only (their /proc/self/task/TID/schedstat, found by
 // the thread names the service gives them, after their DeviceKind), per notification and per second, the wake-ups
-// (context switches) of those threads per second, and what the sink was handed. The engine's
-// share (the readings it folds into the second's point, the RR rows stored) is the recording
-// bench's, which records without sensors: see BENCHMARKS.md.
+// (context switches) of those threads per second, and what the sink was handed.
 //
-// Usage: strap-bench [seconds]
+// Then the engine's and the store's share: the session engine and the SQLite store (the
+// service's, in a temporary directory, every second committed) record the same ride twice in
+// fast forward, GPS alone and GPS with the strap's and the meter's readings (heart rate and an
+// RR interval a second, power and cadence four times a second), and a second line gives the CPU
+// of this thread and the bytes written per recorded second for both, and the difference per
+// notification: what the sensors add to the recording path, against the figures without them.
+//
+// Usage: strap-bench [seconds] [recorded seconds]
 import BoardLinux
 import CLinuxShims
 import Foundation
@@ -23,6 +28,7 @@ import LinuxSupport
 import SensorProtocols
 import Synchronization
 import WorkoutCore
+import WorkoutStore
 import WorkoutTestSupport
 
 #if canImport(Glibc)
@@ -211,3 +217,91 @@ print(
     format: "seconds=%.1f notifications=%d cpu_us_per_notification=%.1f cpu_us_per_s=%.1f wakeups_per_s=%.2f ",
     elapsed, notified, notified > 0 ? cpu / Double(notified) * 1e6 : 0, cpu / elapsed * 1e6,
     Double(after.switches - before.switches) / elapsed) + summary)
+
+// MARK: - The engine's and the store's share
+
+/// Bytes this process has had written to storage (/proc/self/io write_bytes).
+func bytesWritten() -> Double {
+  let io = (try? String(contentsOfFile: "/proc/self/io", encoding: .utf8)) ?? ""
+  for line in io.split(separator: "\n") where line.hasPrefix("write_bytes:") {
+    return Double(line.split(separator: " ").last ?? "") ?? 0
+  }
+  return 0
+}
+
+func threadCPU() -> Double {
+  var ts = timespec()
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Records `seconds` of a ride (a 1 Hz fix, and with `sensors` the strap's and the meter's
+/// readings) through the engine into a fresh store; CPU seconds and bytes written per recorded
+/// second, and the sensor notifications it was handed.
+func recordingShare(seconds: Int, sensors: Bool) throws -> (cpu: Double, bytes: Double, notifications: Int) {
+  let directory = NSTemporaryDirectory() + "strap-bench-\(getpid())-\(sensors)"
+  try? FileManager.default.removeItem(atPath: directory)
+  try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+  defer { try? FileManager.default.removeItem(atPath: directory) }
+  let (store, _) = try WorkoutStore.open(at: directory + "/workoutd.db", wallNow: 1_700_000_000)
+  var engine = SessionEngine(settings: EngineSettings(), nextSessionID: 1)
+  var now = Moment(monotonic: 1000, wall: 1_700_000_000)
+  func clock() -> ClockStamp { ClockStamp(epoch: "bench", moment: now, wallTrusted: true) }
+  func send(_ input: EngineInput) throws -> [EngineCommand] { engine.handle(input, at: now).commands }
+  try store.write(try send(.request(.start, .gpio)), clock: clock())
+  now = now.advanced(by: engine.settings.countdown)
+  try store.write(try send(.wakeup), clock: clock())
+  var position = GeoPoint(latitude: 45.5, longitude: 7.2)
+  var notifications = 0
+  let cpuBefore = threadCPU()
+  let bytesBefore = bytesWritten()
+  for second in 0..<seconds {
+    var commands: [EngineCommand] = []
+    if sensors {
+      // The meter four times a second, the strap once.
+      for quarter in 0..<4 {
+        now = now.advanced(by: 0.25)
+        commands += try send(.reading(.power(watts: 240 + (second + quarter) % 20)))
+        commands += try send(.reading(.cadence(rpm: 90)))
+        notifications += 1
+      }
+      commands += try send(.reading(.heartRate(bpm: 130 + second % 10)))
+      commands += try send(.reading(.rrIntervals([UInt16(60.0 / Double(130 + second % 10) * 1024)])))
+      notifications += 1
+    } else {
+      now = now.advanced(by: 1)
+    }
+    position = position.moved(eastBy: 8)
+    commands += try send(
+      .reading(
+        .gps(
+          GPSFix(
+            dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: 300,
+            speed: 8, horizontalError: 3))))
+    commands += try send(.tick)
+    try store.write(commands, clock: clock())
+  }
+  let cpu = threadCPU() - cpuBefore
+  let bytes = bytesWritten() - bytesBefore
+  return (cpu / Double(seconds), bytes / Double(seconds), notifications)
+}
+
+let recorded = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 600 : 600
+do {
+  // Once each to warm up (page cache, the first statements prepared), then measured.
+  _ = try recordingShare(seconds: 30, sensors: false)
+  _ = try recordingShare(seconds: 30, sensors: true)
+  let without = try recordingShare(seconds: recorded, sensors: false)
+  let with = try recordingShare(seconds: recorded, sensors: true)
+  let perNotification =
+    with.notifications > 0 ? (with.cpu - without.cpu) * Double(recorded) / Double(with.notifications) : 0
+  print(
+    String(
+      format:
+        "recorded_seconds=%d engine_store_us_per_s_gps_only=%.1f engine_store_us_per_s_with_sensors=%.1f "
+        + "engine_store_us_per_notification=%.1f bytes_per_s_gps_only=%.0f bytes_per_s_with_sensors=%.0f",
+      recorded, without.cpu * 1e6, with.cpu * 1e6, perNotification * 1e6, without.bytes, with.bytes))
+} catch {
+  print("strap-bench: the recording share could not be measured: \(error)")
+  exit(1)
+}

@@ -22,7 +22,9 @@ results=$HIL_SHARE/results.txt
 for test in ${HIL_TESTS:-}; do
   log=$HIL_SHARE/logs/$test.log
   t0=$EPOCHREALTIME
-  timeout -k 5 "${HIL_TEST_TIMEOUT:-240}" bash "$HIL_DIR/tests/$test.sh" > "$log" 2>&1
+  # A test may ask for more time than the default with a "# hil-timeout: SECONDS" line.
+  limit=$(sed -n 's/^# hil-timeout: \([0-9][0-9]*\)$/\1/p' "$HIL_DIR/tests/$test.sh" | head -n 1)
+  timeout -k 5 "${limit:-${HIL_TEST_TIMEOUT:-240}}" bash "$HIL_DIR/tests/$test.sh" > "$log" 2>&1
   rc=$?
   echo "test $test: exit $rc after $(since "$t0") s" >> "$log"
   if ! grep -E '^[a-z0-9-]+: (PASS|FAIL|SKIP)' "$log" >> "$results"; then
