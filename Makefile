@@ -17,7 +17,7 @@ UDEVRULESDIR ?= $(or $(call PKG_VAR,udev,udevdir),/lib/udev)/rules.d
 
 # Debian bookworm packages: C libraries we link (-dev), and the real programs tests run.
 APT_PACKAGES = pkg-config libsqlite3-dev libgps-dev libgpiod-dev libbluetooth-dev gpsd gpsd-clients python3 sqlite3 \
-               systemd udev strace time
+               systemd udev strace time python3-venv
 DEPS_STAMP   = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
 SUDO         = $(if $(filter 0,$(shell id -u)),,sudo)
 
@@ -53,7 +53,7 @@ LAYOUT_FLAGS  = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: symbol-order man versions deb all deps build release run test faults fuzz lint format verify-units bench install uninstall test-board test-board-trixie clean
+.PHONY: symbol-order man versions deb all deps decoders build release run test faults fuzz lint format verify-units bench install uninstall test-board test-board-trixie clean
 
 all: build
 
@@ -98,7 +98,16 @@ run: build
 	echo; echo "data: $$dir/workoutd.db (SQLite; tables session, event, point, lap, rr_interval)"; \
 	echo "      $$bin/workoutctl sessions --state-dir $$dir"
 
-test: deps lint versions
+# The reference decoders the export tests read our files back with (Garmin's FIT SDK and
+# fitdecode, pinned in Tests/WorkoutExportTests/requirements.txt), in a venv from PyPI.
+DECODERS = .build/pyref/.stamp-$(shell md5sum < Tests/WorkoutExportTests/requirements.txt | cut -c1-8)
+decoders: $(DECODERS)
+$(DECODERS): Tests/WorkoutExportTests/requirements.txt | deps
+	rm -rf .build/pyref && python3 -m venv .build/pyref
+	.build/pyref/bin/pip install -q -r Tests/WorkoutExportTests/requirements.txt
+	touch $@
+
+test: deps lint versions decoders
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory verify-units
 	$(SWIFT) test

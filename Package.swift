@@ -30,6 +30,8 @@ let package = Package(
         .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]
     ),
+    // Rides in the formats riders' platforms read (FIT), made from the store as points stream.
+    .target(name: "WorkoutExport", dependencies: ["WorkoutCore", "WorkoutStore"]),
     .target(name: "CLinuxShims", cSettings: fortified),
     // libgps from Debian's libgps-dev: gpsd 3.22 (API major 11, bookworm) or 3.25 (API 14, trixie).
     // Only the tests link it: they check our gpsd JSON decoder against libgps's own, line by line.
@@ -75,7 +77,7 @@ let package = Package(
     .executableTarget(
       name: "workoutctl",
       dependencies: [
-        "WorkoutCore", "WorkoutStore", "WorkoutControl", "LinuxSupport",
+        "WorkoutCore", "WorkoutStore", "WorkoutExport", "WorkoutControl", "LinuxSupport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -87,6 +89,9 @@ let package = Package(
       dependencies: [
         "WorkoutStore", "WorkoutCore", "WorkoutTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
       ]),
+    .testTarget(
+      name: "WorkoutExportTests",
+      dependencies: ["WorkoutExport", "WorkoutStore", "WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(
       name: "SensorProtocolsTests",
       dependencies: ["SensorProtocols", "WorkoutCore", "WorkoutTestSupport", "BLEFuzzChecks"]),

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import WorkoutControl
 import WorkoutCore
+import WorkoutExport
 import WorkoutStore
 
 /// Where the service keeps its database and control socket; the same defaults as workoutd.
@@ -30,6 +31,7 @@ struct Workoutctl: ParsableCommand {
     version: WorkoutdVersion.string,
     subcommands: [
       Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self, Sensors.self,
+      Export.self,
     ])
 }
 
@@ -270,6 +272,52 @@ struct Sessions: ParsableCommand {
           Format.pad(s.start.map(Format.date) ?? "-", 21), Format.pad(Format.duration(s.timer), 10),
           Format.pad(Format.distance(s.distance), 10), String(s.points),
         ].joined(separator: " "))
+    }
+  }
+}
+
+struct Export: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Write sessions as FIT activity files, the format Strava, Garmin Connect and the rest read.",
+    discussion:
+      "Each file is named by the session's start in UTC and its number (20261124-103015Z-42.fit); exporting again gives the same bytes. Written to a temporary name, synced and renamed: never a half file under the real name."
+  )
+  @OptionGroup var locations: Locations
+  @Argument(help: "The session's number (see `workoutctl sessions`).") var session: Int64?
+  @Flag(help: "Every finished session.") var all = false
+  @Option(help: "The format: fit.") var format = "fit"
+  @Option(help: "The directory to write into (made if missing).") var out = "."
+
+  func validate() throws {
+    guard format == "fit" else {
+      throw ValidationError("the format \"\(format)\" is not written yet: fit (GPX, TCX and CSV are to come)")
+    }
+    guard (session != nil) != all else { throw ValidationError("give a session's number or --all") }
+  }
+
+  func run() throws {
+    let store = try openStore(locations)
+    var sessions: [SessionRecord] = []
+    if let session {
+      guard let record = try store.session(id: session) else {
+        throw fail("no session \(session) in \(locations.database)")
+      }
+      sessions = [record]
+    } else {
+      sessions = try store.sessions(limit: Int.max).filter { $0.state == SessionState.ended.rawValue }
+    }
+    do {
+      try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+    } catch {
+      throw fail("cannot make \(out): \(error.localizedDescription)")
+    }
+    for record in sessions {
+      do {
+        let written = try FITFile.write(record, from: store, into: out)
+        print("\(written.path) (\(written.records) records)")
+      } catch {
+        throw fail("\(error)")
+      }
     }
   }
 }

@@ -48,9 +48,13 @@ bind /opt/swift /opt/swift
 bind /opt/swift-packages /opt/swift-packages
 printf '[url "/opt/swift-packages/"]\n\tinsteadOf = https://github.com/\n' > "$root/etc/gitconfig"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# The host's CA bundle, for pip (make test's reference decoders come from PyPI): it holds the
+# public CAs and any this machine's network adds.
+mkdir -p "$root/etc/ssl/certs"
+cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/workoutd-host-ca.crt" 2>/dev/null || true
 
 in_root() { chroot "$root" env -i HOME=/root PATH=/opt/swift/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  LANG=C.UTF-8 CI="${CI:-}" bash -c "$1"; }
+  LANG=C.UTF-8 CI="${CI:-}" PIP_CERT=/etc/ssl/workoutd-host-ca.crt PIP_DISABLE_PIP_VERSION_CHECK=1 bash -c "$1"; }
 
 if [[ ! -e $root/.workoutd-ready ]]; then
   in_root "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $toolchain_packages" \

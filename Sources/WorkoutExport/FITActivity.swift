@@ -1,0 +1,306 @@
+import WorkoutCore
+import WorkoutStore
+
+/// A FIT activity file of one stored session, made as its points stream by: `begin()`, then
+/// `point(_:)` for each point in order, then `finish()`; each returns the bytes to append.
+/// The file starts with a 14-byte header known only at the end: write `FITActivityWriter
+/// .headerPlaceholder` first and overwrite it with `finish()`'s `header`, then append its
+/// `crc` (see `FITFile`). Messages as Garmin's devices write an activity (FIT Activity file,
+/// global profile 21): file_id, file_creator, device_info, an `event` timer start, `record`s
+/// with the timer `event`s of every pause (stop_all) and resume (start) among them in time
+/// order, then the `lap`s, the `session` and the `activity`.
+public struct FITActivityWriter {
+  /// Where the device info says the file comes from: "development" (255) with our product 1.
+  static let manufacturer: Int64 = 255
+  static let product: Int64 = 1
+  /// This release as FIT's software_version (major × 100 + minor: 0.1.0 is 10, shown 0.10).
+  static let softwareVersion: Int64 = {
+    let parts = WorkoutdVersion.string.split(separator: ".").compactMap { Int64($0) }
+    return (parts.first ?? 0) * 100 + (parts.dropFirst().first ?? 0)
+  }()
+  /// The zero header the finished one replaces.
+  public static let headerPlaceholder = [UInt8](repeating: 0, count: 14)
+
+  public struct Finished: Sendable {
+    /// The file header, with the data size and its own CRC.
+    public var header: [UInt8]
+    /// The last two bytes of the file: the CRC over the header and every byte of data.
+    public var crc: [UInt8]
+    public var records: Int
+  }
+
+  private let session: SessionRecord
+  private let summary: SessionSummary?
+  private let laps: [LapRecord]
+  /// Timer events (Unix time, start or stop), oldest first, not yet written.
+  private var timerEvents: [(wall: Double, start: Bool)]
+  private let serial: UInt32
+  private var messages = FITMessageWriter()
+  private var dataSize = 0
+  private var dataCRC = FITCRC()
+  private var records = 0
+  private var lastTimestamp: Int64?
+
+  /// `serial`: a number that names the file among the rider's (from the session's identity).
+  public init(
+    session: SessionRecord, summary: SessionSummary?, laps: [LapRecord], events: [EventRecord], serial: UInt32
+  ) {
+    self.session = session
+    self.summary = summary
+    self.laps = laps
+    self.serial = serial == 0 ? 1 : serial
+    timerEvents = Self.timerEvents(events)
+  }
+
+  /// The timer's starts and stops from the session's transitions: running starts it, leaving
+  /// running (a pause, the stop) stops it, as the devices' "timer start" and "stop_all".
+  static func timerEvents(_ events: [EventRecord]) -> [(wall: Double, start: Bool)] {
+    var out: [(wall: Double, start: Bool)] = []
+    var running = false
+    for event in events.sorted(by: { $0.wall < $1.wall }) where event.kind == SessionEvent.Kind.transition.rawValue {
+      let nowRunning = event.toState == SessionState.running.rawValue
+      if nowRunning != running {
+        out.append((event.wall, nowRunning))
+        running = nowRunning
+      }
+    }
+    return out
+  }
+
+  private var sport: (sport: Int64, subSport: Int64) {
+    // FIT `sport` / `sub_sport`: generic 0, running 1, cycling 2, walking 11, hiking 17;
+    // sub_sport indoor_cycling 6.
+    switch ActivityType(rawValue: session.activity) {
+    case .cycling: (2, 0)
+    case .indoorCycling: (2, 6)
+    case .running: (1, 0)
+    case .walking: (11, 0)
+    case .hiking: (17, 0)
+    case .other, nil: (0, 0)
+    }
+  }
+
+  private mutating func emit(_ definition: FITMessageDefinition, _ values: [FITValue]) -> [UInt8] {
+    let bytes = messages.message(definition, values)
+    dataSize += bytes.count
+    dataCRC.update(bytes)
+    return bytes
+  }
+
+  private static func time(_ wall: Double?) -> FITValue {
+    .integer(wall.map { FITMessageWriter.timestamp(unix: $0) })
+  }
+
+  /// file_id, file_creator, device_info.
+  public mutating func begin() -> [UInt8] {
+    let created = session.startWall ?? session.openedWall
+    var out = emit(
+      FITProfile.fileID,
+      [
+        .integer(4), .integer(Self.manufacturer), .integer(Self.product), .integer(Int64(serial)),
+        Self.time(created),
+      ])
+    out += emit(FITProfile.fileCreator, [.integer(Self.softwareVersion)])
+    out += emit(
+      FITProfile.deviceInfo,
+      [
+        Self.time(created), .integer(0), .integer(Self.manufacturer), .integer(Int64(serial)),
+        .integer(Self.product), .integer(Self.softwareVersion), .text("workoutd"),
+      ])
+    return out
+  }
+
+  private mutating func events(until wall: Double?) -> [UInt8] {
+    var out: [UInt8] = []
+    while let next = timerEvents.first, wall.map({ next.wall <= $0 }) ?? true {
+      timerEvents.removeFirst()
+      // event 0 timer; event_type 0 start, 4 stop_all.
+      out += emit(FITProfile.event, [Self.time(next.wall), .integer(0), .integer(next.start ? 0 : 4)])
+    }
+    return out
+  }
+
+  /// One `record` (after the timer events due before it).
+  public mutating func point(_ point: PointRecord) -> [UInt8] {
+    var out = events(until: point.wall)
+    let altitude = point.altBaro ?? (point.fixDim == 3 ? point.altGPS : nil)
+    let speed = point.speed ?? point.wheelSpeed
+    out += emit(
+      FITProfile.record,
+      [
+        Self.time(point.wall),
+        .integer(FITMessageWriter.semicircles(point.lat)), .integer(FITMessageWriter.semicircles(point.lon)),
+        .scaled(point.distance, scale: 100),
+        .scaled(speed, scale: 1000), .scaled(speed, scale: 1000),
+        .scaled(altitude, scale: 5, offset: 500), .scaled(altitude, scale: 5, offset: 500),
+        .integer(point.hr.map(Int64.init)), .scaled(point.cadence), .integer(point.power.map(Int64.init)),
+        .scaled(point.temperature),
+      ])
+    records += 1
+    return out
+  }
+
+  private func lapTrigger(_ trigger: String) -> Int64 {
+    // lap_trigger: manual 0, session_end 7.
+    LapSummary.Trigger(rawValue: trigger) == .sessionEnd ? 7 : 0
+  }
+
+  /// The remaining timer events, the laps, the session and the activity; the header and CRC.
+  public mutating func finish() -> (bytes: [UInt8], finished: Finished) {
+    var out = events(until: nil)
+    let end = session.endWall ?? laps.last?.endWall ?? session.openedWall
+    let start = session.startWall ?? session.openedWall
+    for (index, lap) in laps.enumerated() {
+      out += emit(
+        FITProfile.lap,
+        [
+          Self.time(lap.endWall), .integer(Int64(index)), .integer(9), .integer(1), Self.time(lap.startWall),
+          .scaled(lap.elapsed, scale: 1000), .scaled(lap.timer, scale: 1000), .scaled(lap.distance, scale: 100),
+          .scaled(lap.avgSpeed, scale: 1000), .scaled(lap.maxSpeed, scale: 1000),
+          .scaled(lap.avgHR), .scaled(lap.maxHR), .scaled(lap.avgCadence), .scaled(lap.maxCadence),
+          .scaled(lap.avgPower), .scaled(lap.maxPower), .scaled(lap.ascent), .scaled(lap.descent),
+          .integer(lapTrigger(lap.trigger)), .integer(sport.sport), .integer(sport.subSport),
+        ])
+    }
+    let totals = summary?.totals
+    out += emit(
+      FITProfile.session,
+      [
+        Self.time(end), .integer(0), .integer(8), .integer(1), Self.time(start),
+        .integer(sport.sport), .integer(sport.subSport),
+        .scaled(session.elapsed, scale: 1000), .scaled(session.timer, scale: 1000),
+        .scaled(session.distance, scale: 100),
+        .scaled(totals?.averageSpeed, scale: 1000), .scaled(totals?.maxSpeed, scale: 1000),
+        .scaled(totals?.heartRate.mean), .scaled(totals?.heartRate.maximum),
+        .scaled(totals?.cadence.mean), .scaled(totals?.cadence.maximum),
+        .scaled(totals?.power.mean), .scaled(totals?.power.maximum),
+        .scaled(session.ascent), .scaled(session.descent),
+        .integer(0), .integer(Int64(laps.count)), .integer(0),
+      ])
+    out += emit(
+      FITProfile.activity,
+      [
+        Self.time(end), .scaled(session.timer, scale: 1000), .integer(1), .integer(0), .integer(26),
+        .integer(1),
+      ])
+    let header = FITMessageWriter.header(dataSize: UInt32(dataSize))
+    // The file's CRC runs over the header and then the data; the data's CRC is known, and
+    // CRC-16 is linear: crc(header ‖ data) = crc(header ‖ zeros) xor crc(data).
+    var headerPart = FITCRC()
+    headerPart.update(header)
+    for _ in 0..<dataSize { headerPart.update(0) }
+    let crc = headerPart.value ^ dataCRC.value
+    return (out, Finished(header: header, crc: [UInt8(crc & 0xFF), UInt8(crc >> 8)], records: records))
+  }
+}
+
+/// The messages as this encoder writes them: global numbers and field numbers, base types,
+/// scales and offsets from Garmin's FIT global profile (the `profile` of the FIT SDK 21.218).
+public enum FITProfile {
+  public static let fileID = FITMessageDefinition(
+    global: 0,
+    fields: [
+      .init(0, .enumeration),  // type: activity 4
+      .init(1, .uint16),  // manufacturer
+      .init(2, .uint16),  // product
+      .init(3, .uint32z),  // serial_number
+      .init(4, .uint32),  // time_created
+    ])
+  public static let fileCreator = FITMessageDefinition(global: 49, fields: [.init(0, .uint16)])  // software_version
+  public static let deviceInfo = FITMessageDefinition(
+    global: 23,
+    fields: [
+      .init(253, .uint32),  // timestamp
+      .init(0, .uint8),  // device_index: 0 the creator
+      .init(2, .uint16),  // manufacturer
+      .init(3, .uint32z),  // serial_number
+      .init(4, .uint16),  // product
+      .init(5, .uint16),  // software_version, scale 100
+      .init(27, .string, size: 16),  // product_name
+    ])
+  public static let event = FITMessageDefinition(
+    global: 21,
+    fields: [
+      .init(253, .uint32),  // timestamp
+      .init(0, .enumeration),  // event
+      .init(1, .enumeration),  // event_type
+    ])
+  public static let record = FITMessageDefinition(
+    global: 20,
+    fields: [
+      .init(253, .uint32),  // timestamp
+      .init(0, .sint32),  // position_lat, semicircles
+      .init(1, .sint32),  // position_long, semicircles
+      .init(5, .uint32),  // distance, scale 100, m
+      .init(6, .uint16),  // speed, scale 1000, m/s
+      .init(73, .uint32),  // enhanced_speed, scale 1000, m/s
+      .init(2, .uint16),  // altitude, scale 5, offset 500, m
+      .init(78, .uint32),  // enhanced_altitude, scale 5, offset 500, m
+      .init(3, .uint8),  // heart_rate, bpm
+      .init(4, .uint8),  // cadence, rpm
+      .init(7, .uint16),  // power, W
+      .init(13, .sint8),  // temperature, °C
+    ])
+  public static let lap = FITMessageDefinition(
+    global: 19,
+    fields: [
+      .init(253, .uint32),  // timestamp: the lap's end
+      .init(254, .uint16),  // message_index
+      .init(0, .enumeration),  // event: lap 9
+      .init(1, .enumeration),  // event_type: stop 1
+      .init(2, .uint32),  // start_time
+      .init(7, .uint32),  // total_elapsed_time, scale 1000
+      .init(8, .uint32),  // total_timer_time, scale 1000
+      .init(9, .uint32),  // total_distance, scale 100
+      .init(13, .uint16),  // avg_speed, scale 1000
+      .init(14, .uint16),  // max_speed, scale 1000
+      .init(15, .uint8),  // avg_heart_rate
+      .init(16, .uint8),  // max_heart_rate
+      .init(17, .uint8),  // avg_cadence
+      .init(18, .uint8),  // max_cadence
+      .init(19, .uint16),  // avg_power
+      .init(20, .uint16),  // max_power
+      .init(21, .uint16),  // total_ascent
+      .init(22, .uint16),  // total_descent
+      .init(24, .enumeration),  // lap_trigger
+      .init(25, .enumeration),  // sport
+      .init(39, .enumeration),  // sub_sport
+    ])
+  public static let session = FITMessageDefinition(
+    global: 18,
+    fields: [
+      .init(253, .uint32),  // timestamp: the end
+      .init(254, .uint16),  // message_index
+      .init(0, .enumeration),  // event: session 8
+      .init(1, .enumeration),  // event_type: stop 1
+      .init(2, .uint32),  // start_time
+      .init(5, .enumeration),  // sport
+      .init(6, .enumeration),  // sub_sport
+      .init(7, .uint32),  // total_elapsed_time, scale 1000
+      .init(8, .uint32),  // total_timer_time, scale 1000
+      .init(9, .uint32),  // total_distance, scale 100
+      .init(14, .uint16),  // avg_speed, scale 1000
+      .init(15, .uint16),  // max_speed, scale 1000
+      .init(16, .uint8),  // avg_heart_rate
+      .init(17, .uint8),  // max_heart_rate
+      .init(18, .uint8),  // avg_cadence
+      .init(19, .uint8),  // max_cadence
+      .init(20, .uint16),  // avg_power
+      .init(21, .uint16),  // max_power
+      .init(22, .uint16),  // total_ascent
+      .init(23, .uint16),  // total_descent
+      .init(25, .uint16),  // first_lap_index
+      .init(26, .uint16),  // num_laps
+      .init(28, .enumeration),  // trigger: activity_end 0
+    ])
+  public static let activity = FITMessageDefinition(
+    global: 34,
+    fields: [
+      .init(253, .uint32),  // timestamp
+      .init(0, .uint32),  // total_timer_time, scale 1000
+      .init(1, .uint16),  // num_sessions
+      .init(2, .enumeration),  // type: manual 0
+      .init(3, .enumeration),  // event: activity 26
+      .init(4, .enumeration),  // event_type: stop 1
+    ])
+}

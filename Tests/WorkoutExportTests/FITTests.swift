@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+import WorkoutCore
+import WorkoutStore
+import WorkoutTestSupport
+
+@testable import WorkoutExport
+
+@Suite("FIT: the binary layer")
+struct FITEncodingTests {
+  @Test("CRC-16 as FIT computes it (CRC-16/ARC: \"123456789\" gives 0xBB3D)")
+  func crc() {
+    #expect(FITCRC.of(Array("123456789".utf8)) == 0xBB3D)
+    #expect(FITCRC.of([UInt8]()) == 0)
+  }
+
+  @Test("the file header: size, protocol 2.0, data size, .FIT and its own CRC")
+  func header() {
+    let header = FITMessageWriter.header(dataSize: 0x0102_0304)
+    #expect(header.count == 14)
+    #expect(Array(header[0..<2]) == [14, 0x20])
+    #expect(Array(header[4..<8]) == [0x04, 0x03, 0x02, 0x01])
+    #expect(Array(header[8..<12]) == Array(".FIT".utf8))
+    let crc = FITCRC.of(header[0..<12])
+    #expect(Array(header[12..<14]) == [UInt8(crc & 0xFF), UInt8(crc >> 8)])
+  }
+
+  @Test("definition and data messages; a value the type cannot hold is written as invalid, never wrapped")
+  func messages() {
+    let definition = FITMessageDefinition(
+      global: 20, fields: [.init(253, .uint32), .init(3, .uint8), .init(13, .sint8), .init(27, .string, size: 6)])
+    #expect(
+      FITMessageWriter.definitionMessage(definition, local: 2) == [
+        0x42, 0, 0, 20, 0, 4, 253, 4, 0x86, 3, 1, 0x02, 13, 1, 0x01, 27, 6, 0x07,
+      ])
+    let data = FITMessageWriter.dataMessage(
+      definition, local: 2, [.integer(0x0A0B_0C0D), .integer(300), .integer(-5), .text("workoutd")])
+    #expect(data == [0x02, 0x0D, 0x0C, 0x0B, 0x0A, 0xFF, 0xFB, 0x77, 0x6F, 0x72, 0x6B, 0x6F, 0x00])
+    let empty = FITMessageWriter.dataMessage(
+      definition, local: 2, [.integer(nil), .integer(nil), .integer(nil), .text("")])
+    #expect(empty == [0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0, 0, 0])
+    #expect(FITValue.scaled(12.3456, scale: 1000) == .integer(12346))
+    #expect(FITValue.scaled(100, scale: 5, offset: 500) == .integer(3000))
+    #expect(FITValue.scaled(.nan) == .integer(nil))
+  }
+
+  @Test("times from the FIT epoch, positions in semicircles")
+  func units() {
+    #expect(FITMessageWriter.timestamp(unix: 631_065_600) == 0)
+    #expect(FITMessageWriter.timestamp(unix: 1_700_000_000.9) == 1_068_934_400)
+    #expect(FITMessageWriter.semicircles(180) == 2_147_483_648)
+    #expect(FITMessageWriter.semicircles(-45) == -536_870_912)
+  }
+
+  @Test("a definition is written once per layout, again only when a local number changes layout")
+  func definitionsOnce() {
+    var writer = FITMessageWriter()
+    let event = FITMessageDefinition(global: 21, fields: [.init(0, .enumeration)])
+    let first = writer.message(event, [.integer(0)])
+    let second = writer.message(event, [.integer(0)])
+    #expect(first.count == 9 + 2 && second.count == 2)
+  }
+}
+
+/// A directory per test, removed afterwards.
+final class ExportDirectory {
+  let path = NSTemporaryDirectory() + "workoutd-export-" + UUID().uuidString
+  init() { try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+@Suite("FIT activity files of stored rides")
+struct FITActivityTests {
+  static let clock = ClockStamp(epoch: "test", moment: Moment(monotonic: 0, wall: 1_700_000_000), wallTrusted: true)
+
+  /// A stored ride: 60 s riding with heart rate and power, a 20 s pause, a lap, 30 s more, stop.
+  static func ride(into directory: ExportDirectory) throws -> WorkoutStore {
+    let (store, _) = try WorkoutStore.open(at: directory.path + "/workoutd.db", wallNow: 0)
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 45.5, longitude: 7.25)
+    func ride(_ seconds: Int) {
+      for second in 0..<seconds {
+        h.advance(by: 1)
+        position = position.moved(eastBy: 8)
+        h.send(
+          .reading(
+            .gps(
+              GPSFix(
+                dimension: .threeD, latitude: position.latitude, longitude: position.longitude,
+                altitude: 300 + Double(second) / 10, speed: 8, horizontalError: 3))))
+        h.send(.reading(.heartRate(bpm: 130 + second % 10)))
+        h.send(.reading(.power(watts: 200 + second % 50)))
+        h.send(.tick)
+      }
+    }
+    ride(60)
+    _ = h.press(.pause)
+    h.advance(by: 20)
+    h.send(.tick)
+    _ = h.press(.resume)
+    ride(10)
+    _ = h.press(.lap)
+    ride(20)
+    _ = h.press(.stop)
+    try store.write(h.commands, clock: clock)
+    return store
+  }
+
+  @Test("the file's CRC covers header and data; the name is the start in UTC and the session; again, the same bytes")
+  func fileIsWholeAndStable() throws {
+    let directory = ExportDirectory()
+    let store = try Self.ride(into: directory)
+    let session = try #require(try store.session(id: 1))
+    let out = directory.path + "/out"
+    try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+    let written = try FITFile.write(session, from: store, into: out)
+    #expect(written.path == out + "/20231114-221323Z-1.fit")
+    #expect(written.records == session.points)
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: written.path)))
+    let dataSize = Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16 | Int(bytes[7]) << 24
+    #expect(bytes.count == 14 + dataSize + 2)
+    #expect(FITCRC.of(bytes.dropLast(2)) == UInt16(bytes[bytes.count - 2]) | UInt16(bytes[bytes.count - 1]) << 8)
+    #expect(FITCRC.of(bytes) == 0, "a whole FIT file's CRC over itself is 0")
+    // No temporary file left; a second export gives the same bytes.
+    #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["20231114-221323Z-1.fit"])
+    try FITFile.write(session, from: store, into: out)
+    #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: written.path))) == bytes)
+  }
+
+  @Test("Garmin's FIT SDK and fitdecode read it: no errors, integrity, our totals, every pause a timer stop and start")
+  func garminReadsIt() throws {
+    let python = repositoryRoot + "/.build/pyref/bin/python"
+    guard FileManager.default.isExecutableFile(atPath: python) else {
+      Issue.record(
+        "no reference decoders in \(python): make test makes them (Tests/WorkoutExportTests/requirements.txt)")
+      return
+    }
+    let directory = ExportDirectory()
+    let store = try Self.ride(into: directory)
+    let session = try #require(try store.session(id: 1))
+    let summary = try #require(try store.summary(of: session))
+    let written = try FITFile.write(session, from: store, into: directory.path)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = [repositoryRoot + "/Tests/WorkoutExportTests/read_fit.py", written.path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    let decoded = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
+    #expect((decoded["errors"] as? [String])?.isEmpty == true, "\(decoded["errors"] ?? "")")
+    #expect(decoded["integrity"] as? Bool == true)
+    #expect(decoded["file_type"] as? String == "activity")
+    #expect(decoded["records"] as? Int == session.points)
+    #expect(decoded["fitdecode_records"] as? Int == session.points)
+    #expect(decoded["activity_sessions"] as? Int == 1)
+    let fit = try #require(decoded["session"] as? [String: Any])
+    #expect(fit["sport"] as? String == "cycling")
+    // Exactly our totals, to the unit FIT keeps them in.
+    func close(_ key: String, _ ours: Double?, _ unit: Double) {
+      let theirs = fit[key] as? Double
+      #expect(
+        ours != nil && theirs != nil && abs(theirs! - ours!) <= unit / 2 + 1e-9,
+        "\(key): \(theirs ?? -1) against \(ours ?? -1)")
+    }
+    close("total_timer_time", session.timer, 0.001)
+    close("total_elapsed_time", session.elapsed, 0.001)
+    close("total_distance", session.distance, 0.01)
+    close("avg_heart_rate", summary.totals.heartRate.mean, 1)
+    close("max_power", summary.totals.power.maximum, 1)
+    #expect(fit["num_laps"] as? Int == 2)
+    let laps = try #require(decoded["laps"] as? [[String: Any]])
+    #expect(laps.count == 2)
+    #expect(laps.last?["lap_trigger"] as? String == "session_end")
+    // Start; the pause: stop_all, then start; the end: stop_all.
+    let timer = try #require(decoded["timer_events"] as? [[Any]])
+    #expect(timer.map { $0[1] as? String } == ["start", "stop_all", "start", "stop_all"])
+    let first = try #require(decoded["first_record"] as? [String: Any])
+    #expect(first["heart_rate"] as? Int == 130)
+    #expect(first["power"] as? Int == 200)
+    #expect(first["position_lat"] as? Int != nil)
+  }
+}
+
+/// The checkout this test was built from.
+let repositoryRoot: String = {
+  var url = URL(fileURLWithPath: #filePath)
+  for _ in 0..<3 { url.deleteLastPathComponent() }
+  return url.path
+}()

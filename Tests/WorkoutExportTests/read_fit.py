@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Reads a FIT file with Garmin's own decoder (garmin-fit-sdk) and with fitdecode (CRCs checked),
+and prints what the export tests compare, as JSON: decoder errors, integrity, the session's and
+the laps' totals, the record count and the timer events."""
+import json
+import sys
+
+import fitdecode
+from garmin_fit_sdk import Decoder, Stream
+
+path = sys.argv[1]
+decoder = Decoder(Stream.from_file(path))
+integrity = decoder.check_integrity()
+decoder = Decoder(Stream.from_file(path))
+messages, errors = decoder.read(convert_datetimes_to_dates=False, apply_scale_and_offset=True)
+session = messages.get("session_mesgs", [{}])[0]
+records = messages.get("record_mesgs", [])
+fitdecode_records = 0
+with fitdecode.FitReader(path, check_crc=fitdecode.CrcCheck.RAISE) as reader:
+    for frame in reader:
+        if isinstance(frame, fitdecode.FitDataMessage) and frame.name == "record":
+            fitdecode_records += 1
+
+
+def plain(message, keys):
+    return {key: message.get(key) for key in keys}
+
+
+print(json.dumps({
+    "errors": [str(e) for e in errors],
+    "integrity": integrity,
+    "file_type": messages.get("file_id_mesgs", [{}])[0].get("type"),
+    "session": plain(session, ["sport", "total_elapsed_time", "total_timer_time", "total_distance",
+                               "avg_heart_rate", "max_heart_rate", "avg_power", "max_power",
+                               "total_ascent", "num_laps", "start_time", "timestamp"]),
+    "laps": [plain(lap, ["total_timer_time", "total_distance", "lap_trigger"]) for lap in messages.get("lap_mesgs", [])],
+    "records": len(records),
+    "fitdecode_records": fitdecode_records,
+    "first_record": plain(records[0], ["timestamp", "position_lat", "position_long", "heart_rate", "power",
+                                       "distance", "enhanced_speed", "enhanced_altitude"]) if records else None,
+    "timer_events": [[e.get("event"), e.get("event_type"), e.get("timestamp")]
+                     for e in messages.get("event_mesgs", []) if e.get("event") == "timer"],
+    "activity_sessions": messages.get("activity_mesgs", [{}])[0].get("num_sessions"),
+}))
