@@ -53,7 +53,8 @@ address_of() {
     grep -v '^00:00:00:00:00:00$' | head -n 1
 }
 addressed() { [[ -n $(address_of hci0) && -n $(address_of hci1) && -n $(address_of hci2) ]]; }
-wait_for 30 addressed || {
+# (Under trixie's kernel the board's controller has taken up to 75 s to be set up.)
+wait_for 90 addressed || {
   result "$name" FAIL "no controller addresses: $(mgmt -i hci1 info | head -4 | xargs)"
   exit 0
 }
@@ -68,14 +69,18 @@ note "board controller hci0 $board, strap controller hci1 $strap, power meter co
 # scanning or advertising is switched on, never again, where a real sensor advertises every
 # 20 ms to 1 s. So a report the kernel does not take at that moment is never repeated: one that
 # comes while a discovery is still starting is dropped (its state is "finding" only once the
-# scan-enable command has completed: on 6.12 always lost, on 6.1 at times), and a connection
-# the kernel makes by scanning for the device (a second sensor while one is connected) waits
-# for a report that does not come. The peripherals "in range" therefore advertise again every
+# scan-enable command has completed; a CI run's first scan on 6.1 heard nothing, its second
+# both), and a connection the kernel makes by scanning for the device (a second sensor while
+# one is connected) waits for a report that does not come. The peripherals "in range" therefore advertise again every
 # second (advertising switched off and on; `add-adv` of a present instance changes nothing on
 # air), as real ones do. A lock keeps that apart from a peripheral going out of range.
 advertising_lock=/tmp/ble-advertising.lock
-advertise() { # HCI UUID: in range, advertising the service
-  ( flock 9; echo "$2" > "/tmp/advertising-$1"; mgmt -i "$1" add-adv -c -g -u "$2" 1 >> /tmp/btmgmt.log ) 9> "$advertising_lock"
+# The service is given as the advertising data itself, an AD structure "Complete List of 16-bit
+# Service UUIDs" (length 3, type 0x03, the UUID little-endian: 03030d18 is 0x180D): BlueZ
+# 5.82's `btmgmt add-adv -u 180d` puts no UUID list in the data (a scan then sees flags only,
+# on trixie), 5.66's does; `-d` is the same on both. The kernel adds the flags (-g).
+advertise() { # HCI AD-HEX: in range, advertising the service
+  ( flock 9; echo "$2" > "/tmp/advertising-$1"; mgmt -i "$1" add-adv -c -g -d "$2" 1 >> /tmp/btmgmt.log ) 9> "$advertising_lock"
 }
 stop_advertising() { # HCI: out of range
   ( flock 9; rm -f "/tmp/advertising-$1"; mgmt -i "$1" rm-adv 1 >> /tmp/btmgmt.log ) 9> "$advertising_lock"
@@ -87,7 +92,7 @@ advertiser() {
       for flag in /tmp/advertising-hci*; do
         [[ -e $flag ]] || continue
         hci=${flag#/tmp/advertising-}
-        mgmt -i "$hci" rm-adv 1; mgmt -i "$hci" add-adv -c -g -u "$(cat "$flag")" 1
+        mgmt -i "$hci" rm-adv 1; mgmt -i "$hci" add-adv -c -g -d "$(cat "$flag")" 1
       done >> /tmp/btmgmt.log
     ) 9> "$advertising_lock"
   done
@@ -98,7 +103,7 @@ strap_on() {
   python3 "$HIL_DIR/ble_strap.py" "$strap" "$strap_status" 2>> /tmp/ble-strap.err &
   strap_pid=$!
   sleep 1
-  advertise hci1 180d
+  advertise hci1 03030d18
 }
 # Out of range: it stops advertising (nothing can connect) and its end of the link goes.
 # (Powering btvirt's controller off instead left the other one unable to connect to it again.)
@@ -113,7 +118,7 @@ meter_status=/tmp/ble-meter.status
 python3 "$HIL_DIR/ble_strap.py" "$meter" "$meter_status" --power 2>> /tmp/ble-meter.err &
 meter_pid=$!
 sleep 1
-advertise hci2 1818
+advertise hci2 03031818
 advertiser &
 advertiser_pid=$!
 
@@ -237,7 +242,8 @@ IFS='|' read -r rr_count rr_min rr_max <<< "$rr"
 
 # Both at once: the meter added again beside the connected strap; heart rate and power in the
 # same points.
-added=$(timeout 30 workoutctl sensors add "$meter" 2>&1) || problems+=("sensors add $meter beside the strap: $added")
+# (The service restarted since its scan, so it is told what the meter is.)
+added=$(timeout 30 workoutctl sensors add "$meter" --role power 2>&1) || problems+=("sensors add $meter beside the strap: $added")
 t_both=$EPOCHREALTIME
 [[ $added == *connecting ]] && wait_for 60 meter_available || problems+=("power meter not available beside the strap: '$(meter_condition)'")
 note "power meter beside the strap: $(meter_condition) after $(since "$t_both") s; strap: $(strap_condition)"
