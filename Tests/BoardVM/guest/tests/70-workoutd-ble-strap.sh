@@ -165,9 +165,6 @@ meter_available() { [[ $(meter_condition) == available* ]]; }
 t_meter=$EPOCHREALTIME
 [[ $added == *connecting ]] && wait_for 60 meter_available || problems+=("power meter not available after sensors add: '$(meter_condition)'; meter: $(tail -n 3 "$meter_status" 2>&1 | xargs) $(tail -n 2 /tmp/ble-meter.err 2> /dev/null | xargs)")
 note "power meter: $(meter_condition) after $(since "$t_meter") s"
-# Connected from the board's controller, the one scans use (hci0, the lowest-numbered): bound to
-# "any", the kernel would have routed it through the newest controller, here the strap's own.
-mgmt -i hci0 con | grep -qi "$meter" || problems+=("the meter is not connected from hci0: $(mgmt -i hci0 con | xargs)")
 [[ -s /var/lib/workoutd/sensors.json ]] || problems+=("sensors add kept nothing in /var/lib/workoutd/sensors.json")
 listed=$(timeout 10 workoutctl sensors list --json)
 [[ $(jq -r '[.[] | "\(.role)=\(.address)/\(.origin)"] | join(" ")' <<< "$listed") == "power=$meter/workoutctl" ]] ||
