@@ -32,8 +32,10 @@ public struct FITActivityWriter {
   private let session: SessionRecord
   private let summary: SessionSummary?
   private let laps: [LapRecord]
-  /// Timer events (Unix time, start or stop), oldest first, not yet written.
-  private var timerEvents: [(wall: Double, start: Bool)]
+  /// Timer events (Unix time, start or stop), oldest first.
+  private let timerEvents: [(wall: Double, start: Bool)]
+  /// The first of `timerEvents` not yet written.
+  private var nextTimerEvent = 0
   private let serial: UInt32
   private var messages = FITMessageWriter()
   private var dataSize = 0
@@ -112,8 +114,9 @@ public struct FITActivityWriter {
 
   private mutating func events(until wall: Double?) -> [UInt8] {
     var out: [UInt8] = []
-    while let next = timerEvents.first, wall.map({ next.wall <= $0 }) ?? true {
-      timerEvents.removeFirst()
+    while nextTimerEvent < timerEvents.count, wall.map({ timerEvents[nextTimerEvent].wall <= $0 }) ?? true {
+      let next = timerEvents[nextTimerEvent]
+      nextTimerEvent += 1
       // event 0 timer; event_type 0 start, 4 stop_all.
       out += emit(FITProfile.event, [Self.time(next.wall), .integer(0), .integer(next.start ? 0 : 4)])
     }

@@ -241,8 +241,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     point.temperature = fresh(
       latest.temperature, at: latest.temperatureAt, now: now, within: freshness.sensor * 12)
     point.humidity = currentHumidity(at: now)
-    // The ride's speed statistics: GPS's, else the wheel's (indoors, a tunnel).
-    if let speed = point.speed ?? point.wheelSpeed { addSample(speed, to: \.speed) }
+    if let speed = point.statisticsSpeed { addSample(speed, to: \.speed) }
     if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
     if let rpm = point.cadence { addSample(rpm, to: \.cadence) }
     if let watts = point.power { addSample(Double(watts), to: \.power) }
@@ -328,8 +327,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
         count((climbing.totalAscent - before.0, climbing.totalDescent - before.1), in: .running)
       }
     }
-    // The ride's speed statistics: GPS's, else the wheel's (indoors, a tunnel).
-    if let speed = point.speed ?? point.wheelSpeed { addSample(speed, to: \.speed) }
+    if let speed = point.statisticsSpeed { addSample(speed, to: \.speed) }
     if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
     if let rpm = point.cadence { addSample(rpm, to: \.cadence) }
     if let watts = point.power { addSample(Double(watts), to: \.power) }

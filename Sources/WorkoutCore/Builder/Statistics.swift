@@ -64,6 +64,9 @@ public struct TrackPoint: Sendable, Hashable, Codable {
   public var power: Int?
   /// Speed from a wheel sensor, m/s, recorded beside GPS speed.
   public var wheelSpeed: Double?
+  /// The speed the ride's statistics take from this point: GPS's, else the wheel's (indoors,
+  /// a tunnel).
+  public var statisticsSpeed: Double? { speed ?? wheelSpeed }
   public var temperature: Double?
   /// Relative humidity, %RH (BME280).
   public var humidity: Double?

@@ -87,7 +87,7 @@ public struct SessionRebuild: Sendable {
     guard point.sequence >= rebuilt.builder.pointCount else { return }
     rebuilt.builder.absorb(point, climbing: &climbing)
     if let closedLaps, point.elapsed > closedLaps.elapsed {
-      if let speed = point.speed ?? point.wheelSpeed { openLapSamples.speed.add(speed) }
+      if let speed = point.statisticsSpeed { openLapSamples.speed.add(speed) }
       if let bpm = point.heartRate { openLapSamples.heartRate.add(Double(bpm)) }
       if let rpm = point.cadence { openLapSamples.cadence.add(rpm) }
       if let watts = point.power { openLapSamples.power.add(Double(watts)) }
