@@ -1,15 +1,19 @@
 import WorkoutCore
 import WorkoutStore
 
-/// A FIT activity file of one stored session, made as its points stream by: `begin()`, then
-/// `point(_:)` for each point in order, then `finish()`; each returns the bytes to append.
-/// The file starts with a 14-byte header known only at the end: write `FITActivityWriter
-/// .headerPlaceholder` first and overwrite it with `finish()`'s `header`, then append its
-/// `crc` (see `FITFile`). Messages as Garmin's devices write an activity (FIT Activity file,
-/// global profile 21): file_id, file_creator, device_info, an `event` timer start, `record`s
-/// with the timer `event`s of every pause (stop_all) and resume (start) among them in time
-/// order, then the `lap`s, the `session` and the `activity`.
-public struct FITActivityWriter {
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A FIT activity file of one stored session, made as its points stream by (see
+/// `ActivityEncoder`). The file starts with a 14-byte header known only at the end: `begin()`
+/// gives zeros in its place and `finish()` the header as `head`, and the file's CRC last.
+/// Messages as Garmin's devices write an activity (FIT Activity file, global profile 21):
+/// file_id, file_creator, device_info, an `event` timer start, `record`s (each followed by
+/// `hrv` messages with the RR intervals of its second) with the timer `event`s of every pause
+/// (stop_all) and resume (start) among them in time order, then the `lap`s, the `session`
+/// and the `activity`.
+public struct FITActivityWriter: ActivityEncoder {
   /// Where the device info says the file comes from: "development" (255) with our product 1.
   static let manufacturer: Int64 = 255
   static let product: Int64 = 1
@@ -18,55 +22,22 @@ public struct FITActivityWriter {
     let parts = WorkoutdVersion.string.split(separator: ".").compactMap { Int64($0) }
     return (parts.first ?? 0) * 100 + (parts.dropFirst().first ?? 0)
   }()
-  /// The zero header the finished one replaces.
-  public static let headerPlaceholder = [UInt8](repeating: 0, count: 14)
+  /// RR intervals per `hrv` message, as the devices write them.
+  static let intervalsPerHRV = 5
 
-  public struct Finished: Sendable {
-    /// The file header, with the data size and its own CRC.
-    public var header: [UInt8]
-    /// The last two bytes of the file: the CRC over the header and every byte of data.
-    public var crc: [UInt8]
-    public var records: Int
-  }
-
-  private let session: SessionRecord
-  private let summary: SessionSummary?
-  private let laps: [LapRecord]
-  /// Timer events (Unix time, start or stop), oldest first.
-  private let timerEvents: [(wall: Double, start: Bool)]
-  /// The first of `timerEvents` not yet written.
+  private let exported: ExportedSession
+  private var session: SessionRecord { exported.session }
+  private var summary: SessionSummary? { exported.summary }
+  private var laps: [LapRecord] { exported.laps }
+  /// The first of `exported.timerEvents` not yet written.
   private var nextTimerEvent = 0
-  private let serial: UInt32
   private var messages = FITMessageWriter()
   private var dataSize = 0
   private var dataCRC = FITCRC()
   private var records = 0
-  private var lastTimestamp: Int64?
 
-  /// `serial`: a number that names the file among the rider's (from the session's identity).
-  public init(
-    session: SessionRecord, summary: SessionSummary?, laps: [LapRecord], events: [EventRecord], serial: UInt32
-  ) {
-    self.session = session
-    self.summary = summary
-    self.laps = laps
-    self.serial = serial == 0 ? 1 : serial
-    timerEvents = Self.timerEvents(events)
-  }
-
-  /// The timer's starts and stops from the session's transitions: running starts it, leaving
-  /// running (a pause, the stop) stops it, as the devices' "timer start" and "stop_all".
-  static func timerEvents(_ events: [EventRecord]) -> [(wall: Double, start: Bool)] {
-    var out: [(wall: Double, start: Bool)] = []
-    var running = false
-    for event in events.sorted(by: { $0.wall < $1.wall }) where event.kind == SessionEvent.Kind.transition.rawValue {
-      let nowRunning = event.toState == SessionState.running.rawValue
-      if nowRunning != running {
-        out.append((event.wall, nowRunning))
-        running = nowRunning
-      }
-    }
-    return out
+  public init(_ session: ExportedSession) {
+    exported = session
   }
 
   private var sport: (sport: Int64, subSport: Int64) {
@@ -93,10 +64,12 @@ public struct FITActivityWriter {
     .integer(wall.map { FITMessageWriter.timestamp(unix: $0) })
   }
 
-  /// file_id, file_creator, device_info.
+  /// The header's place, file_id, file_creator, device_info.
   public mutating func begin() -> [UInt8] {
-    let created = session.startWall ?? session.openedWall
-    var out = emit(
+    let created = exported.start
+    let serial = exported.serial
+    var out = [UInt8](repeating: 0, count: 14)
+    out += emit(
       FITProfile.fileID,
       [
         .integer(4), .integer(Self.manufacturer), .integer(Self.product), .integer(Int64(serial)),
@@ -114,6 +87,7 @@ public struct FITActivityWriter {
 
   private mutating func events(until wall: Double?) -> [UInt8] {
     var out: [UInt8] = []
+    let timerEvents = exported.timerEvents
     while nextTimerEvent < timerEvents.count, wall.map({ timerEvents[nextTimerEvent].wall <= $0 }) ?? true {
       let next = timerEvents[nextTimerEvent]
       nextTimerEvent += 1
@@ -123,8 +97,9 @@ public struct FITActivityWriter {
     return out
   }
 
-  /// One `record` (after the timer events due before it).
-  public mutating func point(_ point: PointRecord) -> [UInt8] {
+  /// One `record` (after the timer events due before it), then its second's RR intervals.
+  public mutating func point(_ exportPoint: ExportPoint) -> [UInt8] {
+    let point = exportPoint.point
     var out = events(until: point.wall)
     let altitude = point.altBaro ?? (point.fixDim == 3 ? point.altGPS : nil)
     let speed = point.speed ?? point.wheelSpeed
@@ -140,6 +115,13 @@ public struct FITActivityWriter {
         .scaled(point.temperature),
       ])
     records += 1
+    // hrv `time`: seconds, scale 1000; RR intervals come in 1/1024 s.
+    var intervals = exportPoint.rrIntervals[...]
+    while !intervals.isEmpty {
+      let some = intervals.prefix(Self.intervalsPerHRV)
+      intervals = intervals.dropFirst(some.count)
+      out += emit(FITProfile.hrv, [.integers(some.map { Int64((Double($0) * 1000 / 1024).rounded()) })])
+    }
     return out
   }
 
@@ -149,10 +131,10 @@ public struct FITActivityWriter {
   }
 
   /// The remaining timer events, the laps, the session and the activity; the header and CRC.
-  public mutating func finish() -> (bytes: [UInt8], finished: Finished) {
+  public mutating func finish() -> ActivityEncoderEnd {
     var out = events(until: nil)
-    let end = session.endWall ?? laps.last?.endWall ?? session.openedWall
-    let start = session.startWall ?? session.openedWall
+    let end = exported.end
+    let start = exported.start
     for (index, lap) in laps.enumerated() {
       out += emit(
         FITProfile.lap,
@@ -184,7 +166,7 @@ public struct FITActivityWriter {
       FITProfile.activity,
       [
         Self.time(end), .scaled(session.timer, scale: 1000), .integer(1), .integer(0), .integer(26),
-        .integer(1),
+        .integer(1), .integer(Self.localTimestamp(end)),
       ])
     let header = FITMessageWriter.header(dataSize: UInt32(dataSize))
     // The file's CRC runs over the header and then the data; the data's CRC is known, and
@@ -193,7 +175,17 @@ public struct FITActivityWriter {
     headerPart.update(header)
     for _ in 0..<dataSize { headerPart.update(0) }
     let crc = headerPart.value ^ dataCRC.value
-    return (out, Finished(header: header, crc: [UInt8(crc & 0xFF), UInt8(crc >> 8)], records: records))
+    return ActivityEncoderEnd(tail: out + [UInt8(crc & 0xFF), UInt8(crc >> 8)], head: header, points: records)
+  }
+
+  /// FIT's local_date_time of a Unix time: its FIT timestamp plus the board's offset from UTC
+  /// at that moment (the system time zone, daylight saving included), which is how the
+  /// platforms learn the rider's local time of day.
+  static func localTimestamp(_ wall: Double) -> Int64 {
+    var time = time_t(wall.rounded(.down))
+    var parts = tm()
+    localtime_r(&time, &parts)
+    return FITMessageWriter.timestamp(unix: wall) + Int64(parts.tm_gmtoff)
   }
 }
 
@@ -305,5 +297,11 @@ public enum FITProfile {
       .init(2, .enumeration),  // type: manual 0
       .init(3, .enumeration),  // event: activity 26
       .init(4, .enumeration),  // event_type: stop 1
+      .init(5, .uint32),  // local_timestamp (local_date_time)
+    ])
+  public static let hrv = FITMessageDefinition(
+    global: 78,
+    fields: [
+      .init(0, .uint16, size: 2 * FITActivityWriter.intervalsPerHRV)  // time: RR intervals, s, scale 1000
     ])
 }

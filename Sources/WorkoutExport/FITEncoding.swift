@@ -104,6 +104,8 @@ public struct FITMessageDefinition: Sendable, Hashable {
 /// offset (nil is the type's invalid value), or a string.
 public enum FITValue: Sendable, Hashable {
   case integer(Int64?)
+  /// An array field: as many elements as the field's size holds, the missing ones invalid.
+  case integers([Int64?])
   case text(String)
 
   /// A physical value scaled and offset as the profile says (value × scale − offset·scale:
@@ -149,11 +151,20 @@ public struct FITMessageWriter: Sendable {
         while !bytes.isEmpty, String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
         out += bytes + [UInt8](repeating: 0, count: field.size - bytes.count)
       case .integer(let number):
-        let raw = number.flatMap { fits($0, field.type) ? UInt64(bitPattern: $0) : nil } ?? field.type.invalid
-        for index in 0..<field.size { out.append(UInt8(truncatingIfNeeded: raw >> (8 * UInt64(index)))) }
+        append(number, field.type, size: field.size, to: &out)
+      case .integers(let numbers):
+        let size = field.type.size
+        for element in 0..<field.size / size {
+          append(element < numbers.count ? numbers[element] : nil, field.type, size: size, to: &out)
+        }
       }
     }
     return out
+  }
+
+  private static func append(_ number: Int64?, _ type: FITBaseType, size: Int, to out: inout [UInt8]) {
+    let raw = number.flatMap { fits($0, type) ? UInt64(bitPattern: $0) : nil } ?? type.invalid
+    for index in 0..<size { out.append(UInt8(truncatingIfNeeded: raw >> (8 * UInt64(index)))) }
   }
 
   private static func fits(_ value: Int64, _ type: FITBaseType) -> Bool {

@@ -704,11 +704,13 @@ public final class WorkoutStore: Sendable {
     }
   }
 
-  /// A session's RR intervals, in the order they were sent.
-  public func rrIntervals(sessionID: Int64) throws(StoreError) -> [RRIntervalRecord] {
-    try read { db in
+  /// A session's RR intervals, in the order they were sent; `seqs` limits them to those points.
+  public func rrIntervals(sessionID: Int64, seqs: ClosedRange<Int>? = nil) throws(StoreError) -> [RRIntervalRecord] {
+    let range = seqs ?? 0...Int.max
+    return try read { db in
       try RRIntervalRecord.fetchAll(
-        db, sql: "SELECT * FROM rr_interval WHERE session_id = ? ORDER BY seq, position", arguments: [sessionID])
+        db, sql: "SELECT * FROM rr_interval WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq, position",
+        arguments: [sessionID, range.lowerBound, range.upperBound])
     }
   }
 

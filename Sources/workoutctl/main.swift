@@ -285,12 +285,13 @@ struct Export: ParsableCommand {
   @OptionGroup var locations: Locations
   @Argument(help: "The session's number (see `workoutctl sessions`).") var session: Int64?
   @Flag(help: "Every finished session.") var all = false
-  @Option(help: "The format: fit.") var format = "fit"
+  @Option(help: "The format: \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")).") var format = "fit"
   @Option(help: "The directory to write into (made if missing).") var out = "."
 
   func validate() throws {
-    guard format == "fit" else {
-      throw ValidationError("the format \"\(format)\" is not written yet: fit (GPX, TCX and CSV are to come)")
+    guard ExportFormat(rawValue: format) != nil else {
+      throw ValidationError(
+        "no format \"\(format)\": \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
     }
     guard (session != nil) != all else { throw ValidationError("give a session's number or --all") }
   }
@@ -313,8 +314,8 @@ struct Export: ParsableCommand {
     }
     for record in sessions {
       do {
-        let written = try FITFile.write(record, from: store, into: out)
-        print("\(written.path) (\(written.records) records)")
+        let written = try ExportFile.write(record, from: store, format: ExportFormat(rawValue: format)!, into: out)
+        print("\(written.path) (\(written.points) points)")
       } catch {
         throw fail("\(error)")
       }

@@ -91,6 +91,8 @@ struct FITActivityTests {
                 dimension: .threeD, latitude: position.latitude, longitude: position.longitude,
                 altitude: 300 + Double(second) / 10, speed: 8, horizontalError: 3))))
         h.send(.reading(.heartRate(bpm: 130 + second % 10)))
+        // Two beats a second (~470 ms: 481/1024 s), a third every tenth second.
+        h.send(.reading(.rrIntervals(second % 10 == 0 ? [481, 482, 480] : [481, 482])))
         h.send(.reading(.power(watts: 200 + second % 50)))
         h.send(.tick)
       }
@@ -115,9 +117,9 @@ struct FITActivityTests {
     let session = try #require(try store.session(id: 1))
     let out = directory.path + "/out"
     try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-    let written = try FITFile.write(session, from: store, into: out)
+    let written = try ExportFile.write(session, from: store, format: .fit, into: out)
     #expect(written.path == out + "/20231114-221323Z-1.fit")
-    #expect(written.records == session.points)
+    #expect(written.points == session.points)
     let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: written.path)))
     let dataSize = Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16 | Int(bytes[7]) << 24
     #expect(bytes.count == 14 + dataSize + 2)
@@ -125,7 +127,7 @@ struct FITActivityTests {
     #expect(FITCRC.of(bytes) == 0, "a whole FIT file's CRC over itself is 0")
     // No temporary file left; a second export gives the same bytes.
     #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["20231114-221323Z-1.fit"])
-    try FITFile.write(session, from: store, into: out)
+    try ExportFile.write(session, from: store, format: .fit, into: out)
     #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: written.path))) == bytes)
   }
 
@@ -141,7 +143,7 @@ struct FITActivityTests {
     let store = try Self.ride(into: directory)
     let session = try #require(try store.session(id: 1))
     let summary = try #require(try store.summary(of: session))
-    let written = try FITFile.write(session, from: store, into: directory.path)
+    let written = try ExportFile.write(session, from: store, format: .fit, into: directory.path)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: python)
     process.arguments = [repositoryRoot + "/Tests/WorkoutExportTests/read_fit.py", written.path]
@@ -179,6 +181,14 @@ struct FITActivityTests {
     // Start; the pause: stop_all, then start; the end: stop_all.
     let timer = try #require(decoded["timer_events"] as? [[Any]])
     #expect(timer.map { $0[1] as? String } == ["start", "stop_all", "start", "stop_all"])
+    // Every RR interval in the hrv messages, in seconds (scale 1000), in order.
+    let stored = try store.rrIntervals(sessionID: 1).map { (Double($0.interval) * 1000 / 1024).rounded() / 1000 }
+    let hrv = try #require(decoded["hrv"] as? [Double])
+    #expect(stored.count > 100 && hrv == stored)
+    // The activity's local time: the timestamp plus this machine's offset from UTC then.
+    let activity = try #require(decoded["activity"] as? [String: Int])
+    let offset = TimeZone.current.secondsFromGMT(for: Date(timeIntervalSince1970: session.endWall ?? 0))
+    #expect(activity["local_timestamp"].map { $0 - activity["timestamp"]! } == offset)
     let first = try #require(decoded["first_record"] as? [String: Any])
     #expect(first["heart_rate"] as? Int == 130)
     #expect(first["power"] as? Int == 200)

@@ -13,6 +13,8 @@ decoder = Decoder(Stream.from_file(path))
 integrity = decoder.check_integrity()
 decoder = Decoder(Stream.from_file(path))
 messages, errors = decoder.read(convert_datetimes_to_dates=False, apply_scale_and_offset=True)
+# Times as the file's integers (seconds since the FIT epoch), to compare local_timestamp.
+raw, _ = Decoder(Stream.from_file(path)).read(convert_datetimes_to_dates=False, convert_types_to_strings=False)
 session = messages.get("session_mesgs", [{}])[0]
 records = messages.get("record_mesgs", [])
 fitdecode_records = 0
@@ -41,4 +43,6 @@ print(json.dumps({
     "timer_events": [[e.get("event"), e.get("event_type"), e.get("timestamp")]
                      for e in messages.get("event_mesgs", []) if e.get("event") == "timer"],
     "activity_sessions": messages.get("activity_mesgs", [{}])[0].get("num_sessions"),
+    "activity": plain(raw.get("activity_mesgs", [{}])[0], ["timestamp", "local_timestamp"]),
+    "hrv": [t for m in messages.get("hrv_mesgs", []) for t in m.get("time", []) if t is not None],
 }))

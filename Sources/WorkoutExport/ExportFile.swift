@@ -1,0 +1,220 @@
+import Foundation
+import WorkoutCore
+import WorkoutStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Why an export could not be written: the message names the file and the failure.
+public struct ExportError: Error, Sendable, CustomStringConvertible {
+  public var description: String
+  public init(_ description: String) { self.description = description }
+}
+
+/// The file formats a session is exported in.
+public enum ExportFormat: String, CaseIterable, Sendable, Codable {
+  /// Garmin's Flexible and Interoperable Data Transfer: what the platforms and devices speak.
+  case fit
+
+  public var fileExtension: String { rawValue }
+
+  /// A new encoder of this format for `session`.
+  public func encoder(_ session: ExportedSession) -> any ActivityEncoder {
+    switch self {
+    case .fit: FITActivityWriter(session)
+    }
+  }
+}
+
+/// A stored point as the encoders get it: the row and the RR intervals (1/1024 s, oldest
+/// first) that arrived in its second.
+public struct ExportPoint: Sendable {
+  public var point: PointRecord
+  public var rrIntervals: [Int]
+  public init(_ point: PointRecord, rrIntervals: [Int] = []) {
+    self.point = point
+    self.rrIntervals = rrIntervals
+  }
+}
+
+/// Everything of a stored session an encoder needs except its points, which stream.
+public struct ExportedSession: Sendable {
+  public var session: SessionRecord
+  public var summary: SessionSummary?
+  public var laps: [LapRecord]
+  public var events: [EventRecord]
+  /// The timer's starts and stops (Unix time), oldest first: running starts it, leaving
+  /// running (a pause, the stop) stops it. A GPX track segment, a FIT timer start…stop_all.
+  public var timerEvents: [TimerEvent]
+  /// A number that names the file among the rider's (FIT's file_id serial), never 0.
+  public var serial: UInt32
+
+  public struct TimerEvent: Sendable, Equatable {
+    public var wall: Double
+    public var start: Bool
+    public init(wall: Double, start: Bool) {
+      self.wall = wall
+      self.start = start
+    }
+  }
+
+  public init(session: SessionRecord, summary: SessionSummary?, laps: [LapRecord], events: [EventRecord]) {
+    self.session = session
+    self.summary = summary
+    self.laps = laps
+    self.events = events
+    timerEvents = Self.timerEvents(events)
+    // The session's start, which the same database never gives two sessions.
+    let serial = UInt32(truncatingIfNeeded: Int64((session.startWall ?? session.openedWall).rounded(.down)))
+    self.serial = serial == 0 ? 1 : serial
+  }
+
+  /// The session's rows from `store`.
+  public static func load(_ session: SessionRecord, from store: WorkoutStore) throws(ExportError) -> ExportedSession {
+    do {
+      return ExportedSession(
+        session: session, summary: try store.summary(of: session), laps: try store.laps(sessionID: session.id),
+        events: try store.events(sessionID: session.id))
+    } catch {
+      throw ExportError("session \(session.id): \(error)")
+    }
+  }
+
+  static func timerEvents(_ events: [EventRecord]) -> [TimerEvent] {
+    var out: [TimerEvent] = []
+    var running = false
+    for event in events.sorted(by: { $0.wall < $1.wall }) where event.kind == SessionEvent.Kind.transition.rawValue {
+      let nowRunning = event.toState == SessionState.running.rawValue
+      if nowRunning != running {
+        out.append(TimerEvent(wall: event.wall, start: nowRunning))
+        running = nowRunning
+      }
+    }
+    return out
+  }
+
+  /// When the session started (its first start, else when it was opened), Unix time.
+  public var start: Double { session.startWall ?? session.openedWall }
+  /// When it ended (else its last lap's end, else its start), Unix time.
+  public var end: Double { session.endWall ?? laps.last?.endWall ?? start }
+}
+
+/// A file format's writer for one session, fed as the points stream by: `begin()`, then
+/// `point(_:)` for each point in order, then `finish()`; each returns the bytes to append.
+/// The same session always gives the same bytes.
+public protocol ActivityEncoder {
+  init(_ session: ExportedSession)
+  mutating func begin() -> [UInt8]
+  mutating func point(_ point: ExportPoint) -> [UInt8]
+  mutating func finish() -> ActivityEncoderEnd
+}
+
+public struct ActivityEncoderEnd: Sendable {
+  /// The last bytes of the file.
+  public var tail: [UInt8]
+  /// Bytes that replace the file's first bytes once all is written (FIT's header, which
+  /// holds the data's size); empty for the other formats.
+  public var head: [UInt8]
+  /// The points written (FIT records, GPX/TCX track points, CSV rows).
+  public var points: Int
+  public init(tail: [UInt8], head: [UInt8] = [], points: Int) {
+    self.tail = tail
+    self.head = head
+    self.points = points
+  }
+}
+
+/// Writes a stored session's file into a directory, as its points stream from the store (a
+/// page at a time: memory stays flat however long the ride). Written to a temporary name in
+/// that directory, synced, renamed, and the directory synced: a power cut leaves either the
+/// whole file under its name or none (and a temporary file the next export replaces).
+public enum ExportFile {
+  /// Points read from the store at a time.
+  static let page = 2_000
+
+  /// "20261124-103015Z-42.fit": the start in UTC and the session's number; the same session
+  /// always gets the same name.
+  public static func name(for session: SessionRecord, format: ExportFormat) -> String {
+    let start = session.startWall ?? session.openedWall
+    var time = time_t(start.rounded(.down))
+    var parts = tm()
+    gmtime_r(&time, &parts)
+    let stamp = String(
+      format: "%04d%02d%02d-%02d%02d%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    return "\(stamp)-\(session.id).\(format.fileExtension)"
+  }
+
+  /// Writes `session`'s file in `format` into `directory`; returns its path and the points written.
+  @discardableResult
+  public static func write(
+    _ session: SessionRecord, from store: WorkoutStore, format: ExportFormat, into directory: String
+  ) throws(ExportError) -> (path: String, points: Int) {
+    let name = name(for: session, format: format)
+    let path = directory + "/" + name
+    let temporary = directory + "/." + name + ".partial"
+    var encoder = format.encoder(try ExportedSession.load(session, from: store))
+
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+    guard descriptor >= 0 else { throw ExportError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+    var closed = false
+    defer {
+      if !closed { close(descriptor) }
+    }
+    func append(_ bytes: [UInt8]) throws(ExportError) {
+      var offset = 0
+      while offset < bytes.count {
+        let n = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        if n < 0 {
+          if errno == EINTR { continue }
+          throw ExportError("cannot write \(temporary): \(String(cString: strerror(errno)))")
+        }
+        offset += n
+      }
+    }
+    try append(encoder.begin())
+    var from = 0
+    while true {
+      let points: [PointRecord]
+      var intervals: [Int: [Int]] = [:]
+      do {
+        points = try store.points(sessionID: session.id, from: from, limit: page)
+        if let first = points.first, let last = points.last {
+          for row in try store.rrIntervals(sessionID: session.id, seqs: first.seq...last.seq) {
+            intervals[row.seq, default: []].append(row.interval)
+          }
+        }
+      } catch {
+        throw ExportError("session \(session.id): \(error)")
+      }
+      var chunk: [UInt8] = []
+      for point in points { chunk += encoder.point(ExportPoint(point, rrIntervals: intervals[point.seq] ?? [])) }
+      try append(chunk)
+      guard points.count == page, let last = points.last else { break }
+      from = last.seq + 1
+    }
+    let end = encoder.finish()
+    try append(end.tail)
+    if !end.head.isEmpty {
+      let written = end.head.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+      guard written == end.head.count else {
+        throw ExportError("cannot write the start of \(temporary): \(String(cString: strerror(errno)))")
+      }
+    }
+    guard fsync(descriptor) == 0 else {
+      throw ExportError("cannot sync \(temporary): \(String(cString: strerror(errno)))")
+    }
+    closed = true
+    close(descriptor)
+    guard rename(temporary, path) == 0 else {
+      throw ExportError("cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+    }
+    let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if directoryDescriptor >= 0 {
+      _ = fsync(directoryDescriptor)
+      close(directoryDescriptor)
+    }
+    return (path, end.points)
+  }
+}
