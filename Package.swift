@@ -51,8 +51,9 @@ let package = Package(
     .target(
       name: "WorkoutDaemon",
       dependencies: [
-        "WorkoutCore", "WorkoutStore", "WorkoutControl", "LinuxSupport", "BoardSim", "BoardLinux", "SensorProtocols",
-        .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Logging", package: "swift-log"),
+        "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutExport", "LinuxSupport", "BoardSim", "BoardLinux",
+        "SensorProtocols", .product(name: "TOMLKit", package: "TOMLKit"),
+        .product(name: "Logging", package: "swift-log"),
       ]
     ),
     .executableTarget(

@@ -2,6 +2,7 @@ import Foundation
 import SensorProtocols
 import TOMLKit
 import WorkoutCore
+import WorkoutExport
 
 #if canImport(Glibc)
   import Glibc
@@ -118,6 +119,20 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var wheelCircumference = StrapReadings.defaultWheelCircumference
   }
 
+  /// [export]: each session's files, written by the service when it ends.
+  public var export = Export()
+
+  public struct Export: Sendable, Equatable {
+    public var enabled = true
+    /// In the order written.
+    public var formats: [ExportFormat] = [.fit]
+    /// nil: `exports` in the state directory.
+    public var directory: String?
+  }
+
+  /// Where the service's exports go.
+  public var exportDirectory: String { export.directory ?? stateDirectory + "/exports" }
+
   public struct AutoPauseOverrides: Sendable, Equatable {
     public var stopSpeed: Double?
     public var resumeSpeed: Double?
@@ -188,6 +203,7 @@ extension DaemonConfiguration {
     var problems: [String] = []
     let known = [
       "service", "session", "auto_pause", "sim", "gps", "buttons", "led", "buzzer", "barometer", "sensors",
+      "export",
     ]
     for key in root.keys where !known.contains(key) {
       let what = root[key]?.table != nil ? "section [\(key)]" : "key \"\(key)\" outside any section"
@@ -324,7 +340,26 @@ extension DaemonConfiguration {
       }
     }
 
-    for section in [service, session, autoPause, sim, gps, buttons, led, buzzer, barometer, sensors] {
+    let export = Section("export", in: root, file: file)
+    if let enabled = export.bool("enabled") { configuration.export.enabled = enabled }
+    if let names = export.strings("formats") {
+      var formats: [ExportFormat] = []
+      for name in names {
+        if let format = ExportFormat(rawValue: name) {
+          if !formats.contains(format) { formats.append(format) }
+        } else {
+          export.problem(
+            "formats",
+            "names no format \"\(name)\" (known: \(ExportFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")))"
+          )
+        }
+      }
+      if names.isEmpty { export.problem("formats", "is empty (to export nothing, set enabled = false)") }
+      configuration.export.formats = formats
+    }
+    if let directory = export.path("directory") { configuration.export.directory = directory }
+
+    for section in [service, session, autoPause, sim, gps, buttons, led, buzzer, barometer, sensors, export] {
       problems += section.finish()
     }
     guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
@@ -403,6 +438,16 @@ private final class Section {
       return nil
     }
     return path
+  }
+
+  /// An array of strings.
+  func strings(_ key: String) -> [String]? {
+    guard let value = value(key) else { return nil }
+    guard let array = value.array, array.allSatisfy({ $0.type == .string }) else {
+      problem(key, "must be an array of strings, like [\"fit\", \"gpx\"]")
+      return nil
+    }
+    return array.compactMap(\.string)
   }
 
   /// The key's string value if it is a string (without complaining if it is not).

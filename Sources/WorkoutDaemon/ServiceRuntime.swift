@@ -67,6 +67,13 @@ final class ServiceRuntime {
   /// Shows a pattern on the status LED, and sounds the buzzer, when the board has them.
   var indicator: ((IndicatorPattern) -> Void)?
   var chirp: ((ChirpPattern) -> Void)?
+  /// Called after the commit that made a session `ended` in the store (its summary went in
+  /// before): the exports.
+  var sessionEnded: (() -> Void)?
+
+  private static func endsASession(_ command: EngineCommand) -> Bool {
+    if case .saveSnapshot(let session) = command { session.state == .ended } else { false }
+  }
   /// Whether a threaded replay (the simulated board in real or scaled time) is over.
   var replayFinished: () -> Bool = { false }
   /// The simulated board at full speed: the loop pulls each next second of the world itself.
@@ -217,6 +224,7 @@ final class ServiceRuntime {
         return
       }
       perform(core.committed(at: clock.now(), host: SystemClocks.monotonic()))
+      if let sessionEnded, write.commands.contains(where: Self.endsASession) { sessionEnded() }
     }
   }
 

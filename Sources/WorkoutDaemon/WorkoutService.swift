@@ -143,7 +143,24 @@ public enum WorkoutService {
       }
     }
 
+    var exporter: SessionExporter?
+    if configuration.export.enabled {
+      let sessionExporter = SessionExporter(
+        databasePath: store.path, ledger: store, formats: configuration.export.formats,
+        directory: configuration.exportDirectory, sink: sink, log: log)
+      do {
+        try sessionExporter.start()
+        runtime.sessionEnded = { sessionExporter.kick() }
+        exporter = sessionExporter
+      } catch {
+        // Told as a device fault: status, the LED, an event, this line.
+        log(.error, "cannot start the exporter: \(error); sessions are exported at the next start")
+        sink.post(.device(DeviceStatus(device: .exports, condition: .failing, detail: "cannot start: \(error)")))
+      }
+    }
+
     let code = runtime.run()
+    exporter?.finish(waiting: 10)
     for device in board.devices { device.stop() }
     board.sensors?.stop()
     server.stop()

@@ -65,8 +65,8 @@ public struct ExportedSession: Sendable {
     self.laps = laps
     self.events = events
     timerEvents = Self.timerEvents(events)
-    // The session's start, which the same database never gives two sessions.
-    let serial = UInt32(truncatingIfNeeded: Int64((session.startWall ?? session.openedWall).rounded(.down)))
+    // The UUID's first 32 bits: what the file name carries too.
+    let serial = UInt32(ExportFile.shortID(of: session), radix: 16) ?? 0
     self.serial = serial == 0 ? 1 : serial
   }
 
@@ -133,8 +133,15 @@ public enum ExportFile {
   /// Points read from the store at a time.
   static let page = 2_000
 
-  /// "20261124-103015Z-42.fit": the start in UTC and the session's number; the same session
-  /// always gets the same name.
+  /// The first 8 hex digits of the session's UUID: with the start time to the second, unique
+  /// among any rider's sessions, from any board or database.
+  public static func shortID(of session: SessionRecord) -> String {
+    let short = String(session.uuid.filter(\.isHexDigit).prefix(8)).lowercased()
+    return short.isEmpty ? String(session.id) : short
+  }
+
+  /// "20261124-103015Z-3f2a9c1e.fit": the start in UTC and the session's short id; the same
+  /// session always gets the same name, and names sort by start.
   public static func name(for session: SessionRecord, format: ExportFormat) -> String {
     let start = session.startWall ?? session.openedWall
     var time = time_t(start.rounded(.down))
@@ -143,14 +150,22 @@ public enum ExportFile {
     let stamp = String(
       format: "%04d%02d%02d-%02d%02d%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
       Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
-    return "\(stamp)-\(session.id).\(format.fileExtension)"
+    return "\(stamp)-\(shortID(of: session)).\(format.fileExtension)"
   }
 
-  /// Writes `session`'s file in `format` into `directory`; returns its path and the points written.
+  /// A file written.
+  public struct Written: Sendable, Equatable {
+    public var path: String
+    public var name: String
+    public var bytes: Int64
+    public var points: Int
+  }
+
+  /// Writes `session`'s file in `format` into `directory`.
   @discardableResult
   public static func write(
     _ session: SessionRecord, from store: WorkoutStore, format: ExportFormat, into directory: String
-  ) throws(ExportError) -> (path: String, points: Int) {
+  ) throws(ExportError) -> Written {
     let name = name(for: session, format: format)
     let path = directory + "/" + name
     let temporary = directory + "/." + name + ".partial"
@@ -162,7 +177,9 @@ public enum ExportFile {
     defer {
       if !closed { close(descriptor) }
     }
+    var size: Int64 = 0
     func append(_ bytes: [UInt8]) throws(ExportError) {
+      size += Int64(bytes.count)
       var offset = 0
       while offset < bytes.count {
         let n = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
@@ -215,6 +232,6 @@ public enum ExportFile {
       _ = fsync(directoryDescriptor)
       close(directoryDescriptor)
     }
-    return (path, end.points)
+    return Written(path: path, name: name, bytes: size, points: end.points)
   }
 }

@@ -45,6 +45,8 @@ public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, Persi
   public static let databaseTableName = "session"
 
   public var id: Int64
+  /// The session's identity beyond this database (migration v7): a random UUID, lower case.
+  public var uuid: String
   public var activity: String
   public var state: String
   public var openedWall: Double
@@ -127,6 +129,36 @@ public struct PointRecord: Codable, Sendable, Hashable, FetchableRecord, Persist
   /// m/s, from a wheel sensor (migration v6).
   public var wheelSpeed: Double?
 
+}
+
+/// A row of `export`: a session's file in one format, written into one destination.
+public struct ExportRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord, SnakeCaseColumns {
+  public static let databaseTableName = "export"
+
+  public var sessionID: Int64
+  /// "fit", "gpx", "tcx", "csv".
+  public var format: String
+  /// The directory written into (its absolute path), or another copier's key for where it went.
+  public var destination: String
+  /// The file's name there.
+  public var name: String
+  public var bytes: Int64
+  public var points: Int
+  /// When it was written, Unix time.
+  public var writtenWall: Double
+
+  public init(
+    sessionID: Int64, format: String, destination: String, name: String, bytes: Int64, points: Int,
+    writtenWall: Double
+  ) {
+    self.sessionID = sessionID
+    self.format = format
+    self.destination = destination
+    self.name = name
+    self.bytes = bytes
+    self.points = points
+    self.writtenWall = writtenWall
+  }
 }
 
 /// A row of `rr_interval`: one RR interval of a heart-rate strap.

@@ -124,6 +124,34 @@ enum Schema {
       // Speed from a wheel sensor, m/s, beside GPS's `speed` (both are kept when both exist).
       try db.execute(sql: "ALTER TABLE point ADD COLUMN wheel_speed REAL")
     }
+    migrator.registerMigration("v7: session UUIDs and the export ledger") { db in
+      // Each session a random UUID (RFC 9562 version 4): its identity beyond this database, in
+      // export file names and FIT serials; a rebuilt database numbering from 1 again must not
+      // give a stick's files the same names. Sessions of earlier releases get theirs here.
+      try db.execute(
+        sql: """
+          ALTER TABLE session ADD COLUMN uuid TEXT NOT NULL DEFAULT '';
+          UPDATE session SET uuid = lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4'
+            || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + abs(random() % 4), 1)
+            || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)));
+          CREATE UNIQUE INDEX session_uuid ON session(uuid);
+          """)
+      // What was written where: a format of a session into a destination (a directory's path,
+      // or a key such as a USB stick's filesystem UUID). "Export what is new" is what has no row.
+      try db.execute(
+        sql: """
+          CREATE TABLE export (
+            session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+            format TEXT NOT NULL,
+            destination TEXT NOT NULL,
+            name TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            points INTEGER NOT NULL,
+            written_wall REAL NOT NULL,
+            PRIMARY KEY (session_id, format, destination)
+          ) WITHOUT ROWID;
+          """)
+    }
     return migrator
   }
 }

@@ -278,6 +278,34 @@ public final class WorkoutStore: Sendable {
     }
   }
 
+  /// Opens the database to record exports in its `export` table (`workoutctl export`), as a
+  /// second writer beside the service, without creating or migrating it: the process must be
+  /// allowed to write it (root, or the service's user), and the service of this release must
+  /// have migrated it.
+  public static func openForExportLedger(at path: String) throws(StoreError) -> WorkoutStore {
+    guard FileManager.default.fileExists(atPath: path) else {
+      throw .cannotOpen("\(path) does not exist (has workoutd run yet?)")
+    }
+    do {
+      let queue = try makeQueue(path: path, readonly: false)
+      let readonly = try queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
+      if readonly {
+        throw StoreError.readOnly(
+          "\(path) may only be read by this user, so what is exported cannot be recorded; run it as the service's user (sudo -u workoutd workoutctl export ...) or root"
+        )
+      }
+      let hasLedger = try queue.read { db in try db.tableExists("export") }
+      guard hasLedger else {
+        throw StoreError.cannotOpen(
+          "\(path) has no export table yet (an earlier release's database): start this release's workoutd once to migrate it"
+        )
+      }
+      return WorkoutStore(path: path, queue: queue)
+    } catch {
+      throw StoreError(error)
+    }
+  }
+
   /// Opens the database for reading only (`workoutctl`), without creating or migrating it.
   public static func openForReading(at path: String) throws(StoreError) -> WorkoutStore {
     guard FileManager.default.fileExists(atPath: path) else {
@@ -714,6 +742,40 @@ public final class WorkoutStore: Sendable {
     }
   }
 
+  // MARK: - Exports
+
+  /// What has been written of a session, oldest first.
+  public func exports(sessionID: Int64) throws(StoreError) -> [ExportRecord] {
+    try read { db in
+      try ExportRecord.fetchAll(
+        db, sql: "SELECT * FROM export WHERE session_id = ? ORDER BY written_wall, format, destination",
+        arguments: [sessionID])
+    }
+  }
+
+  /// Ended sessions with no `format` file in `destination` yet, oldest first.
+  public func sessionsNotExported(format: String, destination: String) throws(StoreError) -> [SessionRecord] {
+    try read { db in
+      try SessionRecord.fetchAll(
+        db,
+        sql: """
+          SELECT * FROM session WHERE state = 'ended' AND NOT EXISTS (
+            SELECT 1 FROM export WHERE export.session_id = session.id AND format = ? AND destination = ?)
+          ORDER BY id
+          """, arguments: [format, destination])
+    }
+  }
+
+  /// Remembers a written file (replacing what was remembered for that session, format and
+  /// destination).
+  public func recordExport(_ record: ExportRecord) throws(StoreError) {
+    do {
+      try queue.write { db in try record.insert(db, onConflict: .replace) }
+    } catch {
+      throw StoreError(error)
+    }
+  }
+
   /// What each sensor channel gave over a session's points (per-sensor totals for `show`):
   /// seconds with a value, their mean and maximum. Channels with no value are left out.
   public func channelTotals(sessionID: Int64) throws(StoreError) -> [ChannelTotals] {
@@ -793,7 +855,8 @@ extension SessionRecord {
   init(_ session: ActiveSession, clock: ClockStamp) throws {
     let totals = session.builder.totals
     self.init(
-      id: session.id, activity: session.activity.rawValue, state: session.state.rawValue,
+      id: session.id, uuid: UUID().uuidString.lowercased(), activity: session.activity.rawValue,
+      state: session.state.rawValue,
       openedWall: session.openedAt.wall, startWall: session.builder.startMoment?.wall, endWall: nil,
       elapsed: totals.elapsed, timer: totals.timer, distance: totals.distance, ascent: totals.ascent,
       descent: totals.descent, points: session.builder.pointCount,

@@ -278,43 +278,86 @@ struct Sessions: ParsableCommand {
 
 struct Export: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Write sessions as FIT activity files, the format Strava, Garmin Connect and the rest read.",
-    discussion:
-      "Each file is named by the session's start in UTC and its number (20261124-103015Z-42.fit); exporting again gives the same bytes. Written to a temporary name, synced and renamed: never a half file under the real name."
+    abstract: "Write sessions as FIT, GPX, TCX or CSV files, the formats Strava, Garmin Connect and the rest read.",
+    discussion: """
+      Each file is named by the session's start in UTC and the first 8 digits of its UUID \
+      (20261124-103015Z-3f2a9c1e.fit); exporting again gives the same bytes. Written to a temporary \
+      name, synced and renamed: never a half file under the real name. What is written is recorded \
+      in the database's export table (per directory) when this user may write the database, which \
+      --new needs: run it as the service's user (sudo -u workoutd) or root.
+      """
   )
   @OptionGroup var locations: Locations
   @Argument(help: "The session's number (see `workoutctl sessions`).") var session: Int64?
   @Flag(help: "Every finished session.") var all = false
-  @Option(help: "The format: \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")).") var format = "fit"
+  @Flag(help: "The finished sessions not yet exported in this format into this directory.") var new = false
+  @Option(
+    help:
+      "The formats, comma-separated: \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
+  var format = "fit"
   @Option(help: "The directory to write into (made if missing).") var out = "."
 
-  func validate() throws {
-    guard ExportFormat(rawValue: format) != nil else {
-      throw ValidationError(
-        "no format \"\(format)\": \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+  var formats: [ExportFormat] {
+    var seen: [ExportFormat] = []
+    for name in format.split(separator: ",") {
+      if let parsed = ExportFormat(rawValue: name.trimmingCharacters(in: .whitespaces).lowercased()),
+        !seen.contains(parsed)
+      {
+        seen.append(parsed)
+      }
     }
-    guard (session != nil) != all else { throw ValidationError("give a session's number or --all") }
+    return seen
+  }
+
+  func validate() throws {
+    for name in format.split(separator: ",", omittingEmptySubsequences: false)
+    where ExportFormat(rawValue: name.trimmingCharacters(in: .whitespaces).lowercased()) == nil {
+      throw ValidationError(
+        "no format \"\(name)\": \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+    }
+    guard [session != nil, all, new].filter({ $0 }).count == 1 else {
+      throw ValidationError("give a session's number, --all or --new")
+    }
   }
 
   func run() throws {
     let store = try openStore(locations)
-    var sessions: [SessionRecord] = []
-    if let session {
-      guard let record = try store.session(id: session) else {
-        throw fail("no session \(session) in \(locations.database)")
-      }
-      sessions = [record]
-    } else {
-      sessions = try store.sessions(limit: Int.max).filter { $0.state == SessionState.ended.rawValue }
-    }
     do {
       try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
     } catch {
       throw fail("cannot make \(out): \(error.localizedDescription)")
     }
-    for record in sessions {
+    // The ledger's key for this directory: its absolute path, links resolved.
+    let destination = URL(fileURLWithPath: out).resolvingSymlinksInPath().path
+    var ledger: WorkoutStore?
+    do {
+      ledger = try WorkoutStore.openForExportLedger(at: locations.database)
+    } catch {
+      if new { throw fail("--new needs the export table: \(error)") }
+      FileHandle.standardError.write(Data("workoutctl: not recorded in the export table: \(error)\n".utf8))
+    }
+    var jobs: [(SessionRecord, ExportFormat)] = []
+    if let session {
+      guard let record = try store.session(id: session) else {
+        throw fail("no session \(session) in \(locations.database)")
+      }
+      jobs = formats.map { (record, $0) }
+    } else if all {
+      let ended = try store.sessions(limit: Int.max).filter { $0.state == SessionState.ended.rawValue }
+      jobs = ended.reversed().flatMap { record in formats.map { (record, $0) } }
+    } else {
+      for format in formats {
+        jobs += try store.sessionsNotExported(format: format.rawValue, destination: destination).map { ($0, format) }
+      }
+      if jobs.isEmpty { FileHandle.standardError.write(Data("workoutctl: nothing new for \(destination)\n".utf8)) }
+    }
+    for (record, format) in jobs {
       do {
-        let written = try ExportFile.write(record, from: store, format: ExportFormat(rawValue: format)!, into: out)
+        let written = try ExportFile.write(record, from: store, format: format, into: out)
+        try ledger?.recordExport(
+          ExportRecord(
+            sessionID: record.id, format: format.rawValue, destination: destination, name: written.name,
+            bytes: written.bytes, points: written.points, writtenWall: Date().timeIntervalSince1970))
         print("\(written.path) (\(written.points) points)")
       } catch {
         throw fail("\(error)")

@@ -56,6 +56,29 @@ struct ConfigurationTests {
     #expect(settings.autoPause?.stopSpeed == ActivityType.running.defaultAutoPause?.stopSpeed)
   }
 
+  @Test func exportsAreOnByDefaultIntoTheStateDirectory() throws {
+    let defaults = try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd)
+    #expect(defaults.export.enabled && defaults.export.formats == [.fit])
+    #expect(defaults.exportDirectory == "/var/lib/workoutd/exports")
+    let configured = try DaemonConfiguration.parse(
+      "[export]\nenabled = false\nformats = [\"fit\", \"fit\"]\ndirectory = \"/srv/rides\"\n", file: "t.toml",
+      environment: noSystemd)
+    #expect(!configured.export.enabled && configured.export.formats == [.fit])
+    #expect(configured.exportDirectory == "/srv/rides")
+    for (text, problem) in [
+      ("formats = [\"fit\", \"kml\"]", "[export] formats names no format \"kml\""),
+      ("formats = []", "[export] formats is empty (to export nothing, set enabled = false)"),
+      ("formats = \"fit\"", "[export] formats must be an array of strings"),
+      ("directory = \"exports\"", "[export] directory must be an absolute path"),
+    ] {
+      #expect {
+        try DaemonConfiguration.parse("[export]\n" + text + "\n", file: "t.toml", environment: noSystemd)
+      } throws: { error in
+        "\(error)".contains(problem)
+      }
+    }
+  }
+
   @Test func devicesAreOffUnlessConfigured() throws {
     let configuration = try DaemonConfiguration.parse("", file: "t", environment: noSystemd)
     #expect(!configuration.buttons.enabled && !configuration.led.enabled && !configuration.barometer.enabled)

@@ -110,7 +110,9 @@ struct FITActivityTests {
     return store
   }
 
-  @Test("the file's CRC covers header and data; the name is the start in UTC and the session; again, the same bytes")
+  @Test(
+    "the file's CRC covers header and data; the name is the start in UTC and the session's short UUID; again, the same bytes"
+  )
   func fileIsWholeAndStable() throws {
     let directory = ExportDirectory()
     let store = try Self.ride(into: directory)
@@ -118,7 +120,10 @@ struct FITActivityTests {
     let out = directory.path + "/out"
     try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
     let written = try ExportFile.write(session, from: store, format: .fit, into: out)
-    #expect(written.path == out + "/20231114-221323Z-1.fit")
+    // The start in UTC and the first 8 hex digits of the session's UUID, which is the serial too.
+    let short = String(session.uuid.prefix(8))
+    #expect(written.path == out + "/20231114-221323Z-\(short).fit")
+    #expect(try ExportedSession.load(session, from: store).serial == UInt32(short, radix: 16))
     #expect(written.points == session.points)
     let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: written.path)))
     let dataSize = Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16 | Int(bytes[7]) << 24
@@ -126,7 +131,7 @@ struct FITActivityTests {
     #expect(FITCRC.of(bytes.dropLast(2)) == UInt16(bytes[bytes.count - 2]) | UInt16(bytes[bytes.count - 1]) << 8)
     #expect(FITCRC.of(bytes) == 0, "a whole FIT file's CRC over itself is 0")
     // No temporary file left; a second export gives the same bytes.
-    #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["20231114-221323Z-1.fit"])
+    #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["20231114-221323Z-\(short).fit"])
     try ExportFile.write(session, from: store, format: .fit, into: out)
     #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: written.path))) == bytes)
   }
@@ -157,6 +162,7 @@ struct FITActivityTests {
     #expect((decoded["errors"] as? [String])?.isEmpty == true, "\(decoded["errors"] ?? "")")
     #expect(decoded["integrity"] as? Bool == true)
     #expect(decoded["file_type"] as? String == "activity")
+    #expect(decoded["serial_number"] as? Int == Int(session.uuid.prefix(8), radix: 16))
     #expect(decoded["records"] as? Int == session.points)
     #expect(decoded["fitdecode_records"] as? Int == session.points)
     #expect(decoded["activity_sessions"] as? Int == 1)

@@ -32,6 +32,7 @@ print(json.dumps({
     "errors": [str(e) for e in errors],
     "integrity": integrity,
     "file_type": messages.get("file_id_mesgs", [{}])[0].get("type"),
+    "serial_number": messages.get("file_id_mesgs", [{}])[0].get("serial_number"),
     "session": plain(session, ["sport", "total_elapsed_time", "total_timer_time", "total_distance",
                                "avg_heart_rate", "max_heart_rate", "avg_power", "max_power",
                                "total_ascent", "num_laps", "start_time", "timestamp"]),

@@ -394,6 +394,10 @@ struct MigrationTests {
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v5:%'")
         try db.execute(sql: "ALTER TABLE point DROP COLUMN wheel_speed")
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v6:%'")
+        try db.execute(sql: "DROP INDEX session_uuid")
+        try db.execute(sql: "ALTER TABLE session DROP COLUMN uuid")
+        try db.execute(sql: "DROP TABLE export")
+        try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v7:%'")
       }
       let applied = try queue.read { db in try Schema.migrator.appliedIdentifiers(db) }
       #expect(applied.count == 2)
@@ -407,6 +411,43 @@ struct MigrationTests {
     #expect(columns.contains("pressure") && columns.contains("humidity"), "v3 applied on start")
     #expect(try store.rrIntervals(sessionID: 1).isEmpty, "v5 applied on start")
     #expect(columns.contains("wheel_speed"), "v6 applied on start")
+    #expect(try store.session(id: 1)?.uuid.count == 36, "v7 applied on start")
+  }
+
+  /// v7 gives each session of an earlier release its own random UUID (version 4, RFC 9562's
+  /// layout), and every new session one; the export ledger starts empty.
+  @Test func sessionsOfEarlierReleasesGetTheirOwnUUIDs() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try recordRide(into: store, seconds: 3)
+    }
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.write { db in
+      // Four sessions as a v6 database holds them: copies of the first, no uuid column.
+      for id in 2...4 {
+        try db.execute(
+          sql: "INSERT INTO session SELECT \(id), activity, state, opened_wall, start_wall, end_wall, elapsed, "
+            + "timer, distance, points, snapshot, summary, clock_epoch, clock_monotonic, clock_wall, "
+            + "clock_wall_trusted, ascent, descent, snapshot_version, 'copy \(id)' FROM session WHERE id = 1")
+      }
+      try db.execute(sql: "DROP INDEX session_uuid")
+      try db.execute(sql: "ALTER TABLE session DROP COLUMN uuid")
+      try db.execute(sql: "DROP TABLE export")
+      try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v7:%'")
+    }
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let uuids = try store.sessions(limit: 10).map(\.uuid)
+    #expect(uuids.count == 4 && Set(uuids).count == 4, "\(uuids)")
+    for uuid in uuids {
+      let parsed = try #require(UUID(uuidString: uuid), "\(uuid)")
+      #expect(parsed.uuidString.lowercased() == uuid)
+      let bytes = withUnsafeBytes(of: parsed.uuid) { Array($0) }
+      #expect(bytes[6] >> 4 == 4, "version 4: \(uuid)")
+      #expect(bytes[8] >> 6 == 0b10, "RFC 9562 variant: \(uuid)")
+    }
+    #expect(try store.exports(sessionID: 1).isEmpty)
+    #expect(try store.sessionsNotExported(format: "fit", destination: "/x").isEmpty, "no session has ended")
   }
 }
 

@@ -83,6 +83,8 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
   /// A BLE speed/cadence pod (Cycling Speed and Cadence service).
   case speedCadenceSensor
   case storage
+  /// The service's own exports of ended sessions into the state directory's `exports/`.
+  case exports
   case simulation
 }
 

@@ -1,0 +1,142 @@
+import Foundation
+import LinuxSupport
+import Logging
+import WorkoutCore
+import WorkoutExport
+import WorkoutStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Writes each ended session's files (the configured formats) into the exports directory, on a
+/// thread of its own with its own read-only connection: the engine loop never waits for an
+/// export. It runs at start (catching up what an earlier run did not finish: a kill or a power
+/// cut mid-export leaves at most a temporary file, which is replaced) and whenever a session's
+/// summary is committed. What it writes goes into the export table under the directory's
+/// path; a session whose files are all there is left alone. Its condition is a device's
+/// (`DeviceKind.exports`): a failure is an event, a log line, the LED's fault and a line in
+/// `workoutctl status`, and the next kick (or start) tries again.
+final class SessionExporter: Sendable {
+  private enum Message {
+    case pass
+    case finish
+  }
+
+  private let databasePath: String
+  private let ledger: WorkoutStore
+  private let formats: [ExportFormat]
+  private let directory: String
+  private let sink: any InputSink
+  private let log: Logger
+  private let queue = InputQueue<Message>()
+  private let done = InputQueue<Bool>()
+
+  init(
+    databasePath: String, ledger: WorkoutStore, formats: [ExportFormat], directory: String, sink: any InputSink,
+    log: Logger
+  ) {
+    self.databasePath = databasePath
+    self.ledger = ledger
+    self.formats = formats
+    self.directory = directory
+    self.sink = sink
+    self.log = log
+  }
+
+  /// Starts the thread, with a first pass.
+  func start() throws(SystemError) {
+    queue.post(.pass)
+    try DeviceThread.detach(name: "exporter") { [self] in
+      var previous: DeviceStatus.Condition?
+      var firstPass = true
+      while let message = queue.next(until: nil) {
+        guard case .pass = message else { break }
+        // Kicks that came meanwhile are one pass.
+        while case .pass? = queue.peek() { _ = queue.poll() }
+        let status = pass(removeStale: firstPass)
+        firstPass = false
+        if status.condition != previous || status.condition != .available {
+          sink.post(.device(status))
+        }
+        previous = status.condition
+      }
+      done.post(true)
+    }
+  }
+
+  /// Looks for sessions to export.
+  func kick() { queue.post(.pass) }
+
+  /// Lets a pass under way finish, waiting up to `seconds`; what is left is done at the next start.
+  func finish(waiting seconds: Double) {
+    queue.post(.finish)
+    if done.next(until: SystemClocks.monotonic() + seconds) == nil {
+      log(.notice, "exports into \(directory) not finished at stop; the next start completes them")
+    }
+  }
+
+  /// One pass: every configured format of every ended session not yet in the directory.
+  func pass(removeStale: Bool) -> DeviceStatus {
+    func failing(_ detail: String) -> DeviceStatus {
+      DeviceStatus(device: .exports, condition: .failing, detail: detail)
+    }
+    if let problem = Self.makeDirectory(directory) { return failing("cannot make \(directory): \(problem)") }
+    let destination = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+    if removeStale { removeTemporaryFiles() }
+    let reader: WorkoutStore
+    do {
+      reader = try WorkoutStore.openForReading(at: databasePath)
+    } catch {
+      return failing("cannot read \(databasePath): \(error)")
+    }
+    var written = 0
+    for format in formats {
+      let sessions: [SessionRecord]
+      do {
+        sessions = try reader.sessionsNotExported(format: format.rawValue, destination: destination)
+      } catch {
+        return failing("cannot list the sessions to export: \(error)")
+      }
+      for session in sessions {
+        do {
+          let file = try ExportFile.write(session, from: reader, format: format, into: directory)
+          try ledger.recordExport(
+            ExportRecord(
+              sessionID: session.id, format: format.rawValue, destination: destination, name: file.name,
+              bytes: file.bytes, points: file.points, writtenWall: Date().timeIntervalSince1970))
+          log(.info, "exported session \(session.id) to \(file.path) (\(file.points) points, \(file.bytes) bytes)")
+          written += 1
+        } catch {
+          return failing("session \(session.id) as \(format.rawValue.uppercased()): \(error)")
+        }
+      }
+    }
+    return DeviceStatus(
+      device: .exports, condition: .available,
+      detail: "\(formats.map { $0.rawValue.uppercased() }.joined(separator: "+")) into \(directory)")
+  }
+
+  /// Makes `path` and its missing parents (mode 0750: the service's group reads the exports);
+  /// nil when done, else why not (strerror's words).
+  static func makeDirectory(_ path: String) -> String? {
+    var prefix = ""
+    for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+      prefix += "/" + component
+      if mkdir(prefix, 0o750) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
+    }
+    var info = stat()
+    guard stat(path, &info) == 0 else { return String(cString: strerror(errno)) }
+    return info.st_mode & S_IFMT == S_IFDIR ? nil : String(cString: strerror(ENOTDIR))
+  }
+
+  /// Temporary files of exports a kill or power cut interrupted (".NAME.partial").
+  private func removeTemporaryFiles() {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+    for name in names where name.hasPrefix(".") && name.hasSuffix(".partial") {
+      if unlink(directory + "/" + name) == 0 {
+        log(.notice, "removed \(directory)/\(name), an export an earlier run did not finish; it is written again")
+      }
+    }
+  }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import WorkoutControl
+import WorkoutCore
+import WorkoutStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The service exports each session as it ends, into `exports/` in the state directory, and
+/// records what it wrote; `workoutctl export` rebuilds the same bytes, and `--new` writes only
+/// what a directory has not had.
+@Suite(.serialized)
+struct ExportServiceTests {
+  /// The first 10 minutes of the bundled ride, then stop.
+  static func shortRide(in dir: ServiceDirectory) throws -> String {
+    let original = try String(
+      contentsOfFile: repositoryRoot + "/board/sim/rides/garmin-edge-500-2011-09-25.csv", encoding: .utf8)
+    let lines = original.split(separator: "\n").filter { !$0.contains(",press,lap") && !$0.contains(",press,stop") }
+      .prefix(600)
+    let end = Int(lines.last!.split(separator: ",")[0])! + 1
+    let ride = dir.path + "/short.csv"
+    try (lines.joined(separator: "\n") + "\n\(end),press,stop\n").write(toFile: ride, atomically: true, encoding: .utf8)
+    return ride
+  }
+
+  static func config(_ text: String, in dir: ServiceDirectory) throws -> String {
+    let path = dir.path + "/workoutd.toml"
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+  }
+
+  func ctl(_ arguments: [String], _ dir: ServiceDirectory) throws -> (status: Int32, output: String) {
+    try run(binaryDirectory + "/workoutctl", arguments + ["--state-dir", dir.state, "--runtime-dir", dir.runtime])
+  }
+
+  func files(_ directory: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+  }
+
+  @Test func eachEndedSessionIsExportedOnceAndWorkoutctlRebuildsTheSameBytes() throws {
+    let dir = ServiceDirectory()
+    let ride = try Self.shortRide(in: dir)
+    let exports = dir.state + "/exports"
+    let first = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride])
+    #expect(try first.waitForExit(timeout: 120) == 0, "\(first.log)")
+    let store = try WorkoutStore.openForReading(at: dir.database)
+    let session = try #require(try store.session(id: 1))
+    let name = "20110925-130021Z-\(session.uuid.prefix(8)).fit"
+    #expect(files(exports) == [name], "\(first.log)")
+    #expect(first.log.contains("exported session 1 to \(exports)/\(name)"))
+    let ledger = try store.exports(sessionID: 1)
+    #expect(ledger.map(\.format) == ["fit"])
+    #expect(ledger.first?.destination == exports)
+    #expect(ledger.first?.points == session.points)
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: exports + "/" + name))
+    #expect(Int64(bytes.count) == ledger.first?.bytes)
+    // Readable by the service's group, no one else (StateDirectoryMode 0750, UMask 0027).
+    var info = stat()
+    #expect(stat(exports + "/" + name, &info) == 0 && info.st_mode & 0o777 == 0o640)
+
+    // A second run records a second session; the first is not written again.
+    var before = stat()
+    stat(exports + "/" + name, &before)
+    let second = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride])
+    #expect(try second.waitForExit(timeout: 120) == 0, "\(second.log)")
+    #expect(files(exports).count == 2)
+    #expect(!second.log.contains("exported session 1 "))
+    #expect(second.log.contains("exported session 2 "))
+    var after = stat()
+    stat(exports + "/" + name, &after)
+    #expect(before.st_ino == after.st_ino && before.st_mtim.tv_nsec == after.st_mtim.tv_nsec)
+
+    // workoutctl rebuilds the same bytes; --new writes each session once per directory.
+    let out = dir.path + "/copy"
+    let rebuilt = try ctl(["export", "1", "--out", out], dir)
+    #expect(rebuilt.status == 0, "\(rebuilt.output)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/" + name)) == bytes)
+    let new = try ctl(["export", "--new", "--out", out], dir)
+    #expect(new.status == 0, "\(new.output)")
+    #expect(!new.output.contains(name), "session 1 was recorded as exported into \(out) by the export before")
+    #expect(new.output.contains("-\(try #require(try store.session(id: 2)).uuid.prefix(8)).fit"))
+    let again = try ctl(["export", "--new", "--out", out], dir)
+    #expect(again.status == 0 && again.output.contains("nothing new for \(out)"), "\(again.output)")
+    #expect(files(out).count == 2)
+    #expect(try store.exports(sessionID: 2).map(\.destination).sorted() == [out, exports].sorted())
+  }
+
+  /// What a kill or a power cut mid-export leaves (an ended session with no export recorded,
+  /// a temporary file) is finished at the next start, and the temporary file goes.
+  @Test func anUnfinishedExportIsCompletedAtTheNextStart() throws {
+    let dir = ServiceDirectory()
+    let ride = try Self.shortRide(in: dir)
+    let exports = dir.state + "/exports"
+    let off = try Self.config("[export]\nenabled = false\n", in: dir)
+    let first = try ServiceProcess(
+      dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
+    #expect(try first.waitForExit(timeout: 120) == 0, "\(first.log)")
+    #expect(files(exports).isEmpty)
+    let session = try #require(try WorkoutStore.openForReading(at: dir.database).session(id: 1))
+    let name = "20110925-130021Z-\(session.uuid.prefix(8))"
+    try FileManager.default.createDirectory(atPath: exports, withIntermediateDirectories: true)
+    try Data(repeating: 0x42, count: 1000).write(to: URL(fileURLWithPath: exports + "/.\(name).fit.partial"))
+
+    let on = try Self.config("[export]\nformats = [\"fit\"]\n", in: dir)
+    let second = try ServiceProcess(
+      dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", on])
+    #expect(try second.waitForExit(timeout: 120) == 0, "\(second.log)")
+    #expect(second.log.contains("removed \(exports)/.\(name).fit.partial"))
+    #expect(second.log.contains("exported session 1 to \(exports)/\(name).fit"))
+    #expect(files(exports).count == 2 && files(exports).contains("\(name).fit"), "\(files(exports))")
+    let rebuilt = try ctl(["export", "1", "--out", dir.path + "/copy"], dir)
+    #expect(rebuilt.status == 0)
+    #expect(
+      try Data(contentsOf: URL(fileURLWithPath: exports + "/\(name).fit"))
+        == Data(contentsOf: URL(fileURLWithPath: dir.path + "/copy/\(name).fit")))
+  }
+
+  /// An exports directory that cannot be made is a fault: in status, an event, the LED, a log line.
+  @Test func anExportDirectoryThatCannotBeMadeIsAFaultTheRiderIsTold() throws {
+    let dir = ServiceDirectory()
+    // A directory under a regular file cannot be made, even by root.
+    let blocker = dir.path + "/not-a-directory"
+    FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
+    let config = try Self.config("[export]\ndirectory = \"\(blocker)/exports\"\n", in: dir)
+    let service = try ServiceProcess(dir, arguments: ["--speed", "max", "--config", config])
+    try service.waitUntilReady()
+    try waitFor("the exports fault in status", timeout: 30) {
+      try service.status().devices["exports"] == "failing: cannot make \(blocker)/exports: Not a directory"
+    }
+    #expect(try service.status().engine.indicator == .fault)
+    service.signal(SIGTERM)
+    #expect(try service.waitForExit() == 0)
+    #expect(service.log.contains("exports failing: cannot make \(blocker)/exports: Not a directory"), "\(service.log)")
+    // The event goes with the session the simulated ride started, or the service's own.
+    let store = try WorkoutStore.openForReading(at: dir.database)
+    let events = try store.events(sessionID: nil) + store.events(sessionID: 1)
+    #expect(events.contains { $0.kind == "deviceFailing" && $0.detail?.hasPrefix("exports: cannot make") == true })
+  }
+}
