@@ -16,6 +16,8 @@ public struct ExportError: Error, Sendable, CustomStringConvertible {
 public enum ExportFormat: String, CaseIterable, Sendable, Codable {
   /// Garmin's Flexible and Interoperable Data Transfer: what the platforms and devices speak.
   case fit
+  /// One row per point, units in the column names (`CSVActivityWriter`).
+  case csv
 
   public var fileExtension: String { rawValue }
 
@@ -23,6 +25,7 @@ public enum ExportFormat: String, CaseIterable, Sendable, Codable {
   public func encoder(_ session: ExportedSession) -> any ActivityEncoder {
     switch self {
     case .fit: FITActivityWriter(session)
+    case .csv: CSVActivityWriter(session)
     }
   }
 }

@@ -1,0 +1,94 @@
+import WorkoutCore
+import WorkoutStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A session's points as CSV (RFC 4180: comma-separated, CRLF line ends, a header row): one
+/// row per stored point, every channel in its own column with its unit in the column's name,
+/// an empty field where a channel had no value that second (a gap stays a gap). Numbers are
+/// written with a fixed number of decimals and '.' whatever the locale, so the same session
+/// always gives the same bytes. The columns (`CSVActivityWriter.columns`):
+///
+/// - `time_utc`: ISO 8601 UTC with milliseconds; `elapsed_s` since the start, pauses included;
+///   `timer_s`, pauses left out; `distance_m`, cumulative.
+/// - `latitude_deg`, `longitude_deg` (WGS 84), `gps_altitude_m` (3D fixes), `fix` ("2d", "3d"
+///   or empty), `horizontal_error_m`; `speed_m_s` from GPS and `wheel_speed_m_s` from a wheel
+///   sensor, both when both exist.
+/// - `baro_altitude_m`, `pressure_pa`, `temperature_c`, `humidity_pct` from the barometer.
+/// - `heart_rate_bpm`, `rr_intervals_ms` (every beat-to-beat interval that arrived in that
+///   second, ';'-separated, oldest first), `cadence_rpm`, `power_w`.
+public struct CSVActivityWriter: ActivityEncoder {
+  public static let columns = [
+    "time_utc", "elapsed_s", "timer_s", "distance_m", "latitude_deg", "longitude_deg", "gps_altitude_m", "fix",
+    "horizontal_error_m", "speed_m_s", "wheel_speed_m_s", "baro_altitude_m", "pressure_pa", "temperature_c",
+    "humidity_pct", "heart_rate_bpm", "rr_intervals_ms", "cadence_rpm", "power_w",
+  ]
+
+  private var rows = 0
+
+  public init(_ session: ExportedSession) {}
+
+  public mutating func begin() -> [UInt8] {
+    Array((Self.columns.joined(separator: ",") + "\r\n").utf8)
+  }
+
+  public mutating func point(_ exportPoint: ExportPoint) -> [UInt8] {
+    let point = exportPoint.point
+    func fixed(_ value: Double?, _ decimals: Int) -> String {
+      guard let value, value.isFinite else { return "" }
+      return String(format: "%.\(decimals)f", value)
+    }
+    let fix: String =
+      switch point.fixDim {
+      case 2: "2d"
+      case 3: "3d"
+      default: ""
+      }
+    let intervals = exportPoint.rrIntervals.map { String(format: "%.3f", Double($0) * 1000 / 1024) }
+    let fields = [
+      ExportTime.iso8601(point.wall, milliseconds: true), fixed(point.elapsed, 3), fixed(point.timer, 3),
+      fixed(point.distance, 2), fixed(point.lat, 7), fixed(point.lon, 7),
+      fixed(point.fixDim == 3 ? point.altGPS : nil, 2),
+      fix, fixed(point.hError, 1), fixed(point.speed, 3), fixed(point.wheelSpeed, 3), fixed(point.altBaro, 2),
+      fixed(point.pressure, 1), fixed(point.temperature, 2), fixed(point.humidity, 1), point.hr.map(String.init) ?? "",
+      intervals.joined(separator: ";"), fixed(point.cadence, 1), point.power.map(String.init) ?? "",
+    ]
+    rows += 1
+    return Array((fields.joined(separator: ",") + "\r\n").utf8)
+  }
+
+  public mutating func finish() -> ActivityEncoderEnd {
+    ActivityEncoderEnd(tail: [], points: rows)
+  }
+}
+
+/// Times as the text formats write them.
+public enum ExportTime {
+  /// "2023-11-14T22:13:20Z", or with `milliseconds` "2023-11-14T22:13:20.250Z": ISO 8601 in UTC
+  /// (the `Z` form GPX 1.1's xsd:dateTime and TCX take), rounded down to the unit shown.
+  public static func iso8601(_ wall: Double, milliseconds: Bool = false) -> String {
+    let millis = Int64((wall * 1000).rounded(.down))
+    var seconds = time_t(millis.quotientAndRemainderFlooring(dividingBy: 1000).quotient)
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    let date = String(
+      format: "%04d-%02d-%02dT%02d:%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    guard milliseconds else { return date + "Z" }
+    return date + String(format: ".%03dZ", Int(millis.quotientAndRemainderFlooring(dividingBy: 1000).remainder))
+  }
+}
+
+extension Int64 {
+  /// Division rounding towards minus infinity, with a remainder in 0..<divisor (times before 1970).
+  fileprivate func quotientAndRemainderFlooring(dividingBy divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+    var (quotient, remainder) = quotientAndRemainder(dividingBy: divisor)
+    if remainder < 0 {
+      quotient -= 1
+      remainder += divisor
+    }
+    return (quotient, remainder)
+  }
+}
