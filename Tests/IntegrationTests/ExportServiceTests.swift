@@ -117,6 +117,48 @@ struct ExportServiceTests {
         == Data(contentsOf: URL(fileURLWithPath: dir.path + "/copy/\(name).fit")))
   }
 
+  /// A kill -9 while the service writes an export (caught by its temporary file appearing)
+  /// leaves no partial file under a final name, and the next start finishes the export.
+  @Test func killNineMidExportLeavesNoHalfFileAndTheNextStartFinishesIt() throws {
+    let dir = ServiceDirectory()
+    let exports = dir.state + "/exports"
+    let ride = repositoryRoot + "/board/sim/rides/garmin-edge-500-2011-09-25.csv"
+    let off = try Self.config("[export]\nenabled = false\n", in: dir)
+    let record = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
+    #expect(try record.waitForExit(timeout: 300) == 0, "\(record.log)")
+    let session = try #require(try WorkoutStore.openForReading(at: dir.database).session(id: 1))
+    let name = "20110925-130021Z-\(session.uuid.prefix(8)).csv"
+
+    // Each start exports what is missing at once: the 3-hour session, as CSV then FIT.
+    let on = try Self.config("[export]\nformats = [\"csv\", \"fit\"]\n", in: dir)
+    let exporting = try ServiceProcess(dir, arguments: ["--speed", "max", "--config", on])
+    try waitFor("an export's temporary file", timeout: 60) {
+      files(exports).contains { $0.hasSuffix(".partial") }
+    }
+    exporting.signal(SIGKILL)
+    _ = try exporting.waitForExit()
+    let left = files(exports)
+    #expect(left.contains(".\(name).partial"), "killed while writing the CSV: \(left)")
+    #expect(!left.contains(name), "no CSV under its final name: \(left)")
+
+    let again = try ServiceProcess(dir, arguments: ["--speed", "max", "--config", on])
+    try waitFor("the exports to be finished", timeout: 120) {
+      again.log.contains("exported session 1 to \(exports)/\(name.dropLast(4)).fit")
+    }
+    again.signal(SIGTERM)
+    #expect(try again.waitForExit() == 0)
+    #expect(files(exports).filter { !$0.hasPrefix(".") }.count == 2, "\(files(exports))")
+    #expect(!files(exports).contains { $0.hasSuffix(".partial") })
+    // Whole: the same bytes workoutctl writes from the database.
+    let copy = dir.path + "/copy"
+    #expect(try ctl(["export", "1", "--format", "csv,fit", "--out", copy], dir).status == 0)
+    for file in [name, String(name.dropLast(4)) + ".fit"] {
+      #expect(
+        try Data(contentsOf: URL(fileURLWithPath: exports + "/" + file))
+          == Data(contentsOf: URL(fileURLWithPath: copy + "/" + file)), "\(file)")
+    }
+  }
+
   /// An exports directory that cannot be made is a fault: in status, an event, the LED, a log line.
   @Test func anExportDirectoryThatCannotBeMadeIsAFaultTheRiderIsTold() throws {
     let dir = ServiceDirectory()
