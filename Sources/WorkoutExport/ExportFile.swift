@@ -16,6 +16,9 @@ public struct ExportError: Error, Sendable, CustomStringConvertible {
 public enum ExportFormat: String, CaseIterable, Sendable, Codable {
   /// Garmin's Flexible and Interoperable Data Transfer: what the platforms and devices speak.
   case fit
+  /// GPS Exchange Format 1.1: the track as positions, one segment per running stretch, with
+  /// heart rate, cadence, temperature and power in Garmin's extensions; what map tools read.
+  case gpx
 
   public var fileExtension: String { rawValue }
 
@@ -23,6 +26,7 @@ public enum ExportFormat: String, CaseIterable, Sendable, Codable {
   public func encoder(_ session: ExportedSession) -> any ActivityEncoder {
     switch self {
     case .fit: FITActivityWriter(session)
+    case .gpx: GPXActivityWriter(session)
     }
   }
 }
