@@ -19,6 +19,9 @@ public enum ExportFormat: String, CaseIterable, Sendable, Codable {
   /// GPS Exchange Format 1.1: the track as positions, one segment per running stretch, with
   /// heart rate, cadence, temperature and power in Garmin's extensions; what map tools read.
   case gpx
+  /// Garmin's Training Center Database v2: the laps with their totals and every point in
+  /// them; what older platforms and tools read when they take no FIT.
+  case tcx
 
   public var fileExtension: String { rawValue }
 
@@ -27,6 +30,7 @@ public enum ExportFormat: String, CaseIterable, Sendable, Codable {
     switch self {
     case .fit: FITActivityWriter(session)
     case .gpx: GPXActivityWriter(session)
+    case .tcx: TCXActivityWriter(session)
     }
   }
 }
