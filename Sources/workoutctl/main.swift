@@ -278,9 +278,9 @@ struct Sessions: ParsableCommand {
 
 struct Export: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Write sessions as FIT activity files, the format Strava, Garmin Connect and the rest read.",
+    abstract: "Write sessions as FIT activity files (the format Strava, Garmin Connect and the rest read), GPX or TCX.",
     discussion:
-      "Each file is named by the session's start in UTC and its number (20261124-103015Z-42.fit); exporting again gives the same bytes. Written to a temporary name, synced and renamed: never a half file under the real name."
+      "Each file is named by the session's start in UTC and its number (20261124-103015Z-42.fit, .gpx, .tcx); exporting again gives the same bytes. Written to a temporary name, synced and renamed: never a half file under the real name."
   )
   @OptionGroup var locations: Locations
   @Argument(help: "The session's number (see `workoutctl sessions`).") var session: Int64?
