@@ -17,7 +17,7 @@ UDEVRULESDIR ?= $(or $(call PKG_VAR,udev,udevdir),/lib/udev)/rules.d
 
 # Debian bookworm packages: C libraries we link (-dev), and the real programs tests run.
 APT_PACKAGES = pkg-config libsqlite3-dev libgps-dev libgpiod-dev libbluetooth-dev gpsd gpsd-clients python3 sqlite3 \
-               systemd udev strace time python3-venv
+               systemd udev strace time python3-venv libxml2-utils gpsbabel
 DEPS_STAMP   = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
 SUDO         = $(if $(filter 0,$(shell id -u)),,sudo)
 
@@ -99,12 +99,35 @@ run: build
 	echo "      $$bin/workoutctl sessions --state-dir $$dir"
 
 # The reference decoders the export tests read our files back with (Garmin's FIT SDK and
-# fitdecode, pinned in Tests/WorkoutExportTests/requirements.txt), in a venv from PyPI.
-DECODERS = .build/pyref/.stamp-$(shell md5sum < Tests/WorkoutExportTests/requirements.txt | cut -c1-8)
+# fitdecode, pinned in Tests/WorkoutExportTests/requirements.txt), in a venv from PyPI; and the
+# XML schemas the GPX and TCX tests validate against with xmllint, in .build/pyref/xsd beside our
+# two wrappers (Tests/WorkoutExportTests/xsd: each imports a format's schema and its Garmin
+# extension's, so one run checks both). No third-party schema is kept in the repository, as
+# their licences (GPL, or none stated) do not allow it: GPX 1.1 and TCX v2 come from Debian's
+# pytrainer package (downloaded and unpacked, never installed; their sha256 checked), Garmin's
+# TrackPointExtension v1 and ActivityExtension v2 from the machine's shared corpus,
+# $(SHARED)/corpus/schemas (CI clones elsewhere but runs on this same machine layout, so the
+# path is absolute, not ../shared). Without them this stops, naming the missing file, rather
+# than the tests passing with the extensions unchecked; SHARED=DIR points elsewhere.
+SHARED      ?= /work/shared
+SCHEMA_DIR   = .build/pyref/xsd
+XSD_SHA256   = e0e4cb84f096f65b03fb2d391d74a5389563fe015f17a011ccfe7e37c01267f0 Topografix_gpx11.xsd \
+               d64d687488dfe429ea3ce2ac4f1fbc7c333d80776a478b2b6843c7cc0403cda9 GarminTrainingCenterDatabase_v2.xsd
+GARMIN_XSDS  = TrackPointExtensionv1.xsd ActivityExtensionv2.xsd
+DECODERS = .build/pyref/.stamp-$(shell cat Tests/WorkoutExportTests/requirements.txt Tests/WorkoutExportTests/xsd/*.xsd \
+             | md5sum | cut -c1-8)
 decoders: $(DECODERS)
-$(DECODERS): Tests/WorkoutExportTests/requirements.txt | deps
+$(DECODERS): Tests/WorkoutExportTests/requirements.txt $(wildcard Tests/WorkoutExportTests/xsd/*.xsd) | deps
+	@for f in $(GARMIN_XSDS); do [ -f $(SHARED)/corpus/schemas/$$f ] || \
+	  { echo "missing $(SHARED)/corpus/schemas/$$f (Garmin's schema; SHARED=DIR names the shared corpus)"; exit 1; }; done
 	rm -rf .build/pyref && python3 -m venv .build/pyref
 	.build/pyref/bin/pip install -q -r Tests/WorkoutExportTests/requirements.txt
+	mkdir -p $(SCHEMA_DIR)/deb
+	cd $(SCHEMA_DIR)/deb && { apt-get download -qq pytrainer || { $(SUDO) apt-get update -qq && apt-get download -qq pytrainer; }; } \
+	  && dpkg-deb -x pytrainer_*_all.deb .
+	cd $(SCHEMA_DIR) && for f in $(filter %.xsd,$(XSD_SHA256)); do cp deb/usr/share/pytrainer/schemas/$$f .; done && \
+	  printf '%s  %s\n' $(XSD_SHA256) | sha256sum -c --quiet && rm -rf deb
+	cp $(addprefix $(SHARED)/corpus/schemas/,$(GARMIN_XSDS)) Tests/WorkoutExportTests/xsd/*.xsd $(SCHEMA_DIR)/
 	touch $@
 
 test: deps lint versions decoders

@@ -92,7 +92,8 @@ let package = Package(
       ]),
     .testTarget(
       name: "WorkoutExportTests",
-      dependencies: ["WorkoutExport", "WorkoutStore", "WorkoutCore", "WorkoutTestSupport"]),
+      dependencies: ["WorkoutExport", "WorkoutStore", "WorkoutCore", "WorkoutTestSupport"],
+      exclude: ["read_fit.py", "requirements.txt", "xsd"]),
     .testTarget(
       name: "SensorProtocolsTests",
       dependencies: ["SensorProtocols", "WorkoutCore", "WorkoutTestSupport", "BLEFuzzChecks"]),

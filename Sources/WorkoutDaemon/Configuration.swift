@@ -125,7 +125,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
   public struct Export: Sendable, Equatable {
     public var enabled = true
     /// In the order written.
-    public var formats: [ExportFormat] = [.fit]
+    public var formats: [ExportFormat] = [.fit, .gpx]
     /// nil: `exports` in the state directory.
     public var directory: String?
   }

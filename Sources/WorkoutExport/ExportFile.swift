@@ -16,6 +16,12 @@ public struct ExportError: Error, Sendable, CustomStringConvertible {
 public enum ExportFormat: String, CaseIterable, Sendable, Codable {
   /// Garmin's Flexible and Interoperable Data Transfer: what the platforms and devices speak.
   case fit
+  /// GPS Exchange Format 1.1: the track as positions, one segment per running stretch, with
+  /// heart rate, cadence, temperature and power in Garmin's extensions; what map tools read.
+  case gpx
+  /// Garmin's Training Center Database v2: the laps with their totals and every point in
+  /// them; what older platforms and tools read when they take no FIT.
+  case tcx
   /// One row per point, units in the column names (`CSVActivityWriter`).
   case csv
 
@@ -25,6 +31,8 @@ public enum ExportFormat: String, CaseIterable, Sendable, Codable {
   public func encoder(_ session: ExportedSession) -> any ActivityEncoder {
     switch self {
     case .fit: FITActivityWriter(session)
+    case .gpx: GPXActivityWriter(session)
+    case .tcx: TCXActivityWriter(session)
     case .csv: CSVActivityWriter(session)
     }
   }

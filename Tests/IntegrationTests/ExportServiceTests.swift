@@ -48,10 +48,11 @@ struct ExportServiceTests {
     let store = try WorkoutStore.openForReading(at: dir.database)
     let session = try #require(try store.session(id: 1))
     let name = "20110925-130021Z-\(session.uuid.prefix(8)).fit"
-    #expect(files(exports) == [name], "\(first.log)")
+    // FIT and GPX by default.
+    #expect(files(exports) == [name, String(name.dropLast(4)) + ".gpx"], "\(first.log)")
     #expect(first.log.contains("exported session 1 to \(exports)/\(name)"))
-    let ledger = try store.exports(sessionID: 1)
-    #expect(ledger.map(\.format) == ["fit"])
+    let ledger = try store.exports(sessionID: 1).sorted { $0.format < $1.format }
+    #expect(ledger.map(\.format).sorted() == ["fit", "gpx"])
     #expect(ledger.first?.destination == exports)
     #expect(ledger.first?.points == session.points)
     let bytes = try Data(contentsOf: URL(fileURLWithPath: exports + "/" + name))
@@ -65,7 +66,7 @@ struct ExportServiceTests {
     stat(exports + "/" + name, &before)
     let second = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride])
     #expect(try second.waitForExit(timeout: 120) == 0, "\(second.log)")
-    #expect(files(exports).count == 2)
+    #expect(files(exports).count == 4)
     #expect(!second.log.contains("exported session 1 "))
     #expect(second.log.contains("exported session 2 "))
     var after = stat()
@@ -84,7 +85,7 @@ struct ExportServiceTests {
     let again = try ctl(["export", "--new", "--out", out], dir)
     #expect(again.status == 0 && again.output.contains("nothing new for \(out)"), "\(again.output)")
     #expect(files(out).count == 2)
-    #expect(try store.exports(sessionID: 2).map(\.destination).sorted() == [out, exports].sorted())
+    #expect(try store.exports(sessionID: 2).map(\.destination).sorted() == [out, exports, exports].sorted())
   }
 
   /// What a kill or a power cut mid-export leaves (an ended session with no export recorded,
@@ -124,7 +125,8 @@ struct ExportServiceTests {
     let exports = dir.state + "/exports"
     let ride = repositoryRoot + "/board/sim/rides/garmin-edge-500-2011-09-25.csv"
     let off = try Self.config("[export]\nenabled = false\n", in: dir)
-    let record = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
+    let record = try ServiceProcess(
+      dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
     #expect(try record.waitForExit(timeout: 300) == 0, "\(record.log)")
     let session = try #require(try WorkoutStore.openForReading(at: dir.database).session(id: 1))
     let name = "20110925-130021Z-\(session.uuid.prefix(8)).csv"

@@ -58,7 +58,7 @@ struct ConfigurationTests {
 
   @Test func exportsAreOnByDefaultIntoTheStateDirectory() throws {
     let defaults = try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd)
-    #expect(defaults.export.enabled && defaults.export.formats == [.fit])
+    #expect(defaults.export.enabled && defaults.export.formats == [.fit, .gpx])
     #expect(defaults.exportDirectory == "/var/lib/workoutd/exports")
     let configured = try DaemonConfiguration.parse(
       "[export]\nenabled = false\nformats = [\"fit\", \"fit\"]\ndirectory = \"/srv/rides\"\n", file: "t.toml",

@@ -73,7 +73,8 @@ final class ExportDirectory {
 struct FITActivityTests {
   static let clock = ClockStamp(epoch: "test", moment: Moment(monotonic: 0, wall: 1_700_000_000), wallTrusted: true)
 
-  /// A stored ride: 60 s riding with heart rate and power, a 20 s pause, a lap, 30 s more, stop.
+  /// A stored ride: 60 s riding with heart rate, power, cadence and temperature, a 20 s pause,
+  /// 10 s more, a lap, 20 s more, stop.
   static func ride(into directory: ExportDirectory) throws -> WorkoutStore {
     let (store, _) = try WorkoutStore.open(at: directory.path + "/workoutd.db", wallNow: 0)
     var h = EngineHarness()
@@ -94,6 +95,9 @@ struct FITActivityTests {
         // Two beats a second (~470 ms: 481/1024 s), a third every tenth second.
         h.send(.reading(.rrIntervals(second % 10 == 0 ? [481, 482, 480] : [481, 482])))
         h.send(.reading(.power(watts: 200 + second % 50)))
+        // A fraction to round (85.4 … 91.4 rpm).
+        h.send(.reading(.cadence(rpm: Double(85 + second % 7) + 0.4)))
+        h.send(.reading(.temperature(celsius: 18.25)))
         h.send(.tick)
       }
     }
