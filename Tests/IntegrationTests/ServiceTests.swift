@@ -246,6 +246,53 @@ struct ServiceTests {
     if let timer = totals["total_timer_time"] { #expect(abs(summary.totals.timer / timer - 1) < 0.02) }
     if let laps = totals["num_laps"] { #expect(try store.laps(sessionID: 1).count == Int(laps)) }
     #expect(try store.integrityCheck() == ["ok"])
+
+    // The round trip: the FIT file the service exported as the session ended, read by Garmin's
+    // own decoder, holds what the device said within the same tolerances, and every stretch of
+    // running between a timer start and a stop_all.
+    let exported = try FileManager.default.contentsOfDirectory(atPath: dir.state + "/exports")
+    let fitName = try #require(exported.first { $0.hasSuffix(".fit") }, "\(exported)")
+    #expect(exported.contains(String(fitName.dropLast(4)) + ".gpx"))
+    let decoded = try decodeFIT(dir.state + "/exports/" + fitName)
+    #expect((decoded["errors"] as? [String])?.isEmpty == true, "\(decoded["errors"] ?? "")")
+    #expect(decoded["integrity"] as? Bool == true)
+    #expect(decoded["records"] as? Int == rows.count)
+    let fit = try #require(decoded["session"] as? [String: Any])
+    func fitValue(_ key: String) -> Double? { (fit[key] as? Double) ?? (fit[key] as? Int).map(Double.init) }
+    if let distance = totals["total_distance"] {
+      #expect(try abs(#require(fitValue("total_distance")) / distance - 1) < 0.02)
+    }
+    if let timer = totals["total_timer_time"] {
+      #expect(try abs(#require(fitValue("total_timer_time")) / timer - 1) < 0.02)
+    }
+    if let ascent = totals["total_ascent"] {
+      // 15 % as against the devices (BundledRideTests), or 10 m on a ride with hardly any.
+      #expect(try abs(#require(fitValue("total_ascent")) - ascent) <= max(0.15 * ascent, 10), "ascent")
+    }
+    if let heartRate = totals["avg_heart_rate"] {
+      #expect(try abs(#require(fitValue("avg_heart_rate")) - heartRate) <= 3, "average heart rate")
+    }
+    let timer = try #require(decoded["timer_events"] as? [[Any]]).map { $0[1] as? String ?? "" }
+    #expect(timer == Array(repeating: ["start", "stop_all"], count: stretches).flatMap { $0 }, "\(timer)")
+  }
+
+  /// Garmin's FIT SDK's reading of a file (Tests/WorkoutExportTests/read_fit.py).
+  func decodeFIT(_ path: String) throws -> [String: Any] {
+    let python = repositoryRoot + "/.build/pyref/bin/python"
+    guard FileManager.default.isExecutableFile(atPath: python) else {
+      throw TestFailure("no reference decoders in \(python): make test makes them")
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = [repositoryRoot + "/Tests/WorkoutExportTests/read_fit.py", path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0, let decoded = try JSONSerialization.jsonObject(with: output) as? [String: Any]
+    else { throw TestFailure("read_fit.py failed on \(path)") }
+    return decoded
   }
 
   /// Each recorded second is a point, even when the host cannot keep up with the board (here a
