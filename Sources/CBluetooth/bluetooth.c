@@ -6,22 +6,26 @@
 #include <bluetooth/l2cap.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 /* The ATT fixed channel of an LE link (Core v5.4, Vol 3, Part A, 2.1, table 2.1). */
 enum { att_cid = 4 };
 
-int wkd_att_connect(const unsigned char address[6], int random_address) {
+int wkd_att_connect(const unsigned char address[6], int random_address, const unsigned char *local_address) {
   int fd = socket(AF_BLUETOOTH, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, BTPROTO_L2CAP);
   if (fd < 0) return -1;
 
-  /* Bind to any adapter, LE: what makes the kernel open a fixed channel, not a PSM. */
+  /* Bind to the chosen controller (or any), LE, on the ATT CID: what makes the kernel open a
+   * fixed channel, not a PSM. */
   struct sockaddr_l2 local;
   memset(&local, 0, sizeof local);
   local.l2_family = AF_BLUETOOTH;
   local.l2_cid = htobs(att_cid);
   local.l2_bdaddr_type = BDADDR_LE_PUBLIC;
+  if (local_address)
+    for (int i = 0; i < 6; i++) local.l2_bdaddr.b[i] = local_address[5 - i];
   if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) goto fail;
 
   struct sockaddr_l2 peer;
@@ -70,4 +74,44 @@ int wkd_mgmt_open(void) {
     return -1;
   }
   return fd;
+}
+
+int wkd_hci_device(int index, unsigned char address[6]) {
+  int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
+  if (fd < 0) return -1;
+  struct hci_dev_info info;
+  memset(&info, 0, sizeof info);
+  info.dev_id = (uint16_t)index;
+  int result = ioctl(fd, HCIGETDEVINFO, (void *)&info);
+  int saved = errno;
+  close(fd);
+  if (result < 0) {
+    errno = saved;
+    return -1;
+  }
+  for (int i = 0; i < 6; i++) address[i] = info.bdaddr.b[5 - i];
+  return (info.flags & (1u << HCI_UP)) ? 1 : 0;
+}
+
+int wkd_hci_devices(int *indexes, int capacity) {
+  if (capacity <= 0 || capacity > HCI_MAX_DEV) capacity = HCI_MAX_DEV;
+  int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
+  if (fd < 0) return -1;
+  /* struct hci_dev_list_req ends in a flexible array of hci_dev_req. */
+  union {
+    struct hci_dev_list_req list;
+    unsigned char bytes[sizeof(struct hci_dev_list_req) + HCI_MAX_DEV * sizeof(struct hci_dev_req)];
+  } request;
+  memset(&request, 0, sizeof request);
+  request.list.dev_num = (uint16_t)capacity;
+  int result = ioctl(fd, HCIGETDEVLIST, (void *)&request);
+  int saved = errno;
+  close(fd);
+  if (result < 0) {
+    errno = saved;
+    return -1;
+  }
+  int count = request.list.dev_num < capacity ? request.list.dev_num : capacity;
+  for (int i = 0; i < count; i++) indexes[i] = request.list.dev_req[i].dev_id;
+  return count;
 }

@@ -151,6 +151,7 @@ final class SensorRoster: Sendable {
   private let makeSource: @Sendable (StrapSettings) -> any DeviceSource
   private let log: Logger
   private let wheelCircumference: Double
+  private let adapter: UInt16?
 
   init(
     configured: DaemonConfiguration.Sensors, stateDirectory: String, log: Logger,
@@ -161,6 +162,7 @@ final class SensorRoster: Sendable {
     self.makeSource = makeSource
     self.log = log
     wheelCircumference = configured.wheelCircumference
+    adapter = configured.adapter
     var initial = State()
     let fromConfiguration: [(SensorRole, BluetoothAddress?)] = [
       (.heartRate, configured.heartRate), (.power, configured.power), (.speedCadence, configured.speedCadence),
@@ -188,7 +190,7 @@ final class SensorRoster: Sendable {
   }
 
   private func settings(_ address: BluetoothAddress, _ role: SensorRole) -> StrapSettings {
-    StrapSettings(address: address, device: role.device, wheelCircumference: wheelCircumference)
+    StrapSettings(address: address, device: role.device, wheelCircumference: wheelCircumference, adapter: adapter)
   }
 
   /// What runs, for the start-up log and `sensors list`.

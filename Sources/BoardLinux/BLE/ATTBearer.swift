@@ -26,12 +26,22 @@ public final class ATTBearer: @unchecked Sendable {
   /// Connects to `address` on the ATT channel, waiting up to `timeout` seconds (the kernel's
   /// own LE connect times out after about 20 s, as BlueZ's does) or until `signal` stops.
   /// Returns nil when stopped.
+  /// `local`: the address of the controller to connect from (nil: any, which the kernel routes
+  /// to the newest controller that is up).
   public static func connect(
-    to address: BluetoothAddress, timeout: Double, signal: StopSignal
+    to address: BluetoothAddress, from local: BluetoothAddress? = nil, timeout: Double, signal: StopSignal
   ) throws(SystemError)
     -> ATTBearer?
   {
-    let fd = address.bytes.withUnsafeBufferPointer { wkd_att_connect($0.baseAddress, address.kind == .random ? 1 : 0) }
+    let fd = address.bytes.withUnsafeBufferPointer { peer in
+      if let local {
+        local.bytes.withUnsafeBufferPointer {
+          wkd_att_connect(peer.baseAddress, address.kind == .random ? 1 : 0, $0.baseAddress)
+        }
+      } else {
+        wkd_att_connect(peer.baseAddress, address.kind == .random ? 1 : 0, nil)
+      }
+    }
     guard fd >= 0 else { throw SystemError.last("socket/connect", "L2CAP LE ATT to \(address)") }
     let bearer = ATTBearer(adopting: fd)
     let deadline = SystemClocks.monotonic() + timeout

@@ -1,3 +1,4 @@
+import CBluetooth
 import LinuxSupport
 import SensorProtocols
 import WorkoutCore
@@ -20,13 +21,17 @@ public struct StrapSettings: Sendable, Hashable {
   public var busyRetry: Double
   /// Metres a wheel revolution covers (wheel speed from CSC or Cycling Power wheel data).
   public var wheelCircumference: Double
+  /// The controller to connect from ("hci0" is 0), the one scans use; nil: the lowest-numbered
+  /// one that is up.
+  public var adapter: UInt16?
 
   public init(
     address: BluetoothAddress, device: DeviceKind = .heartRateStrap, connectTimeout: Double = 20,
     silenceLimit: Double = 15, backoff: Backoff = Backoff(initial: 1, maximum: 30), busyRetry: Double = 2,
-    wheelCircumference: Double = StrapReadings.defaultWheelCircumference
+    wheelCircumference: Double = StrapReadings.defaultWheelCircumference, adapter: UInt16? = nil
   ) {
     self.wheelCircumference = wheelCircumference
+    self.adapter = adapter
     self.address = address
     self.device = device
     self.connectTimeout = connectTimeout
@@ -49,7 +54,10 @@ public final class StrapSource: DeviceSource, Sendable {
     settings: StrapSettings,
     connect: @escaping @Sendable (StrapSettings, StopSignal) throws(SystemError) -> ATTBearer? = {
       settings, signal throws(SystemError) in
-      try ATTBearer.connect(to: settings.address, timeout: settings.connectTimeout, signal: signal)
+      // From the controller scans use, chosen again at each attempt (a dongle may come and go).
+      let local = try LocalController.choose(settings.adapter)
+      return try ATTBearer.connect(
+        to: settings.address, from: local.address, timeout: settings.connectTimeout, signal: signal)
     }
   ) {
     self.settings = settings
@@ -167,5 +175,40 @@ struct StrapSession {
       }
       pending += client.timeElapsed(now: woke)
     }
+  }
+}
+
+/// A Bluetooth controller of this machine, as the kernel's HCI device list gives it.
+public struct LocalController: Sendable, Hashable {
+  public var index: Int
+  public var address: BluetoothAddress
+
+  /// hci`index`, which must be up; nil: the lowest-numbered controller that is up. Sensors are
+  /// connected from it, as scans run on it: bound to "any", the kernel would route a connection
+  /// to the newest controller that is up (a USB dongle rather than the board's own, or, in the
+  /// board VM, a sensor's own emulated controller).
+  public static func choose(_ index: UInt16?) throws(SystemError) -> LocalController {
+    var candidates: [Int]
+    if let index {
+      candidates = [Int(index)]
+    } else {
+      var indexes = [Int32](repeating: 0, count: 16)
+      let count = wkd_hci_devices(&indexes, Int32(indexes.count))
+      guard count >= 0 else { throw SystemError.last("ioctl HCIGETDEVLIST", "the Bluetooth controllers") }
+      candidates = indexes.prefix(Int(count)).map(Int.init).sorted()
+    }
+    for candidate in candidates {
+      var bytes = [UInt8](repeating: 0, count: 6)
+      let up = wkd_hci_device(Int32(candidate), &bytes)
+      if up < 0 {
+        if index != nil { throw SystemError.last("ioctl HCIGETDEVINFO", "hci\(candidate)") }
+        continue
+      }
+      if up == 1, let address = BluetoothAddress(bytes: bytes, kind: .public) {
+        return LocalController(index: candidate, address: address)
+      }
+      if index != nil { throw SystemError("connect", errno: ENETDOWN, context: "hci\(candidate) is down") }
+    }
+    throw SystemError("connect", errno: ENODEV, context: "no Bluetooth controller is up")
   }
 }

@@ -6,11 +6,22 @@
  * nothing is linked. */
 
 /* Opens an L2CAP socket on the LE ATT fixed channel (CID 4, Core v5.4 Vol 3 Part A 2.1),
- * non-blocking and close-on-exec, and starts connecting it to the peer `address` (six bytes as
- * written, most significant first: AA:BB:CC:DD:EE:FF is {0xAA, ..., 0xFF}); `random_address`
- * selects an LE random address, else public. The kernel creates the LE link (or shares the one
- * bluetoothd has). Returns the descriptor, the connect in progress, or -1 with errno. */
-int wkd_att_connect(const unsigned char address[6], int random_address);
+ * non-blocking and close-on-exec, bound to the local controller whose address is `local` (six
+ * bytes, most significant first; NULL: any, which the kernel routes to the newest controller
+ * that is up), and starts connecting it to the peer `address` (AA:BB:CC:DD:EE:FF is
+ * {0xAA, ..., 0xFF}); `random_address` selects an LE random address, else public. The kernel
+ * creates the LE link (or shares the one bluetoothd has). Returns the descriptor, the connect
+ * in progress, or -1 with errno. */
+int wkd_att_connect(const unsigned char address[6], int random_address, const unsigned char *local);
+
+/* The controller hciN (`index`): its address (six bytes, most significant first) into
+ * `address`, and whether it is up. Returns 1 up, 0 down, -1 with errno (ENODEV: no such
+ * controller). */
+int wkd_hci_device(int index, unsigned char address[6]);
+
+/* The indexes of the controllers the kernel has, at most `capacity`, into `indexes`; returns
+ * how many, or -1 with errno. */
+int wkd_hci_devices(int *indexes, int capacity);
 
 /* The outcome of a non-blocking connect once the socket polls writable: 0, or the errno. */
 int wkd_socket_error(int fd);
