@@ -41,7 +41,7 @@ struct XMLTextTests {
 
 @Suite("GPX tracks of stored rides")
 struct GPXTests {
-  @Test("the name is the start in UTC and the session; again, the same bytes; no temporary file left")
+  @Test("the name is the start in UTC and the session's short UUID; again, the same bytes; no temporary file left")
   func fileIsStable() throws {
     try checkStableFile(.gpx)
   }

@@ -8,7 +8,7 @@ import WorkoutStore
 struct TCXTests {
   static let schemas = ["GarminTrainingCenterDatabase_v2.xsd", "ActivityExtensionv2.xsd"]
 
-  @Test("the name is the start in UTC and the session; again, the same bytes; no temporary file left")
+  @Test("the name is the start in UTC and the session's short UUID; again, the same bytes; no temporary file left")
   func fileIsStable() throws {
     try checkStableFile(.tcx)
   }

@@ -152,7 +152,7 @@ fi
 meter_found=$(jq -r --arg a "$meter" '[.devices[] | select(.address == $a)][0].sensors // [] | join(",")' <<< "$scan" 2> /dev/null)
 [[ $meter_found == "cycling power" ]] || problems+=("sensors scan did not find the power meter $meter as one: '$meter_found'")
 [[ $(jq -r '.controller' <<< "$scan" 2> /dev/null) == "hci0 "* ]] || problems+=("the scan did not use hci0: $scan")
-table=$(timeout 30 workoutctl sensors scan --seconds 3 2>&1)
+table=$(timeout 30 workoutctl sensors scan --seconds 5 2>&1)
 grep -q "heart_rate = \"$strap" <<< "$table" || problems+=("the scan's table names no [sensors] line for the strap: $(tail -n 3 <<< "$table" | xargs)")
 bluetoothd_active || problems+=("bluetoothd stopped during the scan")
 
@@ -267,7 +267,8 @@ link_pid=$!
 linked() { grep -q connected "$link_status" 2> /dev/null; }
 wait_for 40 linked || problems+=("no link from the meter's controller to the strap's: $(tail -n 2 /tmp/ble-link.err 2> /dev/null | xargs)")
 advertise hci2 03031818
-added=$(timeout 30 workoutctl sensors add "$meter" 2>&1) || problems+=("sensors add $meter beside the strap: $added")
+# With its role: the restarted service has made no scan yet to know what the meter is.
+added=$(timeout 30 workoutctl sensors add "$meter" --role power 2>&1) || problems+=("sensors add $meter beside the strap: $added")
 t_both=$EPOCHREALTIME
 wait_for 60 meter_available || problems+=("power meter not available beside the strap: '$(meter_condition)'; meter: $(tail -n 3 "$meter_status" 2>&1 | xargs)")
 note "power meter beside the strap: $(meter_condition) after $(since "$t_both") s"
