@@ -95,7 +95,8 @@ run: build
 	wait $$pid; rc=$$?; \
 	if [ $$rc -ne 0 ]; then tail -20 $$dir/workoutd.log; exit $$rc; fi; \
 	echo; $$bin/workoutctl show 1 --state-dir $$dir --runtime-dir $$dir/run; \
-	echo; echo "data: $$dir/workoutd.db (SQLite; tables session, event, point, lap, rr_interval)"; \
+	echo; echo "data: $$dir/workoutd.db (SQLite; tables session, event, point, lap, rr_interval, export)"; \
+	echo "      $$dir/exports/ (the session's FIT and GPX)"; \
 	echo "      $$bin/workoutctl sessions --state-dir $$dir"
 
 # The reference decoders the export tests read our files back with (Garmin's FIT SDK and

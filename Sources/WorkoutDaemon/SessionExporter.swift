@@ -120,7 +120,9 @@ final class SessionExporter: Sendable {
   /// Makes `path` and its missing parents (mode 0750: the service's group reads the exports);
   /// nil when done, else why not (strerror's words).
   static func makeDirectory(_ path: String) -> String? {
-    var prefix = ""
+    // Relative to the working directory unless absolute (`make run` gives a relative state
+    // directory).
+    var prefix = path.hasPrefix("/") ? "" : "."
     for component in path.split(separator: "/", omittingEmptySubsequences: true) {
       prefix += "/" + component
       if mkdir(prefix, 0o750) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }

@@ -88,6 +88,28 @@ struct ExportServiceTests {
     #expect(try store.exports(sessionID: 2).map(\.destination).sorted() == [out, exports, exports].sorted())
   }
 
+  /// `make run` gives a state directory relative to the working directory: its exports go there.
+  @Test func aRelativeStateDirectoryGetsItsExports() throws {
+    let dir = ServiceDirectory()
+    let ride = try Self.shortRide(in: dir)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binaryDirectory + "/workoutd")
+    process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+    process.arguments = [
+      "--board", "sim", "--speed", "max", "--exit-at-end", "--ride", ride, "--state-dir", ".run/20261124T172303Z",
+      "--runtime-dir", dir.runtime,
+    ]
+    let log = Pipe()
+    process.standardError = log
+    try process.run()
+    let output = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(output)")
+    #expect(!output.contains("exports failing"), "\(output)")
+    let exported = files(dir.path + "/.run/20261124T172303Z/exports")
+    #expect(exported.count == 2 && exported.allSatisfy { $0.hasPrefix("20110925-130021Z-") }, "\(exported)")
+  }
+
   /// What a kill or a power cut mid-export leaves (an ended session with no export recorded,
   /// a temporary file) is finished at the next start, and the temporary file goes.
   @Test func anUnfinishedExportIsCompletedAtTheNextStart() throws {

@@ -1,0 +1,21 @@
+import Foundation
+import Testing
+
+@testable import WorkoutDaemon
+
+struct SessionExporterTests {
+  /// The exports directory and its missing parents are made (relative to the working
+  /// directory: ExportServiceTests, in a process of its own); a regular file in the way is named.
+  @Test func theDirectoryAndItsParentsAreMade() throws {
+    let base = NSTemporaryDirectory() + "workoutd-exporter-" + UUID().uuidString
+    defer { try? FileManager.default.removeItem(atPath: base) }
+    #expect(SessionExporter.makeDirectory(base + "/state/exports") == nil)
+    var isDirectory: ObjCBool = false
+    #expect(FileManager.default.fileExists(atPath: base + "/state/exports", isDirectory: &isDirectory))
+    #expect(isDirectory.boolValue)
+    #expect(SessionExporter.makeDirectory(base + "/state/exports") == nil, "already there")
+
+    FileManager.default.createFile(atPath: base + "/file", contents: Data("x".utf8))
+    #expect(SessionExporter.makeDirectory(base + "/file/exports") == "Not a directory")
+  }
+}
