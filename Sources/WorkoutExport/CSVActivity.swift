@@ -1,9 +1,6 @@
+import Foundation
 import WorkoutCore
 import WorkoutStore
-
-#if canImport(Glibc)
-  import Glibc
-#endif
 
 /// A session's points as CSV (RFC 4180: comma-separated, CRLF line ends, a header row): one
 /// row per stored point, every channel in its own column with its unit in the column's name,
@@ -61,34 +58,5 @@ public struct CSVActivityWriter: ActivityEncoder {
 
   public mutating func finish() -> ActivityEncoderEnd {
     ActivityEncoderEnd(tail: [], points: rows)
-  }
-}
-
-/// Times as the text formats write them.
-public enum ExportTime {
-  /// "2023-11-14T22:13:20Z", or with `milliseconds` "2023-11-14T22:13:20.250Z": ISO 8601 in UTC
-  /// (the `Z` form GPX 1.1's xsd:dateTime and TCX take), rounded down to the unit shown.
-  public static func iso8601(_ wall: Double, milliseconds: Bool = false) -> String {
-    let millis = Int64((wall * 1000).rounded(.down))
-    var seconds = time_t(millis.quotientAndRemainderFlooring(dividingBy: 1000).quotient)
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    let date = String(
-      format: "%04d-%02d-%02dT%02d:%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
-    guard milliseconds else { return date + "Z" }
-    return date + String(format: ".%03dZ", Int(millis.quotientAndRemainderFlooring(dividingBy: 1000).remainder))
-  }
-}
-
-extension Int64 {
-  /// Division rounding towards minus infinity, with a remainder in 0..<divisor (times before 1970).
-  fileprivate func quotientAndRemainderFlooring(dividingBy divisor: Int64) -> (quotient: Int64, remainder: Int64) {
-    var (quotient, remainder) = quotientAndRemainder(dividingBy: divisor)
-    if remainder < 0 {
-      quotient -= 1
-      remainder += divisor
-    }
-    return (quotient, remainder)
   }
 }

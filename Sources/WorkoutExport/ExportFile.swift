@@ -154,14 +154,8 @@ public enum ExportFile {
   /// "20261124-103015Z-3f2a9c1e.fit": the start in UTC and the session's short id; the same
   /// session always gets the same name, and names sort by start.
   public static func name(for session: SessionRecord, format: ExportFormat) -> String {
-    let start = session.startWall ?? session.openedWall
-    var time = time_t(start.rounded(.down))
-    var parts = tm()
-    gmtime_r(&time, &parts)
-    let stamp = String(
-      format: "%04d%02d%02d-%02d%02d%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
-    return "\(stamp)-\(shortID(of: session)).\(format.fileExtension)"
+    let start = UTCTime(seconds: Int64((session.startWall ?? session.openedWall).rounded(.down)))
+    return "\(start.compact)Z-\(shortID(of: session)).\(format.fileExtension)"
   }
 
   /// A file written.

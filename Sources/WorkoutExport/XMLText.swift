@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// The text the XML encoders (GPX, TCX) write, formatted by hand: the same value always gives
 /// the same characters, whatever the locale (a decimal point is always '.').
 enum XMLText {
@@ -51,28 +47,8 @@ enum XMLText {
   /// XML Schema's dateTime of a Unix time in UTC: "2023-11-14T22:13:23Z", with milliseconds
   /// ("…23.250Z") only when the time, rounded to the millisecond, has a fraction of a second.
   static func time(_ wall: Double) -> String {
-    let milliseconds = Int64((wall * 1000).rounded())
-    var seconds = milliseconds / 1000
-    var fraction = milliseconds % 1000
-    if fraction < 0 {
-      fraction += 1000
-      seconds -= 1
-    }
-    var time = time_t(seconds)
-    var parts = tm()
-    gmtime_r(&time, &parts)
-    var text =
-      digits(Int(parts.tm_year) + 1900, 4) + "-" + digits(Int(parts.tm_mon) + 1, 2) + "-"
-      + digits(Int(parts.tm_mday), 2) + "T" + digits(Int(parts.tm_hour), 2) + ":" + digits(Int(parts.tm_min), 2)
-      + ":" + digits(Int(parts.tm_sec), 2)
-    if fraction != 0 { text += "." + digits(Int(fraction), 3) }
-    return text + "Z"
-  }
-
-  /// `value` with leading zeros to `count` digits.
-  private static func digits(_ value: Int, _ count: Int) -> String {
-    let text = String(value)
-    return String(repeating: "0", count: max(0, count - text.count)) + text
+    let time = UTCTime(milliseconds: Int64((wall * 1000).rounded()))
+    return time.dateTime + (time.millisecond != 0 ? "." + zeroPadded(time.millisecond, 3) : "") + "Z"
   }
 }
 
