@@ -244,11 +244,11 @@ public final class WorkoutStore: Sendable {
   private static func inspect(path: String) throws(StoreError) {
     let applied: [String]
     do {
-      let queue = try makeQueue(path: path, readonly: true)
-      applied = try queue.read { db in
-        guard try db.tableExists("grdb_migrations") else { return [] }
-        return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
-      }
+      let connection = try ReadOnlyConnection(path: path)
+      // Reading the schema is what tells a file that is not a database (SQLITE_NOTADB).
+      applied =
+        try connection.tableExists("grdb_migrations")
+        ? connection.strings("SELECT identifier FROM grdb_migrations") : []
     } catch {
       throw StoreError(error)
     }
@@ -307,12 +307,12 @@ public final class WorkoutStore: Sendable {
   }
 
   /// Opens the database for reading only (`workoutctl`), without creating or migrating it.
-  public static func openForReading(at path: String) throws(StoreError) -> WorkoutStore {
+  public static func openForReading(at path: String, cacheKiB: Int? = nil) throws(StoreError) -> WorkoutStore {
     guard FileManager.default.fileExists(atPath: path) else {
       throw .cannotOpen("\(path) does not exist (has workoutd run yet?)")
     }
     do {
-      return WorkoutStore(path: path, queue: try makeQueue(path: path, readonly: true))
+      return WorkoutStore(path: path, queue: try makeQueue(path: path, readonly: true, pageCacheKiB: cacheKiB))
     } catch {
       throw StoreError(error)
     }
@@ -362,6 +362,12 @@ public final class WorkoutStore: Sendable {
     return try DatabaseQueue(path: path, configuration: configuration)
   }
 
+  /// Gives back the connection's page cache and what else SQLite can free
+  /// (`sqlite3_db_release_memory`): for a connection kept open between rare passes.
+  public func releaseMemory() {
+    queue.releaseMemory()
+  }
+
   // MARK: - Integrity
 
   private static func checkFailedMarker(_ path: String) -> String { path + ".check-failed" }
@@ -376,8 +382,7 @@ public final class WorkoutStore: Sendable {
 
   private static func quickCheck(path: String) throws(StoreError) -> [String] {
     do {
-      let queue = try makeQueue(path: path, readonly: true, pageCacheKiB: checkCacheKiB)
-      return try queue.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+      return try ReadOnlyConnection(path: path, cacheKiB: checkCacheKiB).strings("PRAGMA quick_check")
     } catch {
       throw StoreError(error)
     }
