@@ -14,6 +14,7 @@
 #include <linux/i2c-dev.h>
 #include <linux/input.h>
 #include <unistd.h>
+#include <malloc.h>
 
 int shim_socket_stamp_arrivals(int fd) {
   int on = 1;
@@ -102,6 +103,8 @@ int shim_i2c_supports_smbus_block(unsigned long functionality) {
 }
 
 void shim_name_this_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+int shim_release_free_heap(void) { return malloc_trim(0); }
 
 int shim_input_use_monotonic_clock(int fd) {
   int clock = CLOCK_MONOTONIC;

@@ -109,6 +109,16 @@ public final class DeviceThread: @unchecked Sendable {
     _ = try start(name: name, detached: true, body)
   }
 
+  /// Lowers the calling thread's scheduling priority to `nice` (0 to 19), for work that may
+  /// take a while but must never hold up the engine (the exports). Linux keeps the nice value
+  /// per thread: `setpriority(PRIO_PROCESS, 0, …)` applies to the caller alone (setpriority(2),
+  /// BUGS). Raising it again would need CAP_SYS_NICE, so this is for threads that stay low.
+  public static func lowerThisThreadsPriority(toNice nice: Int32) throws(SystemError) {
+    guard setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) == 0 else {
+      throw SystemError("setpriority", errno: errno, context: "nice \(nice)")
+    }
+  }
+
   private static func start(
     name: String, detached: Bool, _ body: @escaping @Sendable () -> Void
   ) throws(SystemError) -> DeviceThread {

@@ -48,13 +48,26 @@ final class SessionExporter: Sendable {
   func start() throws(SystemError) {
     queue.post(.pass)
     try DeviceThread.detach(name: "exporter") { [self] in
+      do {
+        try DeviceThread.lowerThisThreadsPriority(toNice: Self.nice)
+      } catch {
+        log(.notice, "exports run at the engine's priority: \(error)")
+      }
+      // Opened at the first pass that can, and kept for the service's life: freeing a GRDB
+      // connection starts libdispatch's worker pool and its one-second monitor (see
+      // `ReadOnlyConnection`), which would wake an idle board every second.
+      var reader: WorkoutStore?
       var previous: DeviceStatus.Condition?
       var firstPass = true
       while let message = queue.next(until: nil) {
         guard case .pass = message else { break }
         // Kicks that came meanwhile are one pass.
         while case .pass? = queue.peek() { _ = queue.poll() }
-        let status = pass(removeStale: firstPass)
+        let status = pass(removeStale: firstPass, reader: &reader)
+        // A pass is rare and may be large (a catch-up after an upgrade): what it used goes
+        // back, SQLite's cache and the heap its thread's malloc arena kept.
+        reader?.releaseMemory()
+        ProcessMemory.releaseFreeHeap()
         firstPass = false
         if status.condition != previous || status.condition != .available {
           sink.post(.device(status))
@@ -76,27 +89,34 @@ final class SessionExporter: Sendable {
     }
   }
 
-  /// One pass: every configured format of every ended session not yet in the directory.
-  func pass(removeStale: Bool) -> DeviceStatus {
+  /// One pass: every configured format of every ended session not yet in the directory. A
+  /// session that cannot be exported does not hold up the others: the pass goes on, and its
+  /// status names how many failed and the first failure.
+  func pass(removeStale: Bool, reader: inout WorkoutStore?) -> DeviceStatus {
     func failing(_ detail: String) -> DeviceStatus {
       DeviceStatus(device: .exports, condition: .failing, detail: detail)
     }
     if let problem = Self.makeDirectory(directory) { return failing("cannot make \(directory): \(problem)") }
-    let destination = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
-    if removeStale { removeTemporaryFiles() }
-    let reader: WorkoutStore
-    do {
-      reader = try WorkoutStore.openForReading(at: databasePath)
-    } catch {
-      return failing("cannot read \(databasePath): \(error)")
+    guard let destination = Self.realPath(directory) else {
+      return failing("cannot resolve \(directory): \(String(cString: strerror(errno)))")
     }
-    var written = 0
+    if removeStale { removeTemporaryFiles() }
+    if reader == nil {
+      do {
+        reader = try WorkoutStore.openForReading(at: databasePath, cacheKiB: Self.readerCacheKiB)
+      } catch {
+        return failing("cannot read \(databasePath): \(error)")
+      }
+    }
+    guard let reader else { return failing("cannot read \(databasePath)") }
+    var failures: [String] = []
     for format in formats {
       let sessions: [SessionRecord]
       do {
         sessions = try reader.sessionsNotExported(format: format.rawValue, destination: destination)
       } catch {
-        return failing("cannot list the sessions to export: \(error)")
+        failures.append("cannot list the sessions to export as \(format.rawValue.uppercased()): \(error)")
+        continue
       }
       for session in sessions {
         do {
@@ -106,15 +126,33 @@ final class SessionExporter: Sendable {
               sessionID: session.id, format: format.rawValue, destination: destination, name: file.name,
               bytes: file.bytes, points: file.points, writtenWall: Date().timeIntervalSince1970))
           log(.info, "exported session \(session.id) to \(file.path) (\(file.points) points, \(file.bytes) bytes)")
-          written += 1
         } catch {
-          return failing("session \(session.id) as \(format.rawValue.uppercased()): \(error)")
+          let failure = "session \(session.id) as \(format.rawValue.uppercased()): \(error)"
+          log(.warning, "cannot export \(failure); the other sessions go on, it is tried again at the next pass")
+          failures.append(failure)
         }
       }
+    }
+    if let first = failures.first {
+      return failing(failures.count == 1 ? first : "\(failures.count) exports failed; the first: \(first)")
     }
     return DeviceStatus(
       device: .exports, condition: .available,
       detail: "\(formats.map { $0.rawValue.uppercased() }.joined(separator: "+")) into \(directory)")
+  }
+
+  /// The exporter's thread runs at this nice value: a catch-up of many sessions (the first
+  /// start after an upgrade) takes the CPU the engine leaves.
+  static let nice: Int32 = 10
+  /// The exporter's own page cache: it reads each session once, in order, so a large cache
+  /// buys nothing and would stay in the service's memory between passes.
+  static let readerCacheKiB = 256
+
+  /// The canonical absolute path (realpath(3)), nil on failure with errno set.
+  static func realPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
   }
 
   /// Makes `path` and its missing parents (mode 0750: the service's group reads the exports);
@@ -134,8 +172,11 @@ final class SessionExporter: Sendable {
 
   /// Temporary files of exports a kill or power cut interrupted (".NAME.partial").
   private func removeTemporaryFiles() {
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-    for name in names where name.hasPrefix(".") && name.hasSuffix(".partial") {
+    guard let stream = opendir(directory) else { return }
+    defer { closedir(stream) }
+    while let entry = readdir(stream) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+      guard name.hasPrefix("."), name.hasSuffix(".partial") else { continue }
       if unlink(directory + "/" + name) == 0 {
         log(.notice, "removed \(directory)/\(name), an export an earlier run did not finish; it is written again")
       }

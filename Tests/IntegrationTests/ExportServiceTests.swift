@@ -183,6 +183,57 @@ struct ExportServiceTests {
     }
   }
 
+  /// One session that cannot be exported (its file's name taken by a directory) is a fault
+  /// that names it, and does not hold up the sessions after it; once the way is clear, the
+  /// next start exports it. The exports and the checks at start leave no libdispatch worker
+  /// threads behind (their pool's monitor would wake an idle board every second).
+  @Test func aSessionThatCannotBeExportedDoesNotHoldUpTheOthers() throws {
+    let dir = ServiceDirectory()
+    let ride = try Self.shortRide(in: dir)
+    let exports = dir.state + "/exports"
+    let off = try Self.config("[export]\nenabled = false\n", in: dir)
+    for _ in 0..<2 {
+      let record = try ServiceProcess(
+        dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
+      #expect(try record.waitForExit(timeout: 120) == 0, "\(record.log)")
+    }
+    let store = try WorkoutStore.openForReading(at: dir.database)
+    let first = try #require(try store.session(id: 1))
+    let second = try #require(try store.session(id: 2))
+    let blocked = "20110925-130021Z-\(first.uuid.prefix(8)).fit"
+    try FileManager.default.createDirectory(atPath: exports + "/" + blocked, withIntermediateDirectories: true)
+
+    // The real board with no devices: the service idles, exporting.
+    let on = try Self.config("[gps]\nenabled = false\n[export]\nformats = [\"fit\"]\n", in: dir)
+    let service = try ServiceProcess(dir, arguments: ["--board", "linux", "--config", on])
+    try service.waitUntilReady()
+    try waitFor("the exports fault in status", timeout: 60) {
+      try service.status().devices["exports"]?.hasPrefix("failing: session 1 as FIT") == true
+    }
+    #expect(files(exports).contains("20110925-130021Z-\(second.uuid.prefix(8)).fit"), "\(service.log)")
+    #expect(service.log.contains("cannot export session 1 as FIT"))
+    let threads =
+      ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(service.process.processIdentifier)/task")) ?? [])
+      .compactMap {
+        try? String(contentsOfFile: "/proc/\(service.process.processIdentifier)/task/\($0)/comm", encoding: .utf8)
+      }
+    #expect(!threads.isEmpty)
+    #expect(!threads.contains { $0.contains("qos") || $0.contains("dispatch") }, "\(threads)")
+    service.signal(SIGTERM)
+    #expect(try service.waitForExit() == 0)
+
+    try FileManager.default.removeItem(atPath: exports + "/" + blocked)
+    let again = try ServiceProcess(dir, arguments: ["--board", "linux", "--config", on])
+    try again.waitUntilReady()
+    try waitFor("session 1's export", timeout: 60) { again.log.contains("exported session 1 to \(exports)/\(blocked)") }
+    try waitFor("the exports available again", timeout: 30) {
+      try again.status().devices["exports"]?.hasPrefix("available") == true
+    }
+    again.signal(SIGTERM)
+    #expect(try again.waitForExit() == 0)
+    #expect(!again.log.contains("exported session 2"), "each once")
+  }
+
   /// An exports directory that cannot be made is a fault: in status, an event, the LED, a log line.
   @Test func anExportDirectoryThatCannotBeMadeIsAFaultTheRiderIsTold() throws {
     let dir = ServiceDirectory()

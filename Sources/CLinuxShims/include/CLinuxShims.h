@@ -8,6 +8,10 @@
 /// Names the calling thread (prctl PR_SET_NAME; at most 15 characters are kept).
 void shim_name_this_thread(const char *name);
 
+/// malloc_trim(3) with no padding: gives the free memory of every malloc arena back to the
+/// kernel (a thread's arena keeps what a burst of work freed). Returns 1 if any was released.
+int shim_release_free_heap(void);
+
 /// eventfd(2), non-blocking and close-on-exec: a descriptor poll(2) can wait on beside others,
 /// made readable by `shim_event_signal`. Returns the fd or -1 with errno set.
 int shim_event_open(void);
