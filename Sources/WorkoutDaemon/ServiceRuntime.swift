@@ -69,11 +69,7 @@ final class ServiceRuntime {
   var chirp: ((ChirpPattern) -> Void)?
   /// Called after the commit that made a session `ended` in the store (its summary went in
   /// before): the exports.
-  var sessionEnded: (() -> Void)?
-
-  private static func endsASession(_ command: EngineCommand) -> Bool {
-    if case .saveSnapshot(let session) = command { session.state == .ended } else { false }
-  }
+  var sessionEnded: ((Int64) -> Void)?
   /// Whether a threaded replay (the simulated board in real or scaled time) is over.
   var replayFinished: () -> Bool = { false }
   /// The simulated board at full speed: the loop pulls each next second of the world itself.
@@ -206,6 +202,7 @@ final class ServiceRuntime {
       case .correctBoardClock(let correction):
         gpsClock?.apply(correction)
         if setsSystemClock { setSystemClock(by: correction.systemOffset) }
+      case .sessionEnded(let id): sessionEnded?(id)
       }
     }
   }
@@ -224,7 +221,6 @@ final class ServiceRuntime {
         return
       }
       perform(core.committed(at: clock.now(), host: SystemClocks.monotonic()))
-      if let sessionEnded, write.commands.contains(where: Self.endsASession) { sessionEnded() }
     }
   }
 

@@ -150,7 +150,7 @@ public enum WorkoutService {
         directory: configuration.exportDirectory, sink: sink, log: log)
       do {
         try sessionExporter.start()
-        runtime.sessionEnded = { sessionExporter.kick() }
+        runtime.sessionEnded = { _ in sessionExporter.kick() }
         exporter = sessionExporter
       } catch {
         // Told as a device fault: status, the LED, an event, this line.

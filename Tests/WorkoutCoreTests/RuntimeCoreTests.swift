@@ -19,6 +19,7 @@ struct RuntimeDriver {
   var notifications: [String] = []
   var indications: [IndicatorPattern] = []
   var corrections: [GPSClockCorrection] = []
+  var endedSessions: [Int64] = []
   var deviceReads: [Double] = []
   var waits: [Double?] = []
 
@@ -56,6 +57,10 @@ struct RuntimeDriver {
       case .chirp: break
       case .notifySystemd(let message): notifications.append(message)
       case .correctBoardClock(let correction): corrections.append(correction)
+      case .sessionEnded(let id):
+        // Only once the commit that ended it is done.
+        #expect(written.flatMap(\.commands).contains { if case .finalizeSession(id, _) = $0 { true } else { false } })
+        endedSessions.append(id)
       case .writeHeld:
         while let write = core.nextWrite {
           if let refusal {
@@ -243,6 +248,25 @@ struct RuntimeDriver {
     driver.advance(by: 1.5)
     #expect(driver.core.pendingWrites == 0)
     #expect(driver.core.engine.state == .ended, "the summary's commit ends the session")
+  }
+
+  @Test func anEndedSessionIsAnnouncedOnceItsEndIsCommittedNotBefore() throws {
+    var driver = Self.running()
+    driver.advance(by: 2)
+    driver.refusal = .ioError("I/O error: disk I/O error")
+    _ = driver.request(.stop)
+    driver.advance(by: 3)
+    #expect(driver.endedSessions.isEmpty, "nothing for the exports while the end is held in memory")
+    driver.refusal = nil
+    driver.advance(by: 2)
+    #expect(driver.core.engine.state == .ended)
+    let id = try #require(
+      driver.written.flatMap(\.commands).lazy.compactMap { command -> Int64? in
+        if case .finalizeSession(let id, _) = command { id } else { nil }
+      }.first)
+    #expect(driver.endedSessions == [id], "once, after the commit")
+    driver.advance(by: 5)
+    #expect(driver.endedSessions == [id])
   }
 
   @Test func theOldestHeldWriteIsGivenUpLoudlyPastTheLimit() {

@@ -66,6 +66,9 @@ public enum RuntimeAction: Sendable, Hashable {
   /// GPS time is trusted (or moved): the board clock stamps with it from now on; the system
   /// clock is set too if the configuration asks.
   case correctBoardClock(GPSClockCorrection)
+  /// The commit that made this session `ended` (its summary went in before) is done: what
+  /// reads ended sessions (the exports) may take it now.
+  case sessionEnded(sessionID: Int64)
 }
 
 /// What the executor does next.
@@ -341,15 +344,19 @@ public struct RuntimeCore: Sendable {
 
   /// The store committed `nextWrite`.
   public mutating func committed(at moment: Moment, host: Double) -> [RuntimeAction] {
-    let finalized =
-      writes.next?.commands.compactMap { command -> Int64? in
-        if case .finalizeSession(let id, _) = command { id } else { nil }
-      } ?? []
+    let commands = writes.next?.commands ?? []
+    let finalized = commands.compactMap { command -> Int64? in
+      if case .finalizeSession(let id, _) = command { id } else { nil }
+    }
+    let ended = commands.compactMap { command -> Int64? in
+      if case .saveSnapshot(let session) = command, session.state == .ended { session.id } else { nil }
+    }
     let caughtUp = writes.committed()
     var actions: [RuntimeAction] = []
     for id in finalized {
       actions += handle(.sessionFinalized(sessionID: id), at: moment, host: host).actions
     }
+    actions += ended.map { .sessionEnded(sessionID: $0) }
     if caughtUp { actions += updateStorageCondition(at: moment, host: host) }
     return actions
   }
