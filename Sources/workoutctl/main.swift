@@ -285,6 +285,11 @@ struct Export: ParsableCommand {
       name, synced and renamed: never a half file under the real name. What is written is recorded \
       in the database's export table (per directory) when this user may write the database, which \
       --new needs: run it as the service's user (sudo -u workoutd) or root.
+
+      --out - writes the files as one tar archive to standard output, for a pipe over ssh: \
+      ssh board sudo -u workoutd workoutctl export --new --as laptop --out - | tar -x -C rides. \
+      With --as NAME what was sent is recorded under that name once the whole archive is out, so \
+      the next --new --as NAME sends only the sessions since.
       """
   )
   @OptionGroup var locations: Locations
@@ -295,7 +300,17 @@ struct Export: ParsableCommand {
     help:
       "The formats, comma-separated: \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
   var format = "fit"
-  @Option(help: "The directory to write into (made if missing).") var out = "."
+  @Option(help: "The directory to write into (made if missing), or - for a tar archive on standard output.")
+  var out = "."
+  @Option(
+    name: .customLong("as"),
+    help: ArgumentHelp(
+      "With --out -: the name of where the archive goes (a laptop's), under which it is recorded for --new.",
+      valueName: "name"))
+  var streamName: String?
+
+  /// The archive on standard output.
+  var streams: Bool { out == "-" }
 
   var formats: [ExportFormat] {
     var seen: [ExportFormat] = []
@@ -318,23 +333,50 @@ struct Export: ParsableCommand {
     guard [session != nil, all, new].filter({ $0 }).count == 1 else {
       throw ValidationError("give a session's number, --all or --new")
     }
+    if let streamName {
+      guard streams else { throw ValidationError("--as names an archive on standard output: give --out - too") }
+      guard !streamName.isEmpty, !streamName.contains("/") else {
+        throw ValidationError("--as needs a name without a slash (a laptop's, say)")
+      }
+    } else if streams && new {
+      throw ValidationError(
+        "--new --out - needs --as NAME: the name of where the archive goes, so the next --new knows what it had")
+    }
   }
 
   func run() throws {
     let store = try openStore(locations)
-    do {
-      try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-    } catch {
-      throw fail("cannot make \(out): \(error.localizedDescription)")
+    let directory: String
+    let destination: String?
+    if streams {
+      // Each file is written here, sent, and removed: one at a time on disk.
+      var template = Array(
+        ((ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/workoutctl-XXXXXX").utf8CString)
+      guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        throw fail("cannot make a temporary directory: \(String(cString: strerror(errno)))")
+      }
+      directory = String(cString: made)
+      // The ledger's key for an archive: the name it was given.
+      destination = streamName.map { "stream:\($0)" }
+    } else {
+      do {
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+      } catch {
+        throw fail("cannot make \(out): \(error.localizedDescription)")
+      }
+      directory = out
+      // The ledger's key for this directory: its absolute path, links resolved.
+      destination = URL(fileURLWithPath: out).resolvingSymlinksInPath().path
     }
-    // The ledger's key for this directory: its absolute path, links resolved.
-    let destination = URL(fileURLWithPath: out).resolvingSymlinksInPath().path
+    defer { if streams { rmdir(directory) } }
     var ledger: WorkoutStore?
-    do {
-      ledger = try WorkoutStore.openForExportLedger(at: locations.database)
-    } catch {
-      if new { throw fail("--new needs the export table: \(error)") }
-      FileHandle.standardError.write(Data("workoutctl: not recorded in the export table: \(error)\n".utf8))
+    if destination != nil {
+      do {
+        ledger = try WorkoutStore.openForExportLedger(at: locations.database)
+      } catch {
+        if new { throw fail("--new needs the export table: \(error)") }
+        FileHandle.standardError.write(Data("workoutctl: not recorded in the export table: \(error)\n".utf8))
+      }
     }
     var jobs: [(SessionRecord, ExportFormat)] = []
     if let session {
@@ -345,23 +387,45 @@ struct Export: ParsableCommand {
     } else if all {
       let ended = try store.sessions(limit: Int.max).filter { $0.state == SessionState.ended.rawValue }
       jobs = ended.reversed().flatMap { record in formats.map { (record, $0) } }
-    } else {
+    } else if let destination {
       for format in formats {
         jobs += try store.sessionsNotExported(format: format.rawValue, destination: destination).map { ($0, format) }
       }
       if jobs.isEmpty { FileHandle.standardError.write(Data("workoutctl: nothing new for \(destination)\n".utf8)) }
     }
+    var archive: TarStream?
+    if streams {
+      // A reader that goes away mid-archive is an error to report (EPIPE), not a silent death.
+      signal(SIGPIPE, SIG_IGN)
+      archive = TarStream(descriptor: STDOUT_FILENO, label: "standard output")
+    }
+    var sent: [ExportRecord] = []
     for (record, format) in jobs {
       do {
-        let written = try ExportFile.write(record, from: store, format: format, into: out)
-        try ledger?.recordExport(
-          ExportRecord(
-            sessionID: record.id, format: format.rawValue, destination: destination, name: written.name,
-            bytes: written.bytes, points: written.points, writtenWall: Date().timeIntervalSince1970))
-        print("\(written.path) (\(written.points) points)")
+        let written = try ExportFile.write(record, from: store, format: format, into: directory)
+        let entry = ExportRecord(
+          sessionID: record.id, format: format.rawValue, destination: destination ?? "", name: written.name,
+          bytes: written.bytes, points: written.points, writtenWall: Date().timeIntervalSince1970)
+        if archive != nil {
+          defer { unlink(written.path) }
+          try archive?.append(file: written.path, as: written.name)
+          FileHandle.standardError.write(Data("\(written.name) (\(written.points) points)\n".utf8))
+          sent.append(entry)
+        } else {
+          try ledger?.recordExport(entry)
+          print("\(written.path) (\(written.points) points)")
+        }
       } catch {
         throw fail("\(error)")
       }
+    }
+    guard var archive else { return }
+    do {
+      // Recorded only once the whole archive is out: a pipe that broke sends it all again.
+      try archive.finish()
+      for entry in sent { try ledger?.recordExport(entry) }
+    } catch {
+      throw fail("\(error)")
     }
   }
 }

@@ -183,6 +183,66 @@ struct ExportServiceTests {
     }
   }
 
+  /// Over ssh: `workoutctl export --new --as NAME --out -` sends the new rides as a tar archive
+  /// (the same bytes as the files), records them under the name once the archive is whole, and
+  /// sends nothing twice; a pipe that breaks mid-archive is an error and records nothing.
+  @Test func anArchiveOnStandardOutputCarriesTheNewRidesOnce() throws {
+    let dir = ServiceDirectory()
+    let ride = try Self.shortRide(in: dir)
+    let off = try Self.config("[export]\nenabled = false\n", in: dir)
+    let record = try ServiceProcess(
+      dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
+    #expect(try record.waitForExit(timeout: 120) == 0, "\(record.log)")
+    let locations = "--state-dir '\(dir.state)' --runtime-dir '\(dir.runtime)'"
+    // Where the files wait to be sent (TMPDIR), to see that nothing is left there.
+    let temporary = dir.path + "/tmp"
+    try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+    let ctlPath = "TMPDIR='\(temporary)' '\(binaryDirectory)/workoutctl'"
+    func pipeline(_ command: String) throws -> (status: Int32, output: String) {
+      try run("/bin/bash", ["-o", "pipefail", "-c", command])
+    }
+
+    #expect(try ctl(["export", "--new", "--out", "-"], dir).output.contains("--new --out - needs --as NAME"))
+    #expect(try ctl(["export", "1", "--as", "laptop", "--out", dir.path], dir).output.contains("give --out - too"))
+
+    // A reader that stops after 100 bytes: an error, and nothing is recorded for "laptop".
+    let broken = try pipeline(
+      "\(ctlPath) export --new --as laptop --format fit,gpx --out - \(locations) | head -c 100 > /dev/null")
+    #expect(broken.status != 0)
+    #expect(broken.output.contains("standard output was closed before the archive was whole"), "\(broken.output)")
+    let store = try WorkoutStore.openForReading(at: dir.database)
+    #expect(try store.exports(sessionID: 1).isEmpty)
+
+    let rides = dir.path + "/rides"
+    try FileManager.default.createDirectory(atPath: rides, withIntermediateDirectories: true)
+    let sent = try pipeline(
+      "\(ctlPath) export --new --as laptop --format fit,gpx --out - \(locations) | tar -x -C '\(rides)'")
+    #expect(sent.status == 0, "\(sent.output)")
+    let copy = dir.path + "/copy"
+    #expect(try ctl(["export", "1", "--format", "fit,gpx", "--out", copy], dir).status == 0)
+    #expect(files(rides) == files(copy) && files(rides).count == 2, "\(files(rides))")
+    for name in files(copy) {
+      #expect(
+        try Data(contentsOf: URL(fileURLWithPath: rides + "/" + name))
+          == Data(contentsOf: URL(fileURLWithPath: copy + "/" + name)), "\(name)")
+    }
+    #expect(try store.exports(sessionID: 1).filter { $0.destination == "stream:laptop" }.count == 2)
+    #expect(
+      files(temporary).isEmpty, "each file is removed once sent, and the directory with them: \(files(temporary))")
+
+    // Nothing new: an empty archive tar reads, and a word on standard error.
+    let again = try pipeline(
+      "\(ctlPath) export --new --as laptop --format fit,gpx --out - \(locations) | tar -tv")
+    #expect(again.status == 0)
+    #expect(again.output.contains("nothing new for stream:laptop"), "\(again.output)")
+    #expect(!again.output.contains(".fit"))
+    // Another name has had nothing yet.
+    let other = try pipeline(
+      "\(ctlPath) export --new --as desktop --format fit --out - \(locations) | tar -t")
+    #expect(other.status == 0)
+    #expect(other.output.split(separator: "\n").filter { $0.hasSuffix(".fit") }.count == 1, "\(other.output)")
+  }
+
   /// One session that cannot be exported (its file's name taken by a directory) is a fault
   /// that names it, and does not hold up the sessions after it; once the way is clear, the
   /// next start exports it. The exports and the checks at start leave no libdispatch worker
