@@ -771,6 +771,21 @@ public final class WorkoutStore: Sendable {
     }
   }
 
+  /// Files recorded under `source` (the service's exports directory) that `destination` (a
+  /// stick, say) has not had yet in that format, oldest session first.
+  public func exportsNotCopied(from source: String, to destination: String) throws(StoreError) -> [ExportRecord] {
+    try read { db in
+      try ExportRecord.fetchAll(
+        db,
+        sql: """
+          SELECT * FROM export AS source WHERE source.destination = ? AND NOT EXISTS (
+            SELECT 1 FROM export AS copied WHERE copied.session_id = source.session_id
+              AND copied.format = source.format AND copied.destination = ?)
+          ORDER BY source.session_id, source.format
+          """, arguments: [source, destination])
+    }
+  }
+
   /// Remembers a written file (replacing what was remembered for that session, format and
   /// destination).
   public func recordExport(_ record: ExportRecord) throws(StoreError) {

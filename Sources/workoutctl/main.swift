@@ -31,7 +31,7 @@ struct Workoutctl: ParsableCommand {
     version: WorkoutdVersion.string,
     subcommands: [
       Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self, Sensors.self,
-      Export.self,
+      Export.self, CopyExports.self,
     ])
 }
 
@@ -426,6 +426,98 @@ struct Export: ParsableCommand {
       for entry in sent { try ledger?.recordExport(entry) }
     } catch {
       throw fail("\(error)")
+    }
+  }
+}
+
+struct CopyExports: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "copy-exports",
+    abstract: "Copy the service's exports a target has not had yet (a USB stick) into workoutd/ on it.",
+    discussion: """
+      What the service exported (its export table) and the target NAME has not had is copied into \
+      TO/workoutd/, each file to a temporary name, synced and renamed, then recorded under NAME: a \
+      target pulled mid-copy keeps whole files, and the next copy finishes the job. Nothing on the \
+      target is followed through a symlink. Needs to write the database (the service's user). \
+      Exit status: 0 all copied, 10 the target is full, 11 it cannot be written, 12 it went away, \
+      13 an export of ours is missing or unreadable (the others are copied), 1 anything else.
+      """
+  )
+  @OptionGroup var locations: Locations
+  @Option(help: "Where the target is mounted.") var to: String
+  @Option(
+    name: .customLong("as"),
+    help: ArgumentHelp("The target's name in the export table, as usb:<filesystem UUID>.", valueName: "name"))
+  var name: String
+  @Option(help: "The service's exports directory (default: exports in the state directory).") var from: String?
+
+  static let exitFull: Int32 = 10
+  static let exitReadOnly: Int32 = 11
+  static let exitGone: Int32 = 12
+  static let exitSource: Int32 = 13
+
+  func run() throws {
+    let exports = from ?? ((locations.database as NSString).deletingLastPathComponent + "/exports")
+    guard let resolved = realpath(exports, nil) else {
+      throw fail("cannot find the exports directory \(exports): \(String(cString: strerror(errno)))")
+    }
+    let source = String(cString: resolved)
+    free(resolved)
+    let ledger: WorkoutStore
+    do {
+      ledger = try WorkoutStore.openForExportLedger(at: locations.database)
+    } catch {
+      throw fail("the copies cannot be recorded: \(error)")
+    }
+    let pending = try ledger.exportsNotCopied(from: source, to: name)
+    if pending.isEmpty {
+      print("nothing new for \(name)")
+      return
+    }
+    let copier: ExportCopier
+    do {
+      copier = try ExportCopier(root: to)
+    } catch {
+      throw Self.exit(error)
+    }
+    var copied = 0
+    var bytes: Int64 = 0
+    var missing: [CopyError] = []
+    for export in pending {
+      do {
+        bytes += try copier.copy(export.name, from: source)
+        var record = export
+        record.destination = name
+        record.writtenWall = Date().timeIntervalSince1970
+        try ledger.recordExport(record)
+        copied += 1
+        print("\(copier.directory)/\(export.name)")
+      } catch let error as CopyError {
+        // Our own file gone: told, and the others go on; anything about the target stops here.
+        guard case .source = error else {
+          if copied > 0 { print("copied \(copied) of \(pending.count) files before the failure") }
+          throw Self.exit(error)
+        }
+        missing.append(error)
+      } catch {
+        throw fail("\(error)")
+      }
+    }
+    print("copied \(copied) files (\(bytes) bytes) into \(copier.directory) for \(name)")
+    if let first = missing.first {
+      FileHandle.standardError.write(Data("workoutctl: \(missing.count) not copied: \(first)\n".utf8))
+      throw ExitCode(Self.exitSource)
+    }
+  }
+
+  static func exit(_ error: CopyError) -> ExitCode {
+    FileHandle.standardError.write(Data("workoutctl: \(error)\n".utf8))
+    switch error {
+    case .full: return ExitCode(exitFull)
+    case .readOnly: return ExitCode(exitReadOnly)
+    case .gone: return ExitCode(exitGone)
+    case .source: return ExitCode(exitSource)
+    case .failed: return ExitCode(1)
     }
   }
 }

@@ -10,21 +10,6 @@ import WorkoutExport
 /// tarfile (two independent readers of the POSIX ustar format).
 @Suite("tar archives on a descriptor")
 struct TarStreamTests {
-  /// Runs `tool` with `arguments` in `directory`; its exit status and its output.
-  func run(_ tool: String, _ arguments: [String], in directory: String) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
-  }
-
   @Test("files of every size around a block boundary come out whole, named, mode 0640, in order")
   func membersReadBackByTarAndTarfile() throws {
     let directory = ExportDirectory()
@@ -49,14 +34,15 @@ struct TarStreamTests {
 
     let extracted = directory.path + "/out"
     try FileManager.default.createDirectory(atPath: extracted, withIntermediateDirectories: true)
-    let (status, listing) = try run("/bin/tar", ["-tvf", archivePath], in: directory.path)
-    #expect(status == 0, "\(listing)")
+    let listed = try #require(try runTool("tar", ["-tvf", archivePath], in: directory))
+    let listing = listed.output
+    #expect(listed.status == 0, "\(listed.errors)")
     let lines = listing.split(separator: "\n")
     #expect(lines.count == names.count)
     #expect(lines.allSatisfy { $0.hasPrefix("-rw-r-----") }, "\(listing)")
     #expect(lines.map { String($0.split(separator: " ").last ?? "") } == names)
-    let (extractStatus, extractOutput) = try run("/bin/tar", ["-xf", archivePath, "-C", extracted], in: directory.path)
-    #expect(extractStatus == 0, "\(extractOutput)")
+    let extract = try #require(try runTool("tar", ["-xf", archivePath, "-C", extracted], in: directory))
+    #expect(extract.status == 0, "\(extract.errors)")
     for name in names {
       #expect(
         try Data(contentsOf: URL(fileURLWithPath: extracted + "/" + name))
@@ -69,9 +55,9 @@ struct TarStreamTests {
               assert m.isfile() and m.mode == 0o640, (m.name, m.mode)
               print(m.name, m.size)
       """
-    let (pythonStatus, members) = try run("/usr/bin/python3", ["-c", script, archivePath], in: directory.path)
-    #expect(pythonStatus == 0, "\(members)")
-    #expect(members == zip(names, sizes).map { "\($0) \($1)\n" }.joined())
+    let python = try #require(try runTool("python3", ["-c", script, archivePath], in: directory))
+    #expect(python.status == 0, "\(python.errors)")
+    #expect(python.output == zip(names, sizes).map { "\($0) \($1)\n" }.joined())
   }
 
   @Test("a name a ustar header cannot hold is refused, not cut")

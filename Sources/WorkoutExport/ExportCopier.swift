@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Why a copy failed, by what the rider can do about it.
+public enum CopyError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// No room left on the target (ENOSPC, EDQUOT).
+  case full(String)
+  /// The target cannot be written (EROFS, EACCES, EPERM).
+  case readOnly(String)
+  /// The target went away mid-copy (a stick pulled: EIO, ENODEV, ENXIO, ESHUTDOWN, ENOENT on
+  /// what was just there).
+  case gone(String)
+  /// Our own file to copy is missing or unreadable: nothing on the target is touched.
+  case source(String)
+  /// Anything else, with the call and its reason.
+  case failed(String)
+
+  public var description: String {
+    switch self {
+    case .full(let text), .readOnly(let text), .gone(let text), .source(let text), .failed(let text): text
+    }
+  }
+
+  /// Sorts an errno from the target into what it means for the rider.
+  static func target(_ code: Int32, _ what: String) -> CopyError {
+    let reason = "\(what): \(String(cString: strerror(code)))"
+    switch code {
+    case ENOSPC, EDQUOT: return .full(reason)
+    case EROFS, EACCES, EPERM: return .readOnly(reason)
+    case EIO, ENODEV, ENXIO, ESHUTDOWN, ENOENT, ENOTCONN: return .gone(reason)
+    default: return .failed(reason)
+    }
+  }
+}
+
+/// Copies export files into a directory of their own on another file system (a USB stick's
+/// `workoutd/`): each to a temporary name, synced, renamed, the directory synced, so a stick
+/// pulled at any moment holds whole files under their real names or a hidden `.partial` that
+/// the next copy replaces. Everything on the target is reached through the directory's own
+/// descriptor with `O_NOFOLLOW`: a symlink planted on the stick (as `workoutd`, or under a
+/// file's name) is refused, never followed into our own files.
+public final class ExportCopier {
+  public let directory: String
+  private let descriptor: Int32
+
+  /// Opens `root/name`, making it (mode 0755) if missing; refuses a symlink or a non-directory.
+  public init(root: String, name: String = "workoutd") throws(CopyError) {
+    directory = root + "/" + name
+    let rootDescriptor = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard rootDescriptor >= 0 else { throw .target(errno, "cannot open \(root)") }
+    defer { close(rootDescriptor) }
+    if mkdirat(rootDescriptor, name, 0o755) != 0 && errno != EEXIST {
+      throw .target(errno, "cannot make \(directory)")
+    }
+    let opened = openat(rootDescriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+    guard opened >= 0 else {
+      throw errno == ELOOP || errno == ENOTDIR
+        ? .failed("\(directory) is not a directory (a symlink or a file is in its place); it is left alone")
+        : .target(errno, "cannot open \(directory)")
+    }
+    descriptor = opened
+  }
+
+  deinit { close(descriptor) }
+
+  /// Copies `sourceDirectory/name` in under the same name; returns the bytes copied.
+  @discardableResult
+  public func copy(_ name: String, from sourceDirectory: String) throws(CopyError) -> Int64 {
+    guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
+      throw .source("\"\(name)\" is not an export's name")
+    }
+    let sourcePath = sourceDirectory + "/" + name
+    let input = open(sourcePath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    guard input >= 0 else { throw .source("cannot open \(sourcePath): \(String(cString: strerror(errno)))") }
+    defer { close(input) }
+    var info = stat()
+    guard fstat(input, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+      throw .source("\(sourcePath) is not a regular file")
+    }
+    let temporary = "." + name + ".partial"
+    let shown = directory + "/" + temporary
+    // A temporary file a pulled stick kept from an earlier copy.
+    _ = unlinkat(descriptor, temporary, 0)
+    let output = openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    guard output >= 0 else { throw .target(errno, "cannot create \(shown)") }
+    var finished = false
+    defer {
+      if !finished {
+        close(output)
+        _ = unlinkat(descriptor, temporary, 0)
+      }
+    }
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    var copied: Int64 = 0
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count >= 0 else { throw .source("cannot read \(sourcePath): \(String(cString: strerror(errno)))") }
+      if count == 0 { break }
+      var offset = 0
+      while offset < count {
+        let written = buffer[offset..<count].withUnsafeBytes { write(output, $0.baseAddress, $0.count) }
+        if written < 0 {
+          if errno == EINTR { continue }
+          throw .target(errno, "cannot write \(shown)")
+        }
+        offset += written
+      }
+      copied += Int64(count)
+    }
+    // A FAT driver reports a full or vanished stick at the latest here.
+    guard fsync(output) == 0 else { throw .target(errno, "cannot sync \(shown)") }
+    finished = true
+    guard close(output) == 0 else {
+      _ = unlinkat(descriptor, temporary, 0)
+      throw .target(errno, "cannot close \(shown)")
+    }
+    guard renameat(descriptor, temporary, descriptor, name) == 0 else {
+      let code = errno
+      _ = unlinkat(descriptor, temporary, 0)
+      throw .target(code, "cannot rename \(shown) to \(name)")
+    }
+    guard fsync(descriptor) == 0 else { throw .target(errno, "cannot sync \(directory)") }
+    return copied
+  }
+}
