@@ -97,7 +97,7 @@ final class SessionExporter: Sendable {
       DeviceStatus(device: .exports, condition: .failing, detail: detail)
     }
     if let problem = Self.makeDirectory(directory) { return failing("cannot make \(directory): \(problem)") }
-    guard let destination = Self.realPath(directory) else {
+    guard let destination = ExportFile.ledgerKey(forDirectory: directory) else {
       return failing("cannot resolve \(directory): \(String(cString: strerror(errno)))")
     }
     if removeStale { removeTemporaryFiles() }
@@ -147,13 +147,6 @@ final class SessionExporter: Sendable {
   /// The exporter's own page cache: it reads each session once, in order, so a large cache
   /// buys nothing and would stay in the service's memory between passes.
   static let readerCacheKiB = 256
-
-  /// The canonical absolute path (realpath(3)), nil on failure with errno set.
-  static func realPath(_ path: String) -> String? {
-    guard let resolved = realpath(path, nil) else { return nil }
-    defer { free(resolved) }
-    return String(cString: resolved)
-  }
 
   /// Makes `path` and its missing parents (mode 0750: the service's group reads the exports);
   /// nil when done, else why not (strerror's words).

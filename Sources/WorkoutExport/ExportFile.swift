@@ -158,6 +158,15 @@ public enum ExportFile {
     return "\(start.compact)Z-\(shortID(of: session)).\(format.fileExtension)"
   }
 
+  /// The export table's key for a directory: its canonical absolute path (realpath(3), links
+  /// and `..` resolved), so the service, `workoutctl export` and `copy-exports` name one
+  /// directory alike however it was given. nil when it cannot be resolved (errno says why).
+  public static func ledgerKey(forDirectory path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+  }
+
   /// A file written.
   public struct Written: Sendable, Equatable {
     public var path: String

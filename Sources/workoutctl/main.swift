@@ -365,8 +365,10 @@ struct Export: ParsableCommand {
         throw fail("cannot make \(out): \(error.localizedDescription)")
       }
       directory = out
-      // The ledger's key for this directory: its absolute path, links resolved.
-      destination = URL(fileURLWithPath: out).resolvingSymlinksInPath().path
+      guard let key = ExportFile.ledgerKey(forDirectory: out) else {
+        throw fail("cannot resolve \(out): \(String(cString: strerror(errno)))")
+      }
+      destination = key
     }
     defer { if streams { rmdir(directory) } }
     var ledger: WorkoutStore?
@@ -458,11 +460,9 @@ struct CopyExports: ParsableCommand {
 
   func run() throws {
     let exports = from ?? ((locations.database as NSString).deletingLastPathComponent + "/exports")
-    guard let resolved = realpath(exports, nil) else {
+    guard let source = ExportFile.ledgerKey(forDirectory: exports) else {
       throw fail("cannot find the exports directory \(exports): \(String(cString: strerror(errno)))")
     }
-    let source = String(cString: resolved)
-    free(resolved)
     let ledger: WorkoutStore
     do {
       ledger = try WorkoutStore.openForExportLedger(at: locations.database)
