@@ -21,11 +21,14 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
   case removeSensor
   /// The sensors the service runs, and where each was chosen.
   case listSensors
+  /// The USB stick copier's report (`phase`, `target`, `detail`): the service shows it in
+  /// status, on the LED and the buzzer (`workoutctl copy-exports --report`).
+  case reportCopy
 
   /// The session request a control command stands for (nil for `status` and the sensor ones).
   public var request: SessionRequest? {
     switch self {
-    case .status, .scanSensors, .addSensor, .removeSensor, .listSensors: nil
+    case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy: nil
     case .start: .start
     case .pause: .pause
     case .resume: .resume
@@ -49,10 +52,12 @@ public struct ControlRequest: Codable, Sendable, Hashable {
   /// `addSensor`: "heart_rate", "power" or "speed_cadence" (default: what the last scan heard it
   /// advertise).
   public var role: String?
+  /// `reportCopy`: the copy's step, on which stick, and what happened.
+  public var copy: StickCopyReport?
 
   public init(
     command: ControlCommand, seconds: Double? = nil, allDevices: Bool? = nil, address: String? = nil,
-    addressType: String? = nil, role: String? = nil
+    addressType: String? = nil, role: String? = nil, copy: StickCopyReport? = nil
   ) {
     self.command = command
     self.seconds = seconds
@@ -60,6 +65,7 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     self.address = address
     self.addressType = addressType
     self.role = role
+    self.copy = copy
   }
 
   /// The scan's length as the service runs it.

@@ -235,6 +235,13 @@ final class ServiceRuntime {
   // MARK: - Control
 
   private func answer(_ request: ControlRequest, at now: Moment) -> ControlReply {
+    if request.command == .reportCopy {
+      guard let report = request.copy, !report.target.isEmpty else {
+        return ControlReply(ok: false, message: "reportCopy needs copy: {phase, target, detail}")
+      }
+      perform(core.handle(.stickCopy(report), at: now, host: SystemClocks.monotonic()).actions)
+      return ControlReply(ok: true, state: core.engine.state)
+    }
     guard let sessionRequest = request.command.request else {
       return ControlReply(ok: true, state: core.engine.state, status: statusReport(at: now))
     }

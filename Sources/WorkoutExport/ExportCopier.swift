@@ -125,3 +125,23 @@ public final class ExportCopier {
     return copied
   }
 }
+
+/// A USB stick's name in the export table, `usb:<filesystem UUID>`: the UUID udev found on the
+/// partition (its `/dev/disk/by-uuid` link), so the same stick is the same target in any port
+/// and under any kernel name.
+public enum StickIdentity {
+  /// The name for the partition `device` ("/dev/sda1"); nil when no by-uuid link leads to it
+  /// (a file system without a UUID, or not a block device udev has seen).
+  public static func targetName(forDevice device: String, byUUID directory: String = "/dev/disk/by-uuid") -> String? {
+    guard let wanted = ExportFile.ledgerKey(forDirectory: device), let listing = opendir(directory) else { return nil }
+    defer { closedir(listing) }
+    while let entry = readdir(listing) {
+      let uuid = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      guard !uuid.hasPrefix("."), ExportFile.ledgerKey(forDirectory: directory + "/" + uuid) == wanted else { continue }
+      return "usb:" + uuid
+    }
+    return nil
+  }
+}

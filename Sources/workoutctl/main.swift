@@ -31,7 +31,7 @@ struct Workoutctl: ParsableCommand {
     version: WorkoutdVersion.string,
     subcommands: [
       Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self, Sensors.self,
-      Export.self, CopyExports.self,
+      Export.self, CopyExports.self, ReportCopy.self,
     ])
 }
 
@@ -450,34 +450,73 @@ struct CopyExports: ParsableCommand {
   @Option(
     name: .customLong("as"),
     help: ArgumentHelp("The target's name in the export table, as usb:<filesystem UUID>.", valueName: "name"))
-  var name: String
+  var name: String?
+  @Option(
+    help: ArgumentHelp(
+      "The target's partition (/dev/sda1): without --as, its name is usb:<its filesystem UUID>, from /dev/disk/by-uuid.",
+      valueName: "device"))
+  var device: String?
   @Option(help: "The service's exports directory (default: exports in the state directory).") var from: String?
+  @Flag(help: "Tell the service how the copy goes (status, LED, buzzer), as workoutd-usb@.service does.")
+  var report = false
 
   static let exitFull: Int32 = 10
   static let exitReadOnly: Int32 = 11
   static let exitGone: Int32 = 12
   static let exitSource: Int32 = 13
 
+  func validate() throws {
+    if name == nil && device == nil { throw ValidationError("give the target's name with --as or its --device") }
+  }
+
   func run() throws {
+    let target: String
+    if let name {
+      target = name
+    } else if let device, let found = StickIdentity.targetName(forDevice: device) {
+      target = found
+    } else {
+      throw fail("\(device ?? "-") has no filesystem UUID under /dev/disk/by-uuid: its copies could not be recorded")
+    }
+    let reporter = CopyReporter(
+      enabled: report, target: target, device: device.map { ($0 as NSString).lastPathComponent },
+      locations: locations)
+    do {
+      try copy(to: target, reporter: reporter)
+    } catch let code as ExitCode {
+      throw code
+    } catch {
+      reporter.send(.failed, "\(error)")
+      throw fail("\(error)")
+    }
+  }
+
+  private func copy(to target: String, reporter: CopyReporter) throws {
     let exports = from ?? ((locations.database as NSString).deletingLastPathComponent + "/exports")
     guard let source = ExportFile.ledgerKey(forDirectory: exports) else {
-      throw fail("cannot find the exports directory \(exports): \(String(cString: strerror(errno)))")
+      let problem = "cannot find the exports directory \(exports): \(String(cString: strerror(errno)))"
+      reporter.send(.failed, problem)
+      throw fail(problem)
     }
     let ledger: WorkoutStore
     do {
       ledger = try WorkoutStore.openForExportLedger(at: locations.database)
     } catch {
+      reporter.send(.failed, "the copies cannot be recorded: \(error)")
       throw fail("the copies cannot be recorded: \(error)")
     }
-    let pending = try ledger.exportsNotCopied(from: source, to: name)
+    let pending = try ledger.exportsNotCopied(from: source, to: target)
     if pending.isEmpty {
-      print("nothing new for \(name)")
+      print("nothing new for \(target)")
+      reporter.send(.copied, "nothing new to copy")
       return
     }
+    reporter.send(.copying, "\(pending.count) files")
     let copier: ExportCopier
     do {
       copier = try ExportCopier(root: to)
     } catch {
+      reporter.send(.failed, "\(error)")
       throw Self.exit(error)
     }
     var copied = 0
@@ -487,7 +526,7 @@ struct CopyExports: ParsableCommand {
       do {
         bytes += try copier.copy(export.name, from: source)
         var record = export
-        record.destination = name
+        record.destination = target
         record.writtenWall = Date().timeIntervalSince1970
         try ledger.recordExport(record)
         copied += 1
@@ -495,19 +534,21 @@ struct CopyExports: ParsableCommand {
       } catch let error as CopyError {
         // Our own file gone: told, and the others go on; anything about the target stops here.
         guard case .source = error else {
-          if copied > 0 { print("copied \(copied) of \(pending.count) files before the failure") }
+          let before = copied > 0 ? "copied \(copied) of \(pending.count) files before the failure" : nil
+          if let before { print(before) }
+          reporter.send(.failed, "\(error)" + (before.map { " (\($0))" } ?? ""))
           throw Self.exit(error)
         }
         missing.append(error)
-      } catch {
-        throw fail("\(error)")
       }
     }
-    print("copied \(copied) files (\(bytes) bytes) into \(copier.directory) for \(name)")
+    print("copied \(copied) files (\(bytes) bytes) into \(copier.directory) for \(target)")
     if let first = missing.first {
       FileHandle.standardError.write(Data("workoutctl: \(missing.count) not copied: \(first)\n".utf8))
+      reporter.send(.failed, "copied \(copied) files; \(missing.count) of ours missing: \(first)")
       throw ExitCode(Self.exitSource)
     }
+    reporter.send(.copied, "copied \(copied) new files (\(bytes) bytes)")
   }
 
   static func exit(_ error: CopyError) -> ExitCode {
@@ -519,6 +560,66 @@ struct CopyExports: ParsableCommand {
     case .source: return ExitCode(exitSource)
     case .failed: return ExitCode(1)
     }
+  }
+}
+
+/// Tells the service how a copy onto a stick goes; a service that cannot be reached does not
+/// stop the copy (the export table still records it), it is only said on stderr.
+struct CopyReporter {
+  var enabled: Bool
+  var target: String
+  var device: String?
+  var locations: Locations
+
+  func send(_ phase: StickCopyReport.Phase, _ detail: String) {
+    guard enabled else { return }
+    let request = ControlRequest(
+      command: .reportCopy, copy: StickCopyReport(phase: phase, target: target, detail: detail, device: device))
+    do {
+      let reply = try sendControl(request, socketPath: locations.socket, timeout: 5)
+      if !reply.ok { throw ControlClientError.badReply(reply.message ?? "refused") }
+    } catch {
+      FileHandle.standardError.write(Data("workoutctl: the service was not told (\(phase.rawValue)): \(error)\n".utf8))
+    }
+  }
+}
+
+struct ReportCopy: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "report-copy",
+    abstract: "Tell the service that a USB stick's copy has ended and it is unmounted (workoutd-usb@.service).",
+    discussion: """
+      Run by workoutd-usb@.service after it unmounted the stick: after a whole copy the service \
+      says the stick is safe to remove (a long chirp, status); after anything else (pulled \
+      mid-copy, a file system that would not mount) it shows a fault until a plug finishes the \
+      job. The unit's result is read from $SERVICE_RESULT, $EXIT_CODE and $EXIT_STATUS.
+      """
+  )
+  @OptionGroup var locations: Locations
+  @Option(help: ArgumentHelp("The stick's partition (/dev/sda1).", valueName: "device")) var device: String
+  @Option(help: "The unit that mounted it, for the rider to look up (journalctl -u).") var unit: String?
+
+  func run() throws {
+    let environment = ProcessInfo.processInfo.environment
+    let name = (device as NSString).lastPathComponent
+    // The partition may be gone already (pulled): its UUID is then unknown here, and the
+    // kernel name is what the rider can match with the log.
+    let target = StickIdentity.targetName(forDevice: device) ?? "usb:\(name)"
+    var result = [environment["SERVICE_RESULT"], environment["EXIT_CODE"], environment["EXIT_STATUS"]]
+      .compactMap { $0 }.joined(separator: " ")
+    if result.isEmpty { result = "no result from systemd" }
+    if let unit { result += "; journalctl -u \(unit)" }
+    let reply: ControlReply
+    do {
+      reply = try sendControl(
+        ControlRequest(
+          command: .reportCopy,
+          copy: StickCopyReport(phase: .unmounted, target: target, detail: result, device: name)),
+        socketPath: locations.socket, timeout: 5)
+    } catch {
+      throw fail("\(error)")
+    }
+    guard reply.ok else { throw fail(reply.message ?? "refused") }
   }
 }
 

@@ -150,4 +150,46 @@ struct CopyExportsTests {
     #expect(contents(exports) == ours, "our exports untouched")
     #expect(FileManager.default.contents(atPath: stick.path + "/workoutd/" + fit) == ours[fit])
   }
+
+  /// What workoutd-usb@.service runs, against a running service: the copier's reports and the
+  /// unit's after the unmount become the usbStick device's status, the LED's fault, and clear
+  /// once a plug finishes the job.
+  @Test func theServiceIsToldAFullStickIsAFaultAndTheNextWholeCopyIsSafeToRemove() throws {
+    let (dir, _, ours) = try recorded(2)
+    let service = try ServiceProcess(dir, arguments: ["--speed", "max"])
+    try service.waitUntilReady()
+    let stick = try Stick(options: "size=128k")
+    let full = try ctl(
+      ["copy-exports", "--to", stick.path, "--as", "usb:FULL", "--device", "/dev/sdz1", "--report"], dir)
+    #expect(full.status == 10, "\(full.output)")
+    var status = try service.status()
+    #expect(status.devices["usbStick"]?.contains("No space left on device") == true, "\(status.devices)")
+    #expect(status.devices["usbStick"]?.hasPrefix("failing") == true, "\(status.devices)")
+    #expect(status.engine.indicator == .fault)
+    // Unmounted by the unit: the failure stands.
+    let unmounted = try ctl(["report-copy", "--device", "/dev/sdz1"], dir)
+    #expect(unmounted.status == 0, "\(unmounted.output)")
+    #expect(try service.status().devices["usbStick"]?.hasPrefix("failing") == true)
+
+    try stick.remount("size=16m")
+    let next = try ctl(
+      ["copy-exports", "--to", stick.path, "--as", "usb:FULL", "--device", "/dev/sdz1", "--report"], dir)
+    #expect(next.status == 0, "\(next.output)")
+    status = try service.status()
+    #expect(status.devices["usbStick"]?.contains("unmounting") == true, "\(status.devices)")
+    #expect(try ctl(["report-copy", "--device", "/dev/sdz1"], dir).status == 0)
+    status = try service.status()
+    #expect(status.devices["usbStick"]?.hasPrefix("available") == true, "\(status.devices)")
+    #expect(status.devices["usbStick"]?.hasSuffix("safe to remove") == true, "\(status.devices)")
+    #expect(status.engine.indicator != .fault)
+    #expect(contents(stick.path + "/workoutd").count == ours.count)
+    #expect(service.log.contains("safe to remove"), "one log line says so")
+
+    // A stick with no UUID to be known by is refused before anything is written.
+    let unknown = try ctl(["copy-exports", "--to", stick.path, "--device", "/dev/null"], dir)
+    #expect(unknown.status == 1)
+    #expect(unknown.output.contains("no filesystem UUID"), "\(unknown.output)")
+    service.signal(SIGTERM)
+    #expect(try service.waitForExit() == 0)
+  }
 }

@@ -146,6 +146,9 @@ public struct DeviceWatch: Sendable, Hashable {
       rejection = nil  // no gpsd, no receiver: no fixes, refused or not
     }
     guard previous?.condition != status.condition else { return [] }
+    // A stick's condition changes when the rider plugs one in: each change is news, never a
+    // flapping device.
+    if status.device == .usbStick { return [Self.notice(for: status)] }
     var state = flapping[status.device] ?? Flapping()
     state.changes.append(now)
     state.changes.removeAll { $0 < now - settings.flapWindow }

@@ -41,6 +41,43 @@ public enum EngineInput: Sendable, Hashable {
   /// Whether the board's own wall clock is synchronised (NTP): a GPS time that contradicts a
   /// synchronised clock is the receiver's error and is not believed.
   case systemClockTrusted(Bool)
+  /// What the USB stick copier (`workoutctl copy-exports --report`) says of its copy.
+  case stickCopy(StickCopyReport)
+}
+
+/// One step of copying the exports onto a USB stick, as the copier and its unit report it.
+public struct StickCopyReport: Sendable, Hashable, Codable {
+  public enum Phase: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Mounted, files being copied: not to be pulled.
+    case copying
+    /// Every file copied and synced; the stick is still mounted.
+    case copied
+    /// The copy failed (full, read-only, pulled, our file missing); `detail` says why.
+    case failed
+    /// The unit has unmounted the stick (or given up on mounting it): after `copied`, safe to
+    /// pull; after anything else, the copy did not finish.
+    case unmounted
+  }
+
+  public var phase: Phase
+  /// The stick's name in the export table: `usb:<filesystem UUID>`.
+  public var target: String
+  public var detail: String
+  /// The partition's kernel name ("sda1"), when known: the unit's later report finds the copy
+  /// by it when the stick is gone and its UUID can no longer be read.
+  public var device: String?
+
+  public init(phase: Phase, target: String, detail: String, device: String? = nil) {
+    self.phase = phase
+    self.target = target
+    self.detail = detail
+    self.device = device
+  }
+
+  /// Whether this report is about the same stick as `other`.
+  public func isAbout(_ other: StickCopyReport) -> Bool {
+    target == other.target || (device != nil && device == other.device)
+  }
 }
 
 /// What the runtime reports about the store.

@@ -13,6 +13,9 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
   case paused
   /// Stopped, the ride being saved: steady on.
   case saving
+  /// Idle, and the exports are being copied onto a USB stick: two quick flashes a second; it
+  /// must not be pulled until this ends (a long chirp says when).
+  case copying
   /// Something needs the rider: the disk refuses writes, or a device is absent, lost or
   /// failing. Three quick flashes, then a pause.
   case fault
@@ -27,6 +30,7 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
     case .running: [0.05, 2.95]
     case .paused: [0.5, 0.5]
     case .saving: [1]
+    case .copying: [0.1, 0.15, 0.1, 0.65]
     case .fault: [0.1, 0.1, 0.1, 0.1, 0.1, 1.5]
     }
   }
@@ -60,15 +64,20 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
     return timing[0]
   }
 
-  /// The pattern for a session state and the board's condition, most urgent first.
-  public static func choose(state: SessionState, gps: GPSCondition, fault: Bool) -> IndicatorPattern {
+  /// The pattern for a session state and the board's condition, most urgent first. A copy onto
+  /// a USB stick shows only between rides: during one, the ride's own rhythm matters more.
+  public static func choose(
+    state: SessionState, gps: GPSCondition, fault: Bool, copying: Bool = false
+  ) -> IndicatorPattern {
     if fault { return .fault }
     switch state {
     case .stopped: return .saving
     case .prepared: return gps.isWaiting ? .waitingForFix : .countdown
     case .running: return .running
     case .paused: return .paused
-    case .notStarted, .ended: return gps.isWaiting ? .waitingForFix : .off
+    case .notStarted, .ended:
+      if copying { return .copying }
+      return gps.isWaiting ? .waitingForFix : .off
     }
   }
 }

@@ -264,6 +264,10 @@ public struct RuntimeCore: Sendable {
     }
     let ticking = engine.needsTick
     let step = engine.handle(input, at: moment)
+    if case .stickCopy = input, let status = engine.watch.conditions[.usbStick] {
+      // The engine words the stick's condition from the copier's reports (safe to remove…).
+      deviceConditions[status.device.rawValue] = "\(status.condition.rawValue): \(status.detail)"
+    }
     if !ticking && engine.needsTick {
       // Recording (re)starts: the first point is the next whole second's, as if the clock had
       // ticked all along (it slept while there was nothing to record).

@@ -85,6 +85,9 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
   case storage
   /// The service's own exports of ended sessions into the state directory's `exports/`.
   case exports
+  /// A USB stick the exports are being (or were last) copied onto (`workoutd-usb@.service`):
+  /// a copy that failed is a fault until a plug that finishes it.
+  case usbStick
   case simulation
 }
 
