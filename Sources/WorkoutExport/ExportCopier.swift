@@ -131,17 +131,36 @@ public final class ExportCopier {
 /// and under any kernel name.
 public enum StickIdentity {
   /// The name for the partition `device` ("/dev/sda1"); nil when no by-uuid link leads to it
-  /// (a file system without a UUID, or not a block device udev has seen).
+  /// (a file system without a UUID, or not a block device udev has seen). Links are matched by
+  /// the kernel name they point at ("../../sda1"), not by resolving them: in the copier's
+  /// sandbox (a private /dev) only the links are there, not the device.
   public static func targetName(forDevice device: String, byUUID directory: String = "/dev/disk/by-uuid") -> String? {
-    guard let wanted = ExportFile.ledgerKey(forDirectory: device), let listing = opendir(directory) else { return nil }
+    let wanted = kernelName(of: device)
+    guard !wanted.isEmpty, let listing = opendir(directory) else { return nil }
     defer { closedir(listing) }
     while let entry = readdir(listing) {
       let uuid = withUnsafeBytes(of: entry.pointee.d_name) { raw in
         String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
       }
-      guard !uuid.hasPrefix("."), ExportFile.ledgerKey(forDirectory: directory + "/" + uuid) == wanted else { continue }
-      return "usb:" + uuid
+      guard !uuid.hasPrefix("."), let target = linkTarget(directory + "/" + uuid) else { continue }
+      if lastComponent(target) == wanted { return "usb:" + uuid }
     }
     return nil
+  }
+
+  /// "sda1" for "/dev/sda1", or for a link to it that can be resolved.
+  public static func kernelName(of device: String) -> String {
+    lastComponent(ExportFile.ledgerKey(forDirectory: device) ?? device)
+  }
+
+  private static func lastComponent(_ path: String) -> String {
+    String(path.split(separator: "/").last ?? "")
+  }
+
+  private static func linkTarget(_ path: String) -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = readlink(path, &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }

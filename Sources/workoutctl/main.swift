@@ -470,17 +470,14 @@ struct CopyExports: ParsableCommand {
   }
 
   func run() throws {
-    let target: String
-    if let name {
-      target = name
-    } else if let device, let found = StickIdentity.targetName(forDevice: device) {
-      target = found
-    } else {
-      throw fail("\(device ?? "-") has no filesystem UUID under /dev/disk/by-uuid: its copies could not be recorded")
+    let kernelName = device.map(StickIdentity.kernelName(of:))
+    guard let target = name ?? device.flatMap({ StickIdentity.targetName(forDevice: $0) }) else {
+      let problem = "\(device ?? "-") has no filesystem UUID under /dev/disk/by-uuid: its copies could not be recorded"
+      CopyReporter(enabled: report, target: "usb:\(kernelName ?? "-")", device: kernelName, locations: locations)
+        .send(.failed, problem)
+      throw fail(problem)
     }
-    let reporter = CopyReporter(
-      enabled: report, target: target, device: device.map { ($0 as NSString).lastPathComponent },
-      locations: locations)
+    let reporter = CopyReporter(enabled: report, target: target, device: kernelName, locations: locations)
     do {
       try copy(to: target, reporter: reporter)
     } catch let code as ExitCode {
@@ -601,7 +598,7 @@ struct ReportCopy: ParsableCommand {
 
   func run() throws {
     let environment = ProcessInfo.processInfo.environment
-    let name = (device as NSString).lastPathComponent
+    let name = StickIdentity.kernelName(of: device)
     // The partition may be gone already (pulled): its UUID is then unknown here, and the
     // kernel name is what the rider can match with the log.
     let target = StickIdentity.targetName(forDevice: device) ?? "usb:\(name)"
