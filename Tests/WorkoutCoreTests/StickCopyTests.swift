@@ -106,4 +106,16 @@ struct StickCopyTests {
     #expect(events.filter { $0.kind == .deviceFailing }.count == 4, "each failed plug is told")
     #expect(usb(h)?.condition == .failing, "the last one failed")
   }
+
+  @Test func anotherStickOnTheSamePortIsAnotherStick() {
+    var h = EngineHarness()
+    h.send(report(.copying, "1 file"))
+    h.send(report(.copied, "copied 1 new files (10 bytes)"))
+    h.send(report(.unmounted, "success exited 0"))
+    h.send(report(.failed, "cannot make workoutd: Read-only file system", target: "usb:2345-BCDE"))
+    #expect(usb(h)?.detail == "usb:2345-BCDE: cannot make workoutd: Read-only file system")
+    h.send(report(.unmounted, "exit-code exited 11", target: "usb:2345-BCDE"))
+    #expect(usb(h)?.detail == "usb:2345-BCDE: cannot make workoutd: Read-only file system")
+    #expect(h.engine.stickCopy?.target == "usb:2345-BCDE")
+  }
 }

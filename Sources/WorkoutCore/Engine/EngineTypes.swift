@@ -74,9 +74,15 @@ public struct StickCopyReport: Sendable, Hashable, Codable {
     self.device = device
   }
 
-  /// Whether this report is about the same stick as `other`.
+  /// Whether the stick's UUID was unknown to the reporter (the stick gone before the unit's
+  /// report): its target is then only `usb:<kernel name>`.
+  public var namesOnlyTheDevice: Bool { device.map { target == "usb:" + $0 } ?? false }
+
+  /// Whether this report is about the same stick as `other`: the same target, or, when this
+  /// report knows only the partition's kernel name, the same partition. (Another stick later
+  /// plugged into the same port gets the same kernel name and a target of its own.)
   public func isAbout(_ other: StickCopyReport) -> Bool {
-    target == other.target || (device != nil && device == other.device)
+    target == other.target || (namesOnlyTheDevice && device == other.device)
   }
 }
 
