@@ -107,10 +107,18 @@ boot_suite() {
     /usr/bin/python3 "$host/gps-feed.py" "$dir/gps.sock" "$BOARDVM_DIR/fixtures/bundg_zeus_9.log" \
       --max-seconds 900 2>> "$dir/gps-feed.log" &
     feed=$!
+    # The host's hand on the USB port: sticks plugged and pulled at the guest's request.
+    rm -rf "$dir/share/usb" "$dir/monitor.sock"
+    /usr/bin/python3 "$host/usb-plug.py" "$dir/monitor.sock" "$dir/share" "$dir/usb-images" \
+      2>> "$dir/usb-plug.log" &
+    plugger=$!
     t0=$(date +%s) rc=0
     timeout -s KILL 900 "$host/boot-vm.sh" "$kernel" "$stage1" "$image" "$dir/share" --snapshot \
-      --gps-socket "$dir/gps.sock" --append "workoutd.hil=suite $append" --console "$dir/console.log" || rc=$?
+      --gps-socket "$dir/gps.sock" --monitor "$dir/monitor.sock" --append "workoutd.hil=suite $append" \
+      --console "$dir/console.log" || rc=$?
     touch "$dir/gps.sock.stop"; wait "$feed" || true
+    mkdir -p "$dir/share/usb"; touch "$dir/share/usb/stop"; wait "$plugger" || true
+    rm -rf "$dir/usb-images"
     step "$label boot: QEMU exited ($rc) after $(elapsed_since "$t0") s"
     # A guest kernel panic (TCG, see kernel_panicked) is not a test result:
     # boot once more on the same snapshot; the tests that had run are kept
@@ -144,6 +152,7 @@ tests_matching() {   # guest test names whose file name matches a glob
   local f
   for f in "$BOARDVM_DIR"/guest/tests/$1.sh; do
     [[ -f $f ]] || continue
+    [[ " ${BOARD_VM_EXCLUDE:-} " == *" $(basename "$f" .sh) "* ]] && continue
     [[ -z ${BOARD_VM_TESTS:-} || " $BOARD_VM_TESTS " == *" $(basename "$f" .sh) "* ]] && basename "$f" .sh
   done
 }

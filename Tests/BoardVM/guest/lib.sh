@@ -159,3 +159,25 @@ db_snapshot() {
   echo "$dir/$(basename "$WORKOUTD_DB")"
 }
 config_sha() { sha256sum < /etc/workoutd/workoutd.toml 2> /dev/null | cut -d' ' -f1; }
+
+# --- USB sticks, made, plugged and pulled by the host (host/usb-plug.py, QEMU's monitor) ----
+HIL_USB=$HIL_SHARE/usb
+# usb_request WORDS...: the host's reply line on stdout; fails on an error reply or none in 60 s
+usb_request() {
+  local name i reply
+  name=r$(date +%s%N)
+  mkdir -p "$HIL_USB"
+  echo "$*" > "$HIL_USB/.$name.tmp" && mv "$HIL_USB/.$name.tmp" "$HIL_USB/$name.req"
+  for ((i = 0; i < 600; i++)); do
+    if [[ -f $HIL_USB/$name.rep ]]; then
+      reply=$(cat "$HIL_USB/$name.rep")
+      rm -f "$HIL_USB/$name.rep"
+      echo "$reply"
+      [[ $reply == ok* ]]
+      return
+    fi
+    sleep 0.1
+  done
+  echo "error: no reply from the host's usb-plug.py to '$*'"
+  return 1
+}

@@ -43,6 +43,10 @@ tar -C "$kroot/$moddir" -cf - \
     --exclude=kernel/drivers/infiniband --exclude=kernel/drivers/net/wireless \
     --exclude=kernel/drivers/net/ethernet --exclude=kernel/drivers/staging \
     --exclude=kernel/drivers/scsi --exclude=kernel/drivers/iio . | tar -C "$tree/$moddir" -xf -
+# ... but SCSI's core and disks, which a USB stick is (usb-storage; the stick tests).
+mkdir -p "$tree/$moddir/kernel/drivers/scsi"
+find "$kroot/$moddir/kernel/drivers/scsi" -maxdepth 1 -regextype egrep -regex '.*/(scsi_mod|scsi_common|sd_mod)\.ko(\.xz)?' \
+  -exec cp {} "$tree/$moddir/kernel/drivers/scsi/" \;
 install -D -m 0644 "$gpio_sim" "$tree/$moddir/extra/gpio-sim.ko"
 depmod -b "$tree" "$KVER"
 

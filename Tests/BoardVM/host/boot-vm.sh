@@ -5,16 +5,19 @@
 #     --snapshot          throw the guest's disk writes away at exit
 #     --gps-socket PATH   guest /dev/ttyS1 = unix socket PATH (host feeds NMEA)
 #     --append "ARGS"     extra kernel command line
+#     --monitor PATH      QEMU's monitor on unix socket PATH (usb-plug.py plugs sticks
+#                         into the guest's xHCI controller through it)
 # Console (ttyS0) goes to SHARE_DIR/../console-<image>.log unless --console FILE.
 set -euo pipefail
 kernel=$1 initrd=$2 image=$3 share=$4; shift 4
-snapshot='' gps_socket='' append='' console=''
+snapshot='' gps_socket='' append='' console='' monitor=(-monitor none)
 while (($#)); do
   case $1 in
     --snapshot) snapshot=,snapshot=on ;;
     --gps-socket) gps_socket=$2; shift ;;
     --append) append=$2; shift ;;
     --console) console=$2; shift ;;
+    --monitor) monitor=(-monitor "unix:$2,server=on,wait=off"); shift ;;
     *) echo "boot-vm.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -30,7 +33,8 @@ gps=(-serial null)
 # image: its metadata lives in QEMU's memory and a kill would test QEMU.)
 exec qemu-system-x86_64 \
   -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
-  -display none -monitor none -no-reboot -nic none \
+  -display none "${monitor[@]}" -no-reboot -nic none \
+  -device qemu-xhci,id=xhci \
   -kernel "$kernel" -initrd "$initrd" \
   -append "console=ttyS0 quiet panic=-1 systemd.show_status=0 $append" \
   -drive "file=$image,format=raw,if=virtio,cache=writeback$snapshot" \
