@@ -116,6 +116,32 @@ struct StickCopyTests {
     #expect(usb(h)?.detail == "usb:2345-BCDE: cannot make workoutd: Read-only file system")
     h.send(report(.unmounted, "exit-code exited 11", target: "usb:2345-BCDE"))
     #expect(usb(h)?.detail == "usb:2345-BCDE: cannot make workoutd: Read-only file system")
-    #expect(h.engine.stickCopy?.target == "usb:2345-BCDE")
+    #expect(h.engine.stickCopies.failed.map(\.target) == ["usb:2345-BCDE"])
+  }
+
+  @Test func twoSticksAtOnceAreTwoCopiesAndOnesFailureIsNotHiddenByTheOther() {
+    var h = EngineHarness()
+    h.send(report(.copying, "2 files"))
+    h.send(.stickCopy(StickCopyReport(phase: .copying, target: "usb:BBBB-0002", detail: "2 files", device: "sdb1")))
+    #expect(patterns(h).last == .copying)
+    h.send(.stickCopy(StickCopyReport(phase: .failed, target: "usb:BBBB-0002", detail: "full", device: "sdb1")))
+    #expect(usb(h)?.condition == .failing)
+    h.send(report(.copied, "copied 2 new files (20 bytes)"))
+    h.send(report(.unmounted, "success exited 0"))
+    #expect(chirps(h).last == .long, "the first stick is safe to pull")
+    #expect(usb(h)?.condition == .failing, "the other's failure stands")
+    #expect(usb(h)?.detail == "usb:BBBB-0002: full; usb:1234-ABCD: copied 2 new files (20 bytes); safe to remove")
+    #expect(h.engine.stickCopies.underWay.keys.sorted() == ["usb:BBBB-0002"])
+    h.send(.stickCopy(StickCopyReport(phase: .unmounted, target: "usb:sdb1", detail: "exit-code", device: "sdb1")))
+    #expect(h.engine.stickCopies.underWay.isEmpty)
+    #expect(usb(h)?.detail == "usb:BBBB-0002: full")
+    #expect(patterns(h).last == .fault)
+    // That stick plugged again, with room: all clear.
+    h.send(.stickCopy(StickCopyReport(phase: .copying, target: "usb:BBBB-0002", detail: "2 files", device: "sda1")))
+    h.send(.stickCopy(StickCopyReport(phase: .copied, target: "usb:BBBB-0002", detail: "copied 2", device: "sda1")))
+    h.send(.stickCopy(StickCopyReport(phase: .unmounted, target: "usb:BBBB-0002", detail: "success", device: "sda1")))
+    #expect(usb(h)?.condition == .available)
+    #expect(usb(h)?.detail == "usb:BBBB-0002: copied 2; safe to remove")
+    #expect(patterns(h).last == .off)
   }
 }

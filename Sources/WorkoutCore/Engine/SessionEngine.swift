@@ -113,8 +113,8 @@ public struct SessionEngine: Sendable {
   public private(set) var gpsClock: GPSClock?
   /// Whether the board's own wall clock is synchronised, as the runtime last said.
   public private(set) var systemClockTrusted = false
-  /// The USB stick copy last reported (`stickCopy`), if any since start.
-  public private(set) var stickCopy: StickCopyReport?
+  /// The copies onto USB sticks under way, and those that failed (`stickCopy`).
+  public private(set) var stickCopies = StickCopies()
 
   /// A running session's checkpoint is saved every this many points (and whenever the session
   /// changes otherwise). Between checkpoints a second writes only its point: a restart folds
@@ -296,7 +296,7 @@ public struct SessionEngine: Sendable {
       pointsAtCheckpoint = session.builder.pointCount
     }
     let pattern = IndicatorPattern.choose(
-      state: state, gps: gps, fault: storageFailing || watch.hasFault, copying: stickCopy?.phase == .copying)
+      state: state, gps: gps, fault: storageFailing || watch.hasFault, copying: stickCopies.isCopying)
     if pattern != indicator {
       if pattern == .fault { step.commands.append(.chirp(.alarm)) }
       indicator = pattern
@@ -542,54 +542,16 @@ public struct SessionEngine: Sendable {
   }
 
   /// Records what the device watch noticed: an event each, and its log line.
-  /// The stick copier's report becomes the `usbStick` device's condition: copying and copied
-  /// are available (the LED shows the copy; a long chirp once it is unmounted after a whole
-  /// copy: safe to pull); a failure, or an unmount before the copy finished, is a fault until a
-  /// plug that finishes the job.
+  /// The stick copier's report becomes the `usbStick` device's condition (`StickCopies`): the
+  /// LED shows a copy under way between rides, a long chirp says a whole copy is unmounted
+  /// (safe to pull), a failure is a fault.
   private mutating func noteStickCopy(_ report: StickCopyReport, at now: Moment, into step: inout EngineStep) {
-    let known = stickCopy.flatMap { report.isAbout($0) ? $0 : nil }
-    let previous = known?.phase
-    var report = report
-    if let known { report.target = known.target }  // the UUID, when the unit could not read it
-    var status = DeviceStatus(device: .usbStick, condition: .available, detail: "")
-    var current = report
-    switch report.phase {
-    case .copying:
-      status.detail = "copying to \(report.target): \(report.detail); do not remove it"
-      step.commands.append(.log(.info, "USB stick \(report.target): copying \(report.detail)"))
-    case .copied:
-      status.detail = "\(report.target): \(report.detail); unmounting"
-    case .failed:
-      status = DeviceStatus(device: .usbStick, condition: .failing, detail: "\(report.target): \(report.detail)")
-      if watch.conditions[.usbStick]?.condition == .failing {
-        // Failing already (an earlier stick): the watch says nothing of a second failure.
-        step.commands.append(.log(.warning, "USB stick \(status.detail)"))
-      }
-    case .unmounted:
-      switch previous {
-      case .copied?:
-        let copied = stickCopy?.detail ?? "copied"
-        status.detail = "\(report.target): \(copied); safe to remove"
-        current.detail = copied
-        step.commands.append(.chirp(.long))
-        step.commands.append(.log(.notice, "USB stick \(report.target): \(copied); unmounted, safe to remove"))
-      case .failed?:
-        // Its failure stands (already told); the unmount only ends the attempt.
-        step.commands.append(.log(.info, "USB stick \(report.target) unmounted after the failed copy"))
-        current = stickCopy ?? report
-        status = DeviceStatus(device: .usbStick, condition: .failing, detail: "\(report.target): \(current.detail)")
-      case .copying?, .unmounted?, nil:
-        let why =
-          previous == .copying
-          ? "removed or stopped before the copy finished (\(report.detail))"
-          : "not copied: \(report.detail)"
-        current = StickCopyReport(phase: .failed, target: report.target, detail: why)
-        status = DeviceStatus(
-          device: .usbStick, condition: .failing, detail: "\(report.target): \(why); plug it in again to finish")
-      }
+    let outcome = stickCopies.take(report)
+    if watch.conditions[.usbStick]?.condition == outcome.status.condition, let line = outcome.logLine {
+      step.commands.append(.log(line.level, line.text))
     }
-    stickCopy = current
-    note(watch.deviceReported(status, at: now.monotonic), at: now, into: &step)
+    if outcome.safeToRemove { step.commands.append(.chirp(.long)) }
+    note(watch.deviceReported(outcome.status, at: now.monotonic), at: now, into: &step)
   }
 
   private mutating func note(_ notices: [DeviceWatch.Notice], at now: Moment, into step: inout EngineStep) {

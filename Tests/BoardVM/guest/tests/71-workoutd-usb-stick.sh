@@ -5,8 +5,8 @@
 # workoutd-usb@.service, which mounts the stick, copies the rides it has not had into
 # workoutd/, unmounts it and has the service say "safe to remove". The copies are byte for byte
 # the exports; a second plug copies nothing twice; a stick pulled mid-copy leaves the database
-# whole and the next plug finishes; a read-only and a full stick are faults that touch nothing
-# of ours.
+# whole and the next plug finishes; two sticks at once each get theirs; a read-only and a full
+# stick are faults that touch nothing of ours.
 set -uo pipefail
 # shellcheck source=../lib.sh
 source /usr/lib/workoutd-hil/lib.sh
@@ -112,14 +112,36 @@ check_copies
 pull a
 ours=$(exports_sums)
 
-# 4. A write-protected stick: a fault, nothing of ours touched.
+# 4. Two sticks at once, one new: each takes what it has not had, each is safe to pull.
+usb_request make c vfat 8192 3456-CDEF > /dev/null || problem "make stick c"
+ride 4
+plug a 1234-ABCD
+dev_a=$dev unit_a=$unit at=$plugged_at
+plug c 3456-CDEF
+dev_c=$dev unit_c=$unit plugged_at=$at
+unit=$unit_a wait_unit
+unit=$unit_c wait_unit
+[[ $dev_a != "$dev_c" ]] || problem "two sticks, one partition name: $dev_a"
+for stick in usb:1234-ABCD usb:3456-CDEF; do
+  journalctl -b -u workoutd --no-pager | grep -q "$stick: copied .*safe to remove" ||
+    problem "two at once: no 'safe to remove' for $stick in the service's log"
+done
+[[ $(usb_status) == available:*"safe to remove" ]] || problem "two at once: usbStick '$(usb_status)'"
+dev=$dev_a check_copies
+dev=$dev_c check_copies
+two="$copies_checked on each"
+dev=$dev_a pull a
+dev=$dev_c pull c
+ours=$(exports_sums)
+
+# 5. A write-protected stick: a fault, nothing of ours touched.
 plug b 2345-BCDE ro && wait_unit
 [[ $(usb_status) == failing:*usb:2345-BCDE*[Rr]ead-only* ]] || problem "read-only stick: usbStick '$(usb_status)'"
 readonly_said=$(usb_status)
 [[ $(wkd_field .indicator) == fault ]] || problem "read-only stick: LED '$(wkd_field .indicator)', want fault"
 pull b
 
-# 5. A full stick (ext4, its root root's: the copier's one capability): a fault, ours untouched.
+# 6. A full stick (ext4, its root root's: the copier's one capability): a fault, ours untouched.
 plug full 0f5e7c2a-9a51-4b43-8e0c-5d1f3b2a7e66 && wait_unit
 [[ $(usb_status) == failing:*"No space left on device"* ]] || problem "full stick: usbStick '$(usb_status)'"
 full_said=$(usb_status)
@@ -133,5 +155,5 @@ journalctl -b -u 'workoutd-usb@*' --no-pager | tail -30
 if ((${#problems[@]})); then
   result "$name" FAIL "$(IFS=';'; echo "${problems[*]}")"
 else
-  result "$name" PASS "stick a: $first copied byte for byte, safe to remove; again: nothing twice; pulled mid-copy: '${midway#failing: }', database ok, the next plug finished; read-only: '${readonly_said#failing: }'; full ext4: '${full_said#failing: }'"
+  result "$name" PASS "stick a: $first copied byte for byte, safe to remove; again: nothing twice; pulled mid-copy: '${midway#failing: }', database ok, the next plug finished; two at once: $two; read-only: '${readonly_said#failing: }'; full ext4: '${full_said#failing: }'"
 fi
