@@ -7,7 +7,7 @@ through QEMU's monitor, at the guest test's request.
 The guest writes a request into SHARE_DIR/usb/NAME.req (written elsewhere, then renamed in) and
 waits for SHARE_DIR/usb/NAME.rep: "ok ..." or "error ...". Requests, one line each:
 
-    make STICK vfat|ext4 SIZE_KIB UUID [full]
+    make STICK vfat|exfat|ext4 SIZE_KIB UUID [full]
                                          a stick image: one partition with that file system and
                                          UUID (full: all but a few blocks taken, ext4 only)
     plug STICK [ro] [slow]               attach it to the guest's xHCI controller as usb-storage
@@ -81,7 +81,7 @@ class Helper:
         size = int(size_kib)
         with open(path, "wb") as f:
             f.truncate((1024 + size) * 1024)
-        kind = {"vfat": "c", "ext4": "83"}.get(fstype)
+        kind = {"vfat": "c", "exfat": "7", "ext4": "83"}.get(fstype)
         if kind is None:
             return "error: no file system " + fstype
         steps = [(["sfdisk", "-q", path], "start=2048, type=%s\n" % kind)]
@@ -89,6 +89,13 @@ class Helper:
             # FAT's volume id is the UUID's 8 hex digits (udev shows it as XXXX-XXXX).
             steps.append((["mkfs.vfat", "--offset=2048", "-n", stick.upper()[:11], "-i", uuid.replace("-", ""),
                            path, str(size)], None))
+        elif fstype == "exfat":
+            # mkfs.exfat has no partition offset: through a loop device on the partition, the
+            # volume serial (udev's UUID XXXX-XXXX) set afterwards by tune.exfat.
+            steps.append((["sh", "-ec",
+                           'l=$(losetup -o 1048576 --find --show "$1"); trap "losetup -d $l" EXIT; '
+                           'mkfs.exfat -L "$2" "$l" >/dev/null; tune.exfat -I "0x$3" "$l" >/dev/null',
+                           "mkfs", path, stick.upper()[:11], uuid.replace("-", "")], None))
         else:
             steps.append((["mkfs.ext4", "-q", "-F", "-m", "0", "-U", uuid, "-L", stick[:16],
                            "-E", "offset=%d" % (1024 * 1024), path, "%dk" % size], None))

@@ -112,8 +112,8 @@ check_copies
 pull a
 ours=$(exports_sums)
 
-# 4. Two sticks at once, one new: each takes what it has not had, each is safe to pull.
-usb_request make c vfat 8192 3456-CDEF > /dev/null || problem "make stick c"
+# 4. Two sticks at once, one new (exFAT): each takes what it has not had, each is safe to pull.
+usb_request make c exfat 8192 3456-CDEF > /dev/null || problem "make stick c"
 ride 4
 plug a 1234-ABCD
 dev_a=$dev unit_a=$unit at=$plugged_at
@@ -155,5 +155,5 @@ journalctl -b -u 'workoutd-usb@*' --no-pager | tail -30
 if ((${#problems[@]})); then
   result "$name" FAIL "$(IFS=';'; echo "${problems[*]}")"
 else
-  result "$name" PASS "stick a: $first copied byte for byte, safe to remove; again: nothing twice; pulled mid-copy: '${midway#failing: }', database ok, the next plug finished; two at once: $two; read-only: '${readonly_said#failing: }'; full ext4: '${full_said#failing: }'"
+  result "$name" PASS "stick a: $first copied byte for byte, safe to remove; again: nothing twice; pulled mid-copy: '${midway#failing: }', database ok, the next plug finished; two at once (FAT and exFAT): $two; read-only: '${readonly_said#failing: }'; full ext4: '${full_said#failing: }'"
 fi
