@@ -90,12 +90,14 @@ class Helper:
             steps.append((["mkfs.vfat", "--offset=2048", "-n", stick.upper()[:11], "-i", uuid.replace("-", ""),
                            path, str(size)], None))
         elif fstype == "exfat":
-            # mkfs.exfat has no partition offset: through a loop device on the partition, the
-            # volume serial (udev's UUID XXXX-XXXX) set afterwards by tune.exfat.
+            # mkfs.exfat has no partition offset: the file system is made in a file of the
+            # partition's size and copied in at 1 MiB (no loop device needed); its volume serial
+            # (udev's UUID XXXX-XXXX) is set by tune.exfat.
             steps.append((["sh", "-ec",
-                           'l=$(losetup -o 1048576 --find --show "$1"); trap "losetup -d $l" EXIT; '
-                           'mkfs.exfat -L "$2" "$l" >/dev/null; tune.exfat -I "0x$3" "$l" >/dev/null',
-                           "mkfs", path, stick.upper()[:11], uuid.replace("-", "")], None))
+                           'part="$1.part"; truncate -s "$2K" "$part"; mkfs.exfat -L "$3" "$part" >/dev/null; '
+                           'tune.exfat -I "0x$4" "$part" >/dev/null; '
+                           'dd if="$part" of="$1" bs=1M seek=1 conv=notrunc status=none; rm -f "$part"',
+                           "mkfs", path, str(size), stick.upper()[:11], uuid.replace("-", "")], None))
         else:
             steps.append((["mkfs.ext4", "-q", "-F", "-m", "0", "-U", uuid, "-L", stick[:16],
                            "-E", "offset=%d" % (1024 * 1024), path, "%dk" % size], None))
