@@ -31,7 +31,7 @@ let package = Package(
       ]
     ),
     // Rides in the formats riders' platforms read (FIT), made from the store as points stream.
-    .target(name: "WorkoutExport", dependencies: ["WorkoutCore", "WorkoutStore"]),
+    .target(name: "WorkoutExport", dependencies: ["WorkoutCore", "WorkoutStore", "CLinuxShims"]),
     .target(name: "CLinuxShims", cSettings: fortified),
     // libgps from Debian's libgps-dev: gpsd 3.22 (API major 11, bookworm) or 3.25 (API 14, trixie).
     // Only the tests link it: they check our gpsd JSON decoder against libgps's own, line by line.

@@ -158,3 +158,5 @@ int shim_event_signal(int fd) {
   return write(fd, &one, sizeof one) == (ssize_t)sizeof one ? 0 : -1;
 }
 
+
+int shim_syncfs(int fd) { return syncfs(fd); }

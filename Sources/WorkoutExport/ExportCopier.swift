@@ -1,3 +1,5 @@
+import CLinuxShims
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -122,6 +124,11 @@ public final class ExportCopier {
       throw .target(code, "cannot rename \(shown) to \(name)")
     }
     guard fsync(descriptor) == 0 else { throw .target(errno, "cannot sync \(directory)") }
+    // The FAT driver keeps directory entries in the device's buffers, which fsync of the
+    // directory does not write (only a `dirsync` mount does): without syncing the whole file
+    // system, a rename could be lost to a pull although recorded as copied (seen on Linux 6.12
+    // in the board VM: the file missing on the stick, the ledger saying it was there).
+    guard shim_syncfs(descriptor) == 0 else { throw .target(errno, "cannot sync the file system of \(directory)") }
     return copied
   }
 }
