@@ -17,7 +17,7 @@ UDEVRULESDIR ?= $(or $(call PKG_VAR,udev,udevdir),/lib/udev)/rules.d
 
 # Debian bookworm packages: C libraries we link (-dev), and the real programs tests run.
 APT_PACKAGES = pkg-config libsqlite3-dev libgps-dev libgpiod-dev libbluetooth-dev gpsd gpsd-clients python3 sqlite3 \
-               systemd udev strace time python3-venv libxml2-utils gpsbabel
+               systemd udev strace time python3-venv libxml2-utils gpsbabel dosfstools mtools
 DEPS_STAMP   = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
 SUDO         = $(if $(filter 0,$(shell id -u)),,sudo)
 

@@ -15,7 +15,7 @@ struct ToolRun {
 /// output goes through files in `directory` (a pipe left unread could block it).
 func runTool(_ tool: String, _ arguments: [String], in directory: ExportDirectory) throws -> ToolRun? {
   guard
-    let path = ["/usr/bin/", "/bin/", "/usr/local/bin/"].map({ $0 + tool })
+    let path = ["/usr/bin/", "/bin/", "/usr/local/bin/", "/usr/sbin/", "/sbin/"].map({ $0 + tool })
       .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
   else { return nil }
   let outputPath = directory.path + "/." + tool + ".out"
