@@ -159,6 +159,14 @@ verify-units: build
 	score=$$(systemd-analyze security --offline=true $$tmp/workoutd-usb@sda1.service | sed -n 's/.*exposure level for workoutd-usb@sda1.service: \([0-9.]*\).*/\1/p'); \
 	rm -rf $$tmp; echo "workoutd-usb@.service: systemd-analyze verify clean, exposure $$score"; \
 	awk -v s="$$score" 'BEGIN { exit !(s != "" && s <= 3.0) }' || { echo "exposure $$score is above 3.0"; exit 1; }
+	@# The USB drive's gadget unit (root, configfs) and its path unit.
+	@tmp=$$(mktemp -d); bin=$$($(SWIFT) build --show-bin-path); \
+	sed "s|/usr/bin/workoutctl|$$bin/workoutctl|" systemd/workoutd-usb-drive.service > $$tmp/workoutd-usb-drive.service; \
+	cp systemd/workoutd-usb-drive.path $$tmp/; \
+	systemd-analyze verify --man=no $$tmp/workoutd-usb-drive.service $$tmp/workoutd-usb-drive.path || { rm -rf $$tmp; exit 1; }; \
+	score=$$(systemd-analyze security --offline=true $$tmp/workoutd-usb-drive.service | sed -n 's/.*exposure level for workoutd-usb-drive.service: \([0-9.]*\).*/\1/p'); \
+	rm -rf $$tmp; echo "workoutd-usb-drive.service: systemd-analyze verify clean, exposure $$score"; \
+	awk -v s="$$score" 'BEGIN { exit !(s != "" && s <= 3.0) }' || { echo "exposure $$score is above 3.0"; exit 1; }
 	@# sysusers and tmpfiles applied to an empty root: the user exists and the directories get it.
 	@root=$$(mktemp -d); mkdir -p $$root/etc $$root/usr/lib/sysusers.d $$root/usr/lib/tmpfiles.d; \
 	cp systemd/workoutd.sysusers $$root/usr/lib/sysusers.d/workoutd.conf; \
@@ -239,6 +247,8 @@ install: release
 	install -D -m 0644 systemd/workoutd.sysusers $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf
 	install -D -m 0644 systemd/workoutd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/workoutd.conf
 	install -D -m 0644 systemd/workoutd-usb@.service $(DESTDIR)$(UNITDIR)/workoutd-usb@.service
+	install -D -m 0644 systemd/workoutd-usb-drive.service $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.service
+	install -D -m 0644 systemd/workoutd-usb-drive.path $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.path
 	install -D -m 0644 udev/60-workoutd.rules $(DESTDIR)$(UDEVRULESDIR)/60-workoutd.rules
 	install -D -m 0644 udev/80-workoutd-usb.rules $(DESTDIR)$(UDEVRULESDIR)/80-workoutd-usb.rules
 	@# The configuration is the administrator's: never overwrite an existing one.
@@ -275,6 +285,7 @@ uninstall:
 	  $(DESTDIR)$(UNITDIR)/workoutd.service $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf \
 	  $(DESTDIR)$(TMPFILESDIR)/workoutd.conf $(DESTDIR)$(UDEVRULESDIR)/60-workoutd.rules \
 	  $(DESTDIR)$(UNITDIR)/workoutd-usb@.service $(DESTDIR)$(UDEVRULESDIR)/80-workoutd-usb.rules \
+	  $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.service $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.path \
 	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DATADIR)/man/man1/workoutd.1 \
 	  $(DESTDIR)$(DATADIR)/man/man1/workoutctl.1
 	rm -rf $(DESTDIR)$(DATADIR)/workoutd

@@ -133,6 +133,23 @@ public struct DaemonConfiguration: Sendable, Equatable {
   /// Where the service's exports go.
   public var exportDirectory: String { export.directory ?? stateDirectory + "/exports" }
 
+  /// [usb_drive]: the board as a USB drive a laptop reads the rides from (see `UsbDrive`).
+  public var usbDrive = UsbDriveSettings()
+
+  public struct UsbDriveSettings: Sendable, Equatable {
+    public var enabled = false
+    /// Which of the exports go onto the drive; FIT alone keeps the image (a copy) small.
+    public var formats: [ExportFormat] = [.fit]
+  }
+
+  /// The drive's FAT image: in the state directory, where the service may write, and absolute
+  /// (the kernel opens it by this path).
+  public var usbDriveImage: String {
+    let path = stateDirectory + "/usb-drive.img"
+    if path.hasPrefix("/") { return path }
+    return FileManager.default.currentDirectoryPath + "/" + path
+  }
+
   public struct AutoPauseOverrides: Sendable, Equatable {
     public var stopSpeed: Double?
     public var resumeSpeed: Double?
@@ -203,7 +220,7 @@ extension DaemonConfiguration {
     var problems: [String] = []
     let known = [
       "service", "session", "auto_pause", "sim", "gps", "buttons", "led", "buzzer", "barometer", "sensors",
-      "export",
+      "export", "usb_drive",
     ]
     for key in root.keys where !known.contains(key) {
       let what = root[key]?.table != nil ? "section [\(key)]" : "key \"\(key)\" outside any section"
@@ -359,7 +376,33 @@ extension DaemonConfiguration {
     }
     if let directory = export.path("directory") { configuration.export.directory = directory }
 
-    for section in [service, session, autoPause, sim, gps, buttons, led, buzzer, barometer, sensors, export] {
+    let drive = Section("usb_drive", in: root, file: file)
+    if let enabled = drive.bool("enabled") { configuration.usbDrive.enabled = enabled }
+    if let names = drive.strings("formats") {
+      var formats: [ExportFormat] = []
+      for name in names {
+        if let format = ExportFormat(rawValue: name) {
+          if !formats.contains(format) { formats.append(format) }
+        } else {
+          drive.problem(
+            "formats",
+            "names no format \"\(name)\" (known: \(ExportFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")))"
+          )
+        }
+      }
+      if names.isEmpty { drive.problem("formats", "is empty (to have no drive, set enabled = false)") }
+      configuration.usbDrive.formats = formats
+    }
+    if configuration.usbDrive.enabled {
+      if !configuration.export.enabled {
+        drive.problem("enabled", "needs [export] enabled: the drive holds the service's exports")
+      }
+      for format in configuration.usbDrive.formats where !configuration.export.formats.contains(format) {
+        drive.problem("formats", "has \"\(format.rawValue)\", which [export] formats does not write")
+      }
+    }
+
+    for section in [service, session, autoPause, sim, gps, buttons, led, buzzer, barometer, sensors, export, drive] {
       problems += section.finish()
     }
     guard problems.isEmpty else { throw ConfigurationError(problems: problems) }

@@ -29,13 +29,15 @@ final class SessionExporter: Sendable {
   private let directory: String
   private let sink: any InputSink
   private let log: Logger
+  private let drive: UsbDrive?
   private let queue = InputQueue<Message>()
   private let done = InputQueue<Bool>()
 
   init(
     databasePath: String, ledger: WorkoutStore, formats: [ExportFormat], directory: String, sink: any InputSink,
-    log: Logger
+    log: Logger, drive: UsbDrive? = nil
   ) {
+    self.drive = drive
     self.databasePath = databasePath
     self.ledger = ledger
     self.formats = formats
@@ -59,11 +61,29 @@ final class SessionExporter: Sendable {
       var reader: WorkoutStore?
       var previous: DeviceStatus.Condition?
       var firstPass = true
-      while let message = queue.next(until: nil) {
-        guard case .pass = message else { break }
+      // When the USB drive wants another look (a host holding it, a failed build).
+      var driveDeadline: Double?
+      var previousDrive: DeviceStatus?
+      func updateDrive() {
+        guard let drive, let reader, let destination = ExportFile.ledgerKey(forDirectory: directory) else { return }
+        let outcome = drive.update(
+          reader: reader, exportDirectory: directory, destination: destination, wallNow: Date().timeIntervalSince1970)
+        driveDeadline = outcome.retryAfter.map { SystemClocks.monotonic() + $0 }
+        if outcome.status != previousDrive { sink.post(.device(outcome.status)) }
+        previousDrive = outcome.status
+      }
+      while true {
+        let message = queue.next(until: driveDeadline)
+        if case .finish? = message { break }
+        guard message != nil else {
+          // The drive's deadline came, with no kick: only the drive is looked at.
+          updateDrive()
+          continue
+        }
         // Kicks that came meanwhile are one pass.
         while case .pass? = queue.peek() { _ = queue.poll() }
         let status = pass(removeStale: firstPass, reader: &reader)
+        if status.condition == .available { updateDrive() }
         // A pass is rare and may be large (a catch-up after an upgrade): what it used goes
         // back, SQLite's cache and the heap its thread's malloc arena kept.
         reader?.releaseMemory()

@@ -143,11 +143,16 @@ public enum WorkoutService {
       }
     }
 
+    if !configuration.usbDrive.enabled && access(configuration.usbDriveImage, F_OK) == 0 {
+      UsbDrive.retire(image: configuration.usbDriveImage, log: log)
+    }
     var exporter: SessionExporter?
     if configuration.export.enabled {
       let sessionExporter = SessionExporter(
         databasePath: store.path, ledger: store, formats: configuration.export.formats,
-        directory: configuration.exportDirectory, sink: sink, log: log)
+        directory: configuration.exportDirectory, sink: sink, log: log,
+        drive: configuration.usbDrive.enabled
+          ? UsbDrive(image: configuration.usbDriveImage, formats: configuration.usbDrive.formats, log: log) : nil)
       do {
         try sessionExporter.start()
         runtime.sessionEnded = { _ in sessionExporter.kick() }

@@ -771,6 +771,15 @@ public final class WorkoutStore: Sendable {
     }
   }
 
+  /// The files recorded under `destination` (the service's exports directory), oldest session
+  /// first.
+  public func exports(destination: String) throws(StoreError) -> [ExportRecord] {
+    try read { db in
+      try ExportRecord.fetchAll(
+        db, sql: "SELECT * FROM export WHERE destination = ? ORDER BY session_id, format", arguments: [destination])
+    }
+  }
+
   /// Files recorded under `source` (the service's exports directory) that `destination` (a
   /// stick, say) has not had yet in that format, oldest session first.
   public func exportsNotCopied(from source: String, to destination: String) throws(StoreError) -> [ExportRecord] {

@@ -88,6 +88,9 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
   /// A USB stick the exports are being (or were last) copied onto (`workoutd-usb@.service`):
   /// a copy that failed is a fault until a plug that finishes it.
   case usbStick
+  /// The board as a USB drive (`[usb_drive]`): its image of the exports, and whether the
+  /// drive holds the newest one.
+  case usbDrive
   case simulation
 }
 

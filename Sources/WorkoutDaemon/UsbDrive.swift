@@ -1,0 +1,189 @@
+import LinuxSupport
+import Logging
+import WorkoutCore
+import WorkoutExport
+import WorkoutStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Keeps the board's USB drive (`[usb_drive]`) in step with the exports: a FAT image in the
+/// state directory holding `workoutd/` with the exported files of the configured formats,
+/// made anew (never changed in place) when the exports change, then put in the gadget's
+/// drive (`UsbGadget`). A host that has the drive mounted keeps reading the old image, whole:
+/// the kernel holds it open although renamed over, and refuses the change (EBUSY) while the
+/// host locks the medium; the change is tried again until the host ejects it. Runs on the
+/// exporter's thread, after its passes.
+/// `@unchecked Sendable`: only the exporter's thread uses it after it is made.
+final class UsbDrive: @unchecked Sendable {
+  let image: String
+  let formats: [ExportFormat]
+  let gadget: UsbGadget
+  private let log: Logger
+  /// What the image holds ("name bytes" lines), as its `.contents` file beside it says; nil
+  /// until read or when there is no image.
+  private var contents: String?
+  private var contentsRead = false
+  private var lastKind: Kind?
+
+  /// Seconds between tries to change the medium while a host holds the drive, and to build
+  /// again after a failure.
+  static let waitForHost: Double = 5
+  static let retryFailure: Double = 60
+
+  enum Kind: Equatable {
+    case noGadget, current, waiting, failed
+  }
+
+  /// A pass's outcome: the device's status and when to look again (nil: at the next export).
+  struct Outcome {
+    var status: DeviceStatus
+    var retryAfter: Double?
+    var kind: Kind
+  }
+
+  init(image: String, formats: [ExportFormat], gadget: UsbGadget = UsbGadget(), log: Logger) {
+    self.image = image
+    self.formats = formats
+    self.gadget = gadget
+    self.log = log
+  }
+
+  var contentsPath: String { image + ".contents" }
+
+  /// Builds the image if the exports changed, and puts it in the drive.
+  func update(reader: WorkoutStore, exportDirectory: String, destination: String, wallNow: Double) -> Outcome {
+    let records: [ExportRecord]
+    do {
+      records = try reader.exports(destination: destination).filter { record in
+        formats.contains { $0.rawValue == record.format }
+      }
+    } catch {
+      return failed("cannot list the exports for the drive: \(error)")
+    }
+    var files: [FATImage.File] = []
+    var lines: [String] = []
+    for record in records {
+      let path = exportDirectory + "/" + record.name
+      var info = stat()
+      // A file recorded but gone (removed by hand) is left off the drive, not a failure.
+      guard stat(path, &info) == 0 else { continue }
+      files.append(FATImage.File(name: record.name, sourcePath: path))
+      lines.append("\(record.name) \(info.st_size)")
+    }
+    let wanted = lines.joined(separator: "\n") + "\n"
+    if !contentsRead {
+      contents = Self.readText(contentsPath)
+      contentsRead = true
+      if contents != nil && access(image, F_OK) != 0 { contents = nil }
+    }
+    var built = false
+    if contents != wanted {
+      do {
+        _ = unlink(contentsPath)
+        contents = nil
+        let written = try FATImage.write(
+          files, volumeID: UInt32(truncatingIfNeeded: Int64(wallNow)), modified: Int64(wallNow), to: image)
+        try Self.writeText(wanted, to: contentsPath)
+        contents = wanted
+        built = true
+        log(.info, "made the USB drive image \(image): \(written.files) files, \(written.bytes) bytes")
+      } catch {
+        return failed("cannot make the USB drive image \(image): \(error)")
+      }
+    }
+    let summary =
+      "\(files.count) file\(files.count == 1 ? "" : "s") (\(formats.map { $0.rawValue.uppercased() }.joined(separator: "+")))"
+    guard let medium = gadget.medium() else {
+      return note(
+        .noGadget,
+        DeviceStatus(
+          device: .usbDrive, condition: .available,
+          detail: "\(summary) in \(image); the board is not a USB drive yet (workoutd-usb-drive.service sets it up)"),
+        retryAfter: nil)
+    }
+    let host = gadget.connection().map { $0.state == "configured" ? "a computer has it" : "no computer" } ?? "not bound"
+    if medium == image && !built {
+      return note(
+        .current, DeviceStatus(device: .usbDrive, condition: .available, detail: "\(summary); \(host)"), retryAfter: nil
+      )
+    }
+    do {
+      try gadget.changeMedium(to: image)
+      if lastKind != .current || built { log(.info, "the USB drive now holds \(summary)") }
+      return note(
+        .current, DeviceStatus(device: .usbDrive, condition: .available, detail: "\(summary); \(host)"), retryAfter: nil
+      )
+    } catch  where error.errno == EBUSY {
+      if lastKind != .waiting {
+        log(.notice, "a computer has the USB drive mounted: the new rides go onto it once the computer ejects it")
+      }
+      return note(
+        .waiting,
+        DeviceStatus(
+          device: .usbDrive, condition: .available,
+          detail: "\(summary) ready; the computer that has the drive sees the new ones once it ejects it"),
+        retryAfter: Self.waitForHost)
+    } catch {
+      return failed("cannot put \(image) in the USB drive: \(error)")
+    }
+  }
+
+  /// Takes the image out of the drive and removes it: `[usb_drive]` was turned off.
+  static func retire(image: String, gadget: UsbGadget = UsbGadget(), log: Logger) {
+    if let medium = gadget.medium(), medium.hasPrefix(image) {
+      do { try gadget.changeMedium(to: "") } catch {
+        log(.notice, "cannot take \(image) out of the USB drive: \(error); it goes at the next boot")
+      }
+    }
+    if unlink(image) == 0 { log(.info, "removed \(image): [usb_drive] is off") }
+    _ = unlink(image + ".contents")
+  }
+
+  private func failed(_ detail: String) -> Outcome {
+    if lastKind != .failed { log(.warning, detail + "; tried again in \(Int(Self.retryFailure)) s") }
+    return note(
+      .failed, DeviceStatus(device: .usbDrive, condition: .failing, detail: detail), retryAfter: Self.retryFailure)
+  }
+
+  private func note(_ kind: Kind, _ status: DeviceStatus, retryAfter: Double?) -> Outcome {
+    lastKind = kind
+    return Outcome(status: status, retryAfter: retryAfter, kind: kind)
+  }
+
+  static func readText(_ path: String) -> String? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
+      bytes += buffer[0..<count]
+    }
+  }
+
+  /// Through a temporary name, synced, renamed: a cut leaves the old text or none, never half.
+  static func writeText(_ text: String, to path: String) throws(SystemError) {
+    let temporary = path + ".partial"
+    let descriptor = try retryingInterrupts("open", temporary) {
+      open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+    }
+    var closed = false
+    defer { if !closed { close(descriptor) } }
+    let bytes = Array(text.utf8)
+    var done = 0
+    while done < bytes.count {
+      done += try retryingInterrupts("write", temporary) {
+        bytes[done...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+      }
+    }
+    try retryingInterrupts("fsync", temporary) { fsync(descriptor) }
+    closed = true
+    try retryingInterrupts("close", temporary) { close(descriptor) }
+    try retryingInterrupts("rename", path) { rename(temporary, path) }
+  }
+}
