@@ -110,6 +110,49 @@ struct ExportServiceTests {
     #expect(exported.count == 2 && exported.allSatisfy { $0.hasPrefix("20110925-130021Z-") }, "\(exported)")
   }
 
+  /// With [usb_drive] on, the service makes the drive's FAT image of its FIT exports (checked by
+  /// fsck.fat and read back by mtools), anew when a session is exported; with no USB gadget
+  /// (this machine) the status says so. Turned off, the image goes.
+  @Test func theUsbDriveImageHoldsTheFITExportsAndGoesWhenTurnedOff() throws {
+    let dir = ServiceDirectory()
+    let ride = try Self.shortRide(in: dir)
+    let exports = dir.state + "/exports"
+    let image = dir.state + "/usb-drive.img"
+    let on = try Self.config("[usb_drive]\nenabled = true\n", in: dir)
+    func checkImage(holds count: Int, _ log: String) throws {
+      let fsck = try run("/usr/sbin/fsck.fat", ["-n", image])
+      #expect(fsck.status == 0, "\(fsck.output)")
+      let listing = try run("/usr/bin/mdir", ["-i", image, "-b", "::/workoutd"])
+      let names = listing.output.split(separator: "\n").map { String($0.split(separator: "/").last ?? "") }.sorted()
+      let fits = files(exports).filter { $0.hasSuffix(".fit") }
+      #expect(names == fits && fits.count == count, "\(listing.output)\n\(log)")
+      for name in fits {
+        let back = dir.path + "/back.fit"
+        try? FileManager.default.removeItem(atPath: back)
+        #expect(try run("/usr/bin/mcopy", ["-n", "-i", image, "::/workoutd/" + name, back]).status == 0)
+        #expect(FileManager.default.contents(atPath: back) == FileManager.default.contents(atPath: exports + "/" + name))
+      }
+    }
+    let first = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", on])
+    #expect(try first.waitForExit(timeout: 120) == 0, "\(first.log)")
+    #expect(first.log.contains("made the USB drive image \(image): 1 files"), "\(first.log)")
+    #expect(first.log.contains("the board is not a USB drive yet"), "\(first.log)")
+    try checkImage(holds: 1, first.log)
+    let contents = try String(contentsOfFile: image + ".contents", encoding: .utf8)
+
+    let second = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", on])
+    #expect(try second.waitForExit(timeout: 120) == 0, "\(second.log)")
+    #expect(second.log.contains("made the USB drive image \(image): 2 files"), "\(second.log)")
+    try checkImage(holds: 2, second.log)
+    #expect(try String(contentsOfFile: image + ".contents", encoding: .utf8) != contents)
+
+    let off = try Self.config("", in: dir)
+    let third = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
+    #expect(try third.waitForExit(timeout: 120) == 0, "\(third.log)")
+    #expect(third.log.contains("removed \(image): [usb_drive] is off"), "\(third.log)")
+    #expect(!FileManager.default.fileExists(atPath: image) && !FileManager.default.fileExists(atPath: image + ".contents"))
+  }
+
   /// What a kill or a power cut mid-export leaves (an ended session with no export recorded,
   /// a temporary file) is finished at the next start, and the temporary file goes.
   @Test func anUnfinishedExportIsCompletedAtTheNextStart() throws {

@@ -79,6 +79,27 @@ struct ConfigurationTests {
     }
   }
 
+  @Test func theUsbDriveIsOffByDefaultAndHoldsOnlyWhatIsExported() throws {
+    let defaults = try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd)
+    #expect(!defaults.usbDrive.enabled && defaults.usbDrive.formats == [.fit])
+    #expect(defaults.usbDriveImage == "/var/lib/workoutd/usb-drive.img")
+    let on = try DaemonConfiguration.parse(
+      "[usb_drive]\nenabled = true\nformats = [\"gpx\", \"fit\"]\n", file: "t.toml", environment: noSystemd)
+    #expect(on.usbDrive.enabled && on.usbDrive.formats == [.gpx, .fit])
+    for (text, problem) in [
+      ("[usb_drive]\nenabled = true\nformats = [\"tcx\"]\n", "[usb_drive] formats has \"tcx\", which [export] formats does not write"),
+      ("[export]\nenabled = false\n[usb_drive]\nenabled = true\n", "[usb_drive] enabled needs [export] enabled"),
+      ("[usb_drive]\nformats = []\n", "[usb_drive] formats is empty"),
+      ("[usb_drive]\nenable = true\n", "enable"),
+    ] {
+      #expect {
+        try DaemonConfiguration.parse(text, file: "t.toml", environment: noSystemd)
+      } throws: { error in
+        "\(error)".contains(problem)
+      }
+    }
+  }
+
   @Test func devicesAreOffUnlessConfigured() throws {
     let configuration = try DaemonConfiguration.parse("", file: "t", environment: noSystemd)
     #expect(!configuration.buttons.enabled && !configuration.led.enabled && !configuration.barometer.enabled)
