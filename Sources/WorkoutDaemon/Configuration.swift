@@ -359,38 +359,14 @@ extension DaemonConfiguration {
 
     let export = Section("export", in: root, file: file)
     if let enabled = export.bool("enabled") { configuration.export.enabled = enabled }
-    if let names = export.strings("formats") {
-      var formats: [ExportFormat] = []
-      for name in names {
-        if let format = ExportFormat(rawValue: name) {
-          if !formats.contains(format) { formats.append(format) }
-        } else {
-          export.problem(
-            "formats",
-            "names no format \"\(name)\" (known: \(ExportFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")))"
-          )
-        }
-      }
-      if names.isEmpty { export.problem("formats", "is empty (to export nothing, set enabled = false)") }
+    if let formats = export.formats("formats", ifEmpty: "to export nothing, set enabled = false") {
       configuration.export.formats = formats
     }
     if let directory = export.path("directory") { configuration.export.directory = directory }
 
     let drive = Section("usb_drive", in: root, file: file)
     if let enabled = drive.bool("enabled") { configuration.usbDrive.enabled = enabled }
-    if let names = drive.strings("formats") {
-      var formats: [ExportFormat] = []
-      for name in names {
-        if let format = ExportFormat(rawValue: name) {
-          if !formats.contains(format) { formats.append(format) }
-        } else {
-          drive.problem(
-            "formats",
-            "names no format \"\(name)\" (known: \(ExportFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")))"
-          )
-        }
-      }
-      if names.isEmpty { drive.problem("formats", "is empty (to have no drive, set enabled = false)") }
+    if let formats = drive.formats("formats", ifEmpty: "to have no drive, set enabled = false") {
       configuration.usbDrive.formats = formats
     }
     if configuration.usbDrive.enabled {
@@ -431,6 +407,22 @@ extension DaemonConfiguration {
 /// One `[section]` of the file: typed reads that remember which keys were used, so that any
 /// key left over is reported as unknown.
 private final class Section {
+  /// Export formats by name, each once, in the order given; nil when the key is absent.
+  func formats(_ key: String, ifEmpty advice: String) -> [ExportFormat]? {
+    guard let names = strings(key) else { return nil }
+    var formats: [ExportFormat] = []
+    for name in names {
+      if let format = ExportFormat(rawValue: name) {
+        if !formats.contains(format) { formats.append(format) }
+      } else {
+        let known = ExportFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        problem(key, "names no format \"\(name)\" (known: \(known))")
+      }
+    }
+    if names.isEmpty { problem(key, "is empty (\(advice))") }
+    return formats
+  }
+
   let name: String
   let table: TOMLTable?
   let file: String

@@ -88,7 +88,10 @@ final class UsbDrive: @unchecked Sendable {
         try Self.writeText(wanted, to: contentsPath)
         contents = wanted
         built = true
-        log(.info, "made the USB drive image \(image): \(written.files) files, \(written.bytes) bytes")
+        log(
+          .info,
+          "made the USB drive image \(image): \(written.files) file\(written.files == 1 ? "" : "s"), \(written.bytes) bytes"
+        )
       } catch {
         return failed("cannot make the USB drive image \(image): \(error)")
       }

@@ -130,27 +130,31 @@ struct ExportServiceTests {
         let back = dir.path + "/back.fit"
         try? FileManager.default.removeItem(atPath: back)
         #expect(try run("/usr/bin/mcopy", ["-n", "-i", image, "::/workoutd/" + name, back]).status == 0)
-        #expect(FileManager.default.contents(atPath: back) == FileManager.default.contents(atPath: exports + "/" + name))
+        #expect(
+          FileManager.default.contents(atPath: back) == FileManager.default.contents(atPath: exports + "/" + name))
       }
     }
     let first = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", on])
     #expect(try first.waitForExit(timeout: 120) == 0, "\(first.log)")
-    #expect(first.log.contains("made the USB drive image \(image): 1 files"), "\(first.log)")
+    #expect(first.log.contains("made the USB drive image \(image): 1 file,"), "\(first.log)")
     #expect(first.log.contains("the board is not a USB drive yet"), "\(first.log)")
     try checkImage(holds: 1, first.log)
     let contents = try String(contentsOfFile: image + ".contents", encoding: .utf8)
 
-    let second = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", on])
+    let second = try ServiceProcess(
+      dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", on])
     #expect(try second.waitForExit(timeout: 120) == 0, "\(second.log)")
-    #expect(second.log.contains("made the USB drive image \(image): 2 files"), "\(second.log)")
+    #expect(second.log.contains("made the USB drive image \(image): 2 files,"), "\(second.log)")
     try checkImage(holds: 2, second.log)
     #expect(try String(contentsOfFile: image + ".contents", encoding: .utf8) != contents)
 
     let off = try Self.config("", in: dir)
-    let third = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
+    let third = try ServiceProcess(
+      dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
     #expect(try third.waitForExit(timeout: 120) == 0, "\(third.log)")
     #expect(third.log.contains("removed \(image): [usb_drive] is off"), "\(third.log)")
-    #expect(!FileManager.default.fileExists(atPath: image) && !FileManager.default.fileExists(atPath: image + ".contents"))
+    #expect(
+      !FileManager.default.fileExists(atPath: image) && !FileManager.default.fileExists(atPath: image + ".contents"))
   }
 
   /// What a kill or a power cut mid-export leaves (an ended session with no export recorded,

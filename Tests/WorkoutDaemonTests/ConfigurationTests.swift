@@ -87,7 +87,10 @@ struct ConfigurationTests {
       "[usb_drive]\nenabled = true\nformats = [\"gpx\", \"fit\"]\n", file: "t.toml", environment: noSystemd)
     #expect(on.usbDrive.enabled && on.usbDrive.formats == [.gpx, .fit])
     for (text, problem) in [
-      ("[usb_drive]\nenabled = true\nformats = [\"tcx\"]\n", "[usb_drive] formats has \"tcx\", which [export] formats does not write"),
+      (
+        "[usb_drive]\nenabled = true\nformats = [\"tcx\"]\n",
+        "[usb_drive] formats has \"tcx\", which [export] formats does not write"
+      ),
       ("[export]\nenabled = false\n[usb_drive]\nenabled = true\n", "[usb_drive] enabled needs [export] enabled"),
       ("[usb_drive]\nformats = []\n", "[usb_drive] formats is empty"),
       ("[usb_drive]\nenable = true\n", "enable"),

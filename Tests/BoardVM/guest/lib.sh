@@ -158,6 +158,21 @@ db_snapshot() {
   [[ -f $WORKOUTD_DB-wal ]] && cp "$WORKOUTD_DB-wal" "$dir/"
   echo "$dir/$(basename "$WORKOUTD_DB")"
 }
+# ride_exported SECONDS EXT: a short ride of the service's own, ended, and its EXT export
+# written (a test may run alone); sets $last_export (the file's name). Calls problem on failure.
+ride_exported() {
+  case $(wkd_state) in prepared | running | paused) workoutctl stop > /dev/null; wait_for 15 state_is ended ;; esac
+  workoutctl start > /dev/null
+  wait_for 30 state_is running || problem "start: state '$(wkd_state)'"
+  sleep "$1"
+  workoutctl stop > /dev/null
+  wait_for 15 state_is ended || problem "stop: state '$(wkd_state)'"
+  local session short exports=/var/lib/workoutd/exports
+  session=$(wkd_field .sessionId)
+  short=$(sqlite3 "$WORKOUTD_DB" "SELECT substr(uuid, 1, 8) FROM session WHERE id = $session")
+  wait_for 20 compgen -G "$exports/*-$short.$2" > /dev/null || problem "session $session was not exported"
+  last_export=$(basename "$(compgen -G "$exports/*-$short.$2")")
+}
 config_sha() { sha256sum < /etc/workoutd/workoutd.toml 2> /dev/null | cut -d' ' -f1; }
 
 # --- USB sticks, made, plugged and pulled by the host (host/usb-plug.py, QEMU's monitor) ----

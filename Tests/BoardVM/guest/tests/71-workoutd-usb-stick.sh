@@ -20,19 +20,7 @@ usb_status() { wkd_field .devices.usbStick; }
 exports_sums() { (cd "$exports" && sha256sum -- * 2> /dev/null | sort); }
 uptime_us() { awk '{printf "%d", $1 * 1000000}' /proc/uptime; }
 
-# A short ride of our own, ended and exported (the test may run alone).
-ride() {
-  case $(wkd_state) in prepared | running | paused) workoutctl stop > /dev/null; wait_for 15 state_is ended ;; esac
-  workoutctl start > /dev/null
-  wait_for 30 state_is running || problem "start: state '$(wkd_state)'"
-  sleep "$1"
-  workoutctl stop > /dev/null
-  wait_for 15 state_is ended || problem "stop: state '$(wkd_state)'"
-  local session short
-  session=$(wkd_field .sessionId)
-  short=$(sqlite3 "$WORKOUTD_DB" "SELECT substr(uuid, 1, 8) FROM session WHERE id = $session")
-  wait_for 20 compgen -G "$exports/*-$short.gpx" > /dev/null || problem "session $session was not exported"
-}
+ride() { ride_exported "$1" gpx; }
 
 # plug STICK UUID [ro] [slow]: plugs it in, waits for its partition; sets $dev and $unit
 plug() {

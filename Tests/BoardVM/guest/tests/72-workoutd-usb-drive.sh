@@ -31,19 +31,7 @@ restore() {
 trap restore EXIT
 drive_status() { wkd_field .devices.usbDrive; }
 
-ride() {
-  case $(wkd_state) in prepared | running | paused) workoutctl stop > /dev/null; wait_for 15 state_is ended ;; esac
-  workoutctl start > /dev/null
-  wait_for 30 state_is running || problem "start: state '$(wkd_state)'"
-  sleep "$1"
-  workoutctl stop > /dev/null
-  wait_for 15 state_is ended || problem "stop: state '$(wkd_state)'"
-  local session short
-  session=$(wkd_field .sessionId)
-  short=$(sqlite3 "$WORKOUTD_DB" "SELECT substr(uuid, 1, 8) FROM session WHERE id = $session")
-  wait_for 20 compgen -G "$exports/*-$short.fit" > /dev/null || problem "session $session was not exported"
-  last_fit=$(basename "$(compgen -G "$exports/*-$short.fit")")
-}
+ride() { ride_exported "$1" fit; }
 # The block device the gadget is to this kernel's USB host side (its SCSI vendor is ours).
 drive_dev() {
   local block
@@ -106,7 +94,7 @@ wait_for 30 waiting || problem "ended while mounted: usbDrive '$(drive_status)',
 waiting_said=$(drive_status)
 echo 3 > /proc/sys/vm/drop_caches
 [[ $(cd "$mnt/workoutd" && sha256sum -- * | sort) == "$before" ]] || problem "what the host sees changed under its mount"
-[[ -e $mnt/workoutd/$last_fit ]] && problem "the new ride is on the drive before the eject"
+[[ -e $mnt/workoutd/$last_export ]] && problem "the new ride is on the drive before the eject"
 
 # 3. Ejected (unmounted): the new image goes in, and the new ride is there.
 umount "$mnt"
@@ -114,7 +102,7 @@ wait_for 30 current || problem "after the eject: $(workoutctl usb-drive status |
 remounted() { mount -o ro "/dev/$dev" "$mnt" 2> /dev/null; }
 wait_for 15 remounted || problem "cannot mount /dev/$dev after the medium change"
 check_drive "after the eject"
-[[ -e $mnt/workoutd/$last_fit ]] || problem "the new ride $last_fit is not on the drive after the eject"
+[[ -e $mnt/workoutd/$last_export ]] || problem "the new ride $last_export is not on the drive after the eject"
 second=$fits
 umount "$mnt"
 
