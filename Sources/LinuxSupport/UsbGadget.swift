@@ -82,10 +82,11 @@ public struct UsbGadget: Sendable {
     try put(lun + "/removable", "1")
     try put(lun + "/ro", "1")
     try put(lun + "/inquiry_string", identity.inquiry)
+    if let image { try put(mediumAttribute, image) }
+    // Last: once it is the service's, this process (root without CAP_DAC_OVERRIDE) cannot write it.
     if let owner {
       try retryingInterrupts("chown", mediumAttribute) { chown(mediumAttribute, owner.uid, owner.gid) }
     }
-    if let image { try put(mediumAttribute, image) }
     try retryingInterrupts("symlink", configuration) {
       symlink(functionDirectory, configuration + "/" + Self.function)
     }

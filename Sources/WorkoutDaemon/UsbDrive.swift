@@ -26,11 +26,15 @@ final class UsbDrive: @unchecked Sendable {
   private var contents: String?
   private var contentsRead = false
   private var lastKind: Kind?
+  /// Looks in a row that found no gadget.
+  private var absentLooks = 0
 
   /// Seconds between tries to change the medium while a host holds the drive, and to build
   /// again after a failure.
   static let waitForHost: Double = 5
   static let retryFailure: Double = 60
+  /// Seconds the gadget unit has to make the drive after the image is there.
+  static let waitForGadget: Double = 30
 
   enum Kind: Equatable {
     case noGadget, current, waiting, failed
@@ -99,13 +103,23 @@ final class UsbDrive: @unchecked Sendable {
     let summary =
       "\(files.count) file\(files.count == 1 ? "" : "s") (\(formats.map { $0.rawValue.uppercased() }.joined(separator: "+")))"
     guard let medium = gadget.medium() else {
+      // Made by workoutd-usb-drive.service once the image is there (a second or so): missing
+      // at the next look too, it is a fault the rider is told of, not a quiet "not yet".
+      absentLooks += 1
+      if absentLooks > 1 {
+        return failed(
+          "the board is not a USB drive: workoutd-usb-drive.service has not made it (journalctl -u workoutd-usb-drive; "
+            + "a Pi needs dtoverlay=dwc2, see /usr/share/doc/workoutd)",
+          retryAfter: Self.waitForGadget)
+      }
       return note(
         .noGadget,
         DeviceStatus(
           device: .usbDrive, condition: .available,
           detail: "\(summary) in \(image); the board is not a USB drive yet (workoutd-usb-drive.service sets it up)"),
-        retryAfter: nil)
+        retryAfter: Self.waitForGadget)
     }
+    absentLooks = 0
     let host = gadget.connection().map { $0.state == "configured" ? "a computer has it" : "no computer" } ?? "not bound"
     if medium == image && !built {
       return note(
@@ -144,10 +158,9 @@ final class UsbDrive: @unchecked Sendable {
     _ = unlink(image + ".contents")
   }
 
-  private func failed(_ detail: String) -> Outcome {
-    if lastKind != .failed { log(.warning, detail + "; tried again in \(Int(Self.retryFailure)) s") }
-    return note(
-      .failed, DeviceStatus(device: .usbDrive, condition: .failing, detail: detail), retryAfter: Self.retryFailure)
+  private func failed(_ detail: String, retryAfter: Double = UsbDrive.retryFailure) -> Outcome {
+    if lastKind != .failed { log(.warning, detail + "; tried again in \(Int(retryAfter)) s") }
+    return note(.failed, DeviceStatus(device: .usbDrive, condition: .failing, detail: detail), retryAfter: retryAfter)
   }
 
   private func note(_ kind: Kind, _ status: DeviceStatus, retryAfter: Double?) -> Outcome {
