@@ -121,7 +121,7 @@ final class UsbDrive: @unchecked Sendable {
     }
     absentLooks = 0
     let host = gadget.connection().map { $0.state == "configured" ? "a computer has it" : "no computer" } ?? "not bound"
-    if medium == image && !built {
+    if Self.holds(medium, image) && !built {
       return note(
         .current, DeviceStatus(device: .usbDrive, condition: .available, detail: "\(summary); \(host)"), retryAfter: nil
       )
@@ -149,13 +149,25 @@ final class UsbDrive: @unchecked Sendable {
 
   /// Takes the image out of the drive and removes it: `[usb_drive]` was turned off.
   static func retire(image: String, gadget: UsbGadget = UsbGadget(), log: Logger) {
-    if let medium = gadget.medium(), medium.hasPrefix(image) {
+    // Whatever our gadget holds is an image of ours.
+    if let medium = gadget.medium(), !medium.isEmpty {
       do { try gadget.changeMedium(to: "") } catch {
         log(.notice, "cannot take \(image) out of the USB drive: \(error); it goes at the next boot")
       }
     }
     if unlink(image) == 0 { log(.info, "removed \(image): [usb_drive] is off") }
     _ = unlink(image + ".contents")
+  }
+
+  /// Whether the drive's medium, as the kernel names it, is the image now at `image`. The
+  /// kernel names the file by the mount it was opened through: the full path from the service
+  /// that put it in, but from another mount namespace (this service before a restart, the
+  /// gadget unit) only the path within the state directory's mount. An image renamed over is
+  /// " (deleted)".
+  static func holds(_ medium: String, _ image: String) -> Bool {
+    guard !medium.isEmpty, !medium.hasSuffix(" (deleted)") else { return false }
+    let name = image.split(separator: "/").last.map { "/" + $0 } ?? image
+    return medium == image || medium.hasSuffix(name)
   }
 
   private func failed(_ detail: String, retryAfter: Double = UsbDrive.retryFailure) -> Outcome {

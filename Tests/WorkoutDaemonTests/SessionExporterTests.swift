@@ -18,4 +18,15 @@ struct SessionExporterTests {
     FileManager.default.createFile(atPath: base + "/file", contents: Data("x".utf8))
     #expect(SessionExporter.makeDirectory(base + "/file/exports") == "Not a directory")
   }
+
+  /// The drive's medium as configfs names it, from this service or another mount namespace.
+  @Test func theDriveHoldsTheImageUnlessItWasRenamedOver() {
+    let image = "/var/lib/workoutd/usb-drive.img"
+    #expect(UsbDrive.holds(image, image))
+    #expect(UsbDrive.holds("/usb-drive.img", image), "opened through the state directory's own mount")
+    #expect(!UsbDrive.holds(image + " (deleted)", image))
+    #expect(!UsbDrive.holds("/usb-drive.img (deleted)", image))
+    #expect(!UsbDrive.holds("", image))
+    #expect(!UsbDrive.holds("/var/lib/other/disk.img", image))
+  }
 }
