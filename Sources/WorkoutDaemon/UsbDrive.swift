@@ -121,17 +121,12 @@ final class UsbDrive: @unchecked Sendable {
     }
     absentLooks = 0
     let host = gadget.connection().map { $0.state == "configured" ? "a computer has it" : "no computer" } ?? "not bound"
-    if Self.holds(medium, image) && !built {
-      return note(
-        .current, DeviceStatus(device: .usbDrive, condition: .available, detail: "\(summary); \(host)"), retryAfter: nil
-      )
-    }
+    let current = DeviceStatus(device: .usbDrive, condition: .available, detail: "\(summary); \(host)")
+    if Self.holds(medium, image) && !built { return note(.current, current, retryAfter: nil) }
     do {
       try gadget.changeMedium(to: image)
       if lastKind != .current || built { log(.info, "the USB drive now holds \(summary)") }
-      return note(
-        .current, DeviceStatus(device: .usbDrive, condition: .available, detail: "\(summary); \(host)"), retryAfter: nil
-      )
+      return note(.current, current, retryAfter: nil)
     } catch  where error.errno == EBUSY {
       if lastKind != .waiting {
         log(.notice, "a computer has the USB drive mounted: the new rides go onto it once the computer ejects it")
