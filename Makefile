@@ -159,6 +159,13 @@ verify-units: build
 	score=$$(systemd-analyze security --offline=true $$tmp/workoutd-usb@sda1.service | sed -n 's/.*exposure level for workoutd-usb@sda1.service: \([0-9.]*\).*/\1/p'); \
 	rm -rf $$tmp; echo "workoutd-usb@.service: systemd-analyze verify clean, exposure $$score"; \
 	awk -v s="$$score" 'BEGIN { exit !(s != "" && s <= 3.0) }' || { echo "exposure $$score is above 3.0"; exit 1; }
+	@# The unit that tells the rider a stick cannot take the rides, as udev starts it for sdb.
+	@tmp=$$(mktemp -d); bin=$$($(SWIFT) build --show-bin-path); \
+	sed "s|/usr/bin/workoutctl|$$bin/workoutctl|" systemd/workoutd-usb-unusable@.service > $$tmp/workoutd-usb-unusable@sdb.service; \
+	systemd-analyze verify --man=no $$tmp/workoutd-usb-unusable@sdb.service || { rm -rf $$tmp; exit 1; }; \
+	score=$$(systemd-analyze security --offline=true $$tmp/workoutd-usb-unusable@sdb.service | sed -n 's/.*exposure level for workoutd-usb-unusable@sdb.service: \([0-9.]*\).*/\1/p'); \
+	rm -rf $$tmp; echo "workoutd-usb-unusable@.service: systemd-analyze verify clean, exposure $$score"; \
+	awk -v s="$$score" 'BEGIN { exit !(s != "" && s <= 3.0) }' || { echo "exposure $$score is above 3.0"; exit 1; }
 	@# The USB drive's gadget unit (root, configfs) and its path unit.
 	@tmp=$$(mktemp -d); bin=$$($(SWIFT) build --show-bin-path); \
 	sed "s|/usr/bin/workoutctl|$$bin/workoutctl|" systemd/workoutd-usb-drive.service > $$tmp/workoutd-usb-drive.service; \
@@ -247,6 +254,7 @@ install: release
 	install -D -m 0644 systemd/workoutd.sysusers $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf
 	install -D -m 0644 systemd/workoutd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/workoutd.conf
 	install -D -m 0644 systemd/workoutd-usb@.service $(DESTDIR)$(UNITDIR)/workoutd-usb@.service
+	install -D -m 0644 systemd/workoutd-usb-unusable@.service $(DESTDIR)$(UNITDIR)/workoutd-usb-unusable@.service
 	install -D -m 0644 systemd/workoutd-usb-drive.service $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.service
 	install -D -m 0644 systemd/workoutd-usb-drive.path $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.path
 	install -D -m 0644 udev/60-workoutd.rules $(DESTDIR)$(UDEVRULESDIR)/60-workoutd.rules
@@ -285,6 +293,7 @@ uninstall:
 	  $(DESTDIR)$(UNITDIR)/workoutd.service $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf \
 	  $(DESTDIR)$(TMPFILESDIR)/workoutd.conf $(DESTDIR)$(UDEVRULESDIR)/60-workoutd.rules \
 	  $(DESTDIR)$(UNITDIR)/workoutd-usb@.service $(DESTDIR)$(UDEVRULESDIR)/80-workoutd-usb.rules \
+	  $(DESTDIR)$(UNITDIR)/workoutd-usb-unusable@.service \
 	  $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.service $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.path \
 	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DATADIR)/man/man1/workoutd.1 \
 	  $(DESTDIR)$(DATADIR)/man/man1/workoutctl.1

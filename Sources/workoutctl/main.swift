@@ -596,10 +596,25 @@ struct ReportCopy: ParsableCommand {
   @OptionGroup var locations: Locations
   @Option(help: ArgumentHelp("The stick's partition (/dev/sda1).", valueName: "device")) var device: String
   @Option(help: "The unit that mounted it, for the rider to look up (journalctl -u).") var unit: String?
+  @Flag(
+    help: """
+      The stick cannot take the rides (workoutd-usb-unusable@.service): tell the service why, from \
+      what udev found on it, unless another partition of the same stick takes them.
+      """)
+  var unusable = false
+  @Flag(help: "The stick that could not take the rides is gone (that unit's stop).") var removed = false
+
+  func validate() throws {
+    if unusable && removed { throw ValidationError("--unusable or --removed, not both") }
+  }
 
   func run() throws {
     let environment = ProcessInfo.processInfo.environment
     let name = StickIdentity.kernelName(of: device)
+    if unusable || removed {
+      try reportUnusable(name)
+      return
+    }
     // The partition may be gone already (pulled): its UUID is then unknown here, and the
     // kernel name is what the rider can match with the log.
     let target = StickIdentity.targetName(forDevice: device) ?? "usb:\(name)"
@@ -618,6 +633,60 @@ struct ReportCopy: ParsableCommand {
       throw fail("\(error)")
     }
     guard reply.ok else { throw fail(reply.message ?? "refused") }
+  }
+
+  /// A stick 80-workoutd-usb.rules found unusable: judged from udev's properties of it and of
+  /// the other partitions of its disk (sysfs), said to the service as `refused`; its removal
+  /// as `removed`.
+  private func reportUnusable(_ name: String) throws {
+    let target = StickIdentity.targetName(forDevice: device) ?? "usb:\(name)"
+    var report = StickCopyReport(phase: .removed, target: target, detail: "removed", device: name)
+    if unusable {
+      let stick = StickSuitability.Device(name: name, properties: try Self.udevProperties(name))
+      var siblings: [StickSuitability.Device] = []
+      if stick.properties["DEVTYPE"] == "partition" {
+        for sibling in Self.partitionsBeside(name) where sibling != name {
+          siblings.append(.init(name: sibling, properties: (try? Self.udevProperties(sibling)) ?? [:]))
+        }
+      }
+      guard let why = StickSuitability.refusal(of: stick, siblings: siblings) else {
+        print("\(name): not for the rides, and nothing to tell: another partition of the stick takes them")
+        return
+      }
+      print("\(target): \(why)")
+      report = StickCopyReport(phase: .refused, target: target, detail: why, device: name)
+    }
+    let reply: ControlReply
+    do {
+      reply = try sendControl(
+        ControlRequest(command: .reportCopy, copy: report), socketPath: locations.socket, timeout: 5)
+    } catch {
+      throw fail("\(error)")
+    }
+    guard reply.ok else { throw fail(reply.message ?? "refused") }
+  }
+
+  /// udev's properties of block device `name` (`udevadm info`, which reads udev's database).
+  static func udevProperties(_ name: String) throws -> [String: String] {
+    let udevadm = Process()
+    udevadm.executableURL = URL(fileURLWithPath: "/usr/bin/udevadm")
+    udevadm.arguments = ["info", "--query=property", "--path=/sys/class/block/\(name)"]
+    let output = Pipe()
+    udevadm.standardOutput = output
+    try udevadm.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    udevadm.waitUntilExit()
+    guard udevadm.terminationStatus == 0 else {
+      throw fail("udevadm info cannot describe \(name) (exit \(udevadm.terminationStatus))")
+    }
+    return StickSuitability.properties(fromUdevadm: String(decoding: data, as: UTF8.self))
+  }
+
+  /// The partitions of the disk that holds partition `name` (sysfs: its disk's directory).
+  static func partitionsBeside(_ name: String) -> [String] {
+    guard let disk = ExportFile.ledgerKey(forDirectory: "/sys/class/block/\(name)/..") else { return [] }
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: disk)) ?? []
+    return entries.filter { FileManager.default.fileExists(atPath: "\(disk)/\($0)/partition") }.sorted()
   }
 }
 

@@ -144,4 +144,42 @@ struct StickCopyTests {
     #expect(usb(h)?.detail == "usb:BBBB-0002: copied 2; safe to remove")
     #expect(patterns(h).last == .off)
   }
+
+  @Test func aStickThatCannotTakeRidesIsAFaultUntilItIsPulled() {
+    var h = EngineHarness()
+    let why =
+      "holds an NTFS file system, which workoutd does not write: format it FAT32, exFAT or ext4 to take the rides"
+    h.send(.stickCopy(StickCopyReport(phase: .refused, target: "usb:5A1C44D23F0E7B11", detail: why, device: "sdb1")))
+    #expect(usb(h)?.condition == .failing)
+    #expect(usb(h)?.detail == "usb:5A1C44D23F0E7B11: " + why)
+    #expect(patterns(h).last == .fault)
+    // Pulled: its unit's stop knows only the partition's name.
+    h.send(.stickCopy(StickCopyReport(phase: .removed, target: "usb:sdb1", detail: "removed", device: "sdb1")))
+    #expect(usb(h)?.condition == .available)
+    #expect(!h.engine.watch.hasFault)
+    #expect(chirps(h) == [.alarm], "the fault sounded; nothing copied: no long 'safe to remove' chirp")
+    #expect(h.engine.stickCopies.failed.isEmpty && h.engine.stickCopies.underWay.isEmpty)
+  }
+
+  @Test func pullingARefusedStickLeavesAnotherSticksFailure() {
+    var h = EngineHarness()
+    h.send(report(.copying, "2 files"))
+    h.send(report(.failed, "cannot write workoutd/a.fit: Read-only file system"))
+    h.send(report(.unmounted, "exit-code exited 11"))
+    h.send(
+      .stickCopy(
+        StickCopyReport(phase: .refused, target: "usb:sdc", detail: "no file system found on it", device: "sdc")))
+    #expect(usb(h)?.detail.hasPrefix("usb:sdc: no file system found on it (and 1 more") == true)
+    h.send(.stickCopy(StickCopyReport(phase: .removed, target: "usb:sdc", detail: "removed", device: "sdc")))
+    #expect(usb(h)?.condition == .failing)
+    #expect(usb(h)?.detail.hasPrefix("usb:1234-ABCD: cannot write workoutd/a.fit: Read-only") == true)
+  }
+
+  @Test func aRemovalNobodyWasToldOfChangesNothing() {
+    var h = EngineHarness()
+    h.send(.stickCopy(StickCopyReport(phase: .removed, target: "usb:sdd1", detail: "removed", device: "sdd1")))
+    #expect(usb(h)?.condition != .failing)
+    #expect(!h.engine.watch.hasFault)
+    #expect(patterns(h).last != .fault)
+  }
 }

@@ -57,6 +57,11 @@ public struct StickCopyReport: Sendable, Hashable, Codable {
     /// The unit has unmounted the stick (or given up on mounting it): after `copied`, safe to
     /// pull; after anything else, the copy did not finish.
     case unmounted
+    /// The stick cannot take rides (no file system, or one workoutd does not write) and is not
+    /// mounted: a fault for as long as it is plugged in; `detail` says why and what to do.
+    case refused
+    /// A stick that was `refused` has been pulled out: nothing more to tell of it.
+    case removed
   }
 
   public var phase: Phase

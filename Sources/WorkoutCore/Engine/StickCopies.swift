@@ -2,7 +2,8 @@
 /// entry per stick (`usb:<UUID>`), so two sticks plugged at once are two copies: what the
 /// `usbStick` device's condition says. A stick whose copy failed stays a fault until that stick
 /// is plugged in again (and fails again, or finishes the job); another stick's success does not
-/// hide it.
+/// hide it. A stick that cannot take rides at all (`refused`) is a fault until it is pulled:
+/// nothing of ours is waiting for it, the rider only has to be told.
 public struct StickCopies: Sendable, Hashable {
   /// Sticks whose unit has not reported its end (the unmount) yet, by target.
   public private(set) var underWay: [String: StickCopyReport] = [:]
@@ -55,10 +56,16 @@ public struct StickCopies: Sendable, Hashable {
     case .copied:
       underWay[target] = report
       latest = "\(target): \(report.detail); unmounting"
-    case .failed:
+    case .failed, .refused:
       underWay[target] = report
       fail(target, report.detail)
       line = (.warning, "USB stick \(target): \(report.detail)")
+    case .removed:
+      // Only a refused stick's unit says this; a stick it never told of is no news.
+      guard before?.phase == .refused else { return Outcome(status: status(adding: nil)) }
+      underWay[target] = nil
+      failed.removeAll { $0.target == target }
+      line = (.info, "USB stick \(target) removed")
     case .unmounted:
       underWay[target] = nil
       switch before?.phase {
@@ -69,6 +76,8 @@ public struct StickCopies: Sendable, Hashable {
         safe = true
       case .failed?:
         line = (.info, "USB stick \(target) unmounted after the failed copy")
+      case .refused?, .removed?:
+        line = (.info, "USB stick \(target) was not mounted: \(report.detail)")
       case .copying?, .unmounted?, nil:
         let why =
           before?.phase == .copying

@@ -7,9 +7,11 @@ through QEMU's monitor, at the guest test's request.
 The guest writes a request into SHARE_DIR/usb/NAME.req (written elsewhere, then renamed in) and
 waits for SHARE_DIR/usb/NAME.rep: "ok ..." or "error ...". Requests, one line each:
 
-    make STICK vfat|exfat|ext4 SIZE_KIB UUID [full]
+    make STICK vfat|exfat|ext4|ntfs|blank SIZE_KIB UUID [full|unmountable]
                                          a stick image: one partition with that file system and
-                                         UUID (full: all but a few blocks taken, ext4 only)
+                                         UUID (full: all but a few blocks taken, ext4 only;
+                                         unmountable: an ext4 incompat feature no kernel knows);
+                                         blank: no partition table, no file system (UUID "-")
     plug STICK [ro] [slow]               attach it to the guest's xHCI controller as usb-storage
                                          (ro: write-protected; slow: writes throttled to 2 a second,
                                          so a copy lasts long enough to be pulled mid-way)
@@ -81,7 +83,9 @@ class Helper:
         size = int(size_kib)
         with open(path, "wb") as f:
             f.truncate((1024 + size) * 1024)
-        kind = {"vfat": "c", "exfat": "7", "ext4": "83"}.get(fstype)
+        if fstype == "blank":
+            return "ok %s -" % path
+        kind = {"vfat": "c", "exfat": "7", "ext4": "83", "ntfs": "7"}.get(fstype)
         if kind is None:
             return "error: no file system " + fstype
         steps = [(["sfdisk", "-q", path], "start=2048, type=%s\n" % kind)]
@@ -98,6 +102,13 @@ class Helper:
                            'tune.exfat -I "0x$4" "$part" >/dev/null; '
                            'dd if="$part" of="$1" bs=1M seek=1 conv=notrunc status=none; rm -f "$part"',
                            "mkfs", path, str(size), stick.upper()[:11], uuid.replace("-", "")], None))
+        elif fstype == "ntfs":
+            # As exFAT: made in a file and copied in; its 64-bit serial (udev's UUID) by ntfslabel.
+            steps.append((["sh", "-ec",
+                           'part="$1.part"; truncate -s "$2K" "$part"; mkntfs -q -F -Q -p 2048 -L "$3" "$part"; '
+                           'ntfslabel -q --new-serial="$4" "$part"; '
+                           'dd if="$part" of="$1" bs=1M seek=1 conv=notrunc status=none; rm -f "$part"',
+                           "mkfs", path, str(size), stick.upper()[:11], uuid], None))
         else:
             steps.append((["mkfs.ext4", "-q", "-F", "-m", "0", "-U", uuid, "-L", stick[:16],
                            "-E", "offset=%d" % (1024 * 1024), path, "%dk" % size], None))
@@ -109,6 +120,10 @@ class Helper:
             error = self.fill(path)
             if error:
                 return "error: filling %s: %s" % (stick, error)
+        if "unmountable" in flags and fstype == "ext4":
+            error = self.unknown_feature(path)
+            if error:
+                return "error: making %s unmountable: %s" % (stick, error)
         return "ok %s %s" % (path, uuid)
 
     @staticmethod
@@ -129,6 +144,30 @@ class Helper:
         os.unlink(filler)
         if done.returncode != 0:
             return done.stderr.strip()
+        subprocess.run(["dd", "if=" + part, "of=" + path, "bs=1M", "seek=1", "conv=notrunc", "status=none"],
+                       check=True)
+        os.unlink(part)
+        return None
+
+    @staticmethod
+    def unknown_feature(path):
+        """Sets an incompatible-feature bit no kernel or e2fsck knows (0x40000000) in the ext4
+        superblock at 1 MiB (s_feature_incompat, offset 0x60; debugfs rewrites its checksum):
+        blkid still finds ext4 and its UUID, e2fsck refuses it, the kernel will not mount it."""
+        part = path + ".part"
+        subprocess.run(["dd", "if=" + path, "of=" + part, "bs=1M", "skip=1", "status=none"], check=True)
+
+        def incompat():
+            with open(part, "rb") as f:
+                f.seek(1024 + 0x60)
+                return int.from_bytes(f.read(4), "little")
+
+        wanted = incompat() | 0x40000000
+        done = subprocess.run(["debugfs", "-w", "-R", "ssv feature_incompat %d" % wanted, part],
+                              capture_output=True, text=True)
+        if incompat() != wanted:
+            os.unlink(part)
+            return "debugfs did not set it: " + done.stderr.strip()
         subprocess.run(["dd", "if=" + part, "of=" + path, "bs=1M", "seek=1", "conv=notrunc", "status=none"],
                        check=True)
         os.unlink(part)

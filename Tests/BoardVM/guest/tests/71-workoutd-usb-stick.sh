@@ -1,12 +1,12 @@
 #!/bin/bash
-# hil-timeout: 480
+# hil-timeout: 600
 # USB sticks hot-plugged into the running board (QEMU's xHCI; the host plugs and pulls them
 # through the monitor, host/usb-plug.py): udev's 80-workoutd-usb.rules starts
 # workoutd-usb@.service, which mounts the stick, copies the rides it has not had into
 # workoutd/, unmounts it and has the service say "safe to remove". The copies are byte for byte
 # the exports; a second plug copies nothing twice; a stick pulled mid-copy leaves the database
 # whole and the next plug finishes; two sticks at once each get theirs; a read-only and a full
-# stick are faults that touch nothing of ours.
+# stick are faults that touch nothing of ours; so are a blank, an NTFS and an unmountable one.
 set -uo pipefail
 # shellcheck source=../lib.sh
 source /usr/lib/workoutd-hil/lib.sh
@@ -93,9 +93,12 @@ wait_unit 60
 midway=$(usb_status)
 [[ $(sqlite3 "$WORKOUTD_DB" 'PRAGMA quick_check') == ok ]] || problem "the database after the pull: $(sqlite3 "$WORKOUTD_DB" 'PRAGMA quick_check' | head -3)"
 [[ $(wkd_state) == ended ]] || problem "the service after the pull: state '$(wkd_state)'"
-# ... and the next plug finishes the job.
+# ... and the next plug finishes the job, after systemd-fsck@ has cleared the dirty FAT the
+# pull left (Linux turns a FAT read-only when it meets a broken cluster chain).
 plug a 1234-ABCD && wait_unit
 [[ $(usb_status) == available:*"safe to remove" ]] || problem "plug after the pull: usbStick '$(usb_status)'"
+fsck_said=$(journalctl -b -u "systemd-fsck@dev-$dev.service" --no-pager -o cat | grep -i -m1 'dirty bit')
+[[ -n $fsck_said ]] || problem "no fsck of the pulled stick at the next plug: $(journalctl -b -u "systemd-fsck@dev-$dev.service" --no-pager -o cat | tail -5 | xargs)"
 check_copies
 pull a
 ours=$(exports_sums)
@@ -134,14 +137,44 @@ plug full 0f5e7c2a-9a51-4b43-8e0c-5d1f3b2a7e66 && wait_unit
 [[ $(usb_status) == failing:*"No space left on device"* ]] || problem "full stick: usbStick '$(usb_status)'"
 full_said=$(usb_status)
 pull full
+# 7. Sticks that cannot take the rides are told, each a fault until it is pulled: one never
+# formatted (no partition table, no file system), one NTFS (never mounted), one whose ext4 the
+# kernel will not mount (an incompatible feature it does not know).
+usb_request make blank blank 4096 - > /dev/null || problem "make stick blank"
+usb_request make ntfs ntfs 8192 5A1C44D23F0E7B11 > /dev/null || problem "make stick ntfs"
+usb_request make broken ext4 4096 6b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3 unmountable > /dev/null || problem "make stick broken"
+said() { [[ $(usb_status) == failing:*"$1"* ]]; }
+unsaid() { [[ $(usb_status) != *"$1"* ]]; }
+usb_request plug blank > /dev/null || problem "plug blank"
+if wait_for 30 said "no file system found on it"; then
+  blank_said=$(usb_status)
+  [[ $(wkd_field .indicator) == fault ]] || problem "blank stick: LED '$(wkd_field .indicator)', want fault"
+else
+  problem "blank stick: usbStick '$(usb_status)', want 'no file system found on it'"
+fi
+usb_request pull blank > /dev/null || problem "pull blank"
+wait_for 30 unsaid "no file system found" || problem "blank stick pulled: usbStick still '$(usb_status)'"
+plug ntfs 5A1C44D23F0E7B11
+wait_for 30 said "usb:5A1C44D23F0E7B11: holds an NTFS file system" || problem "NTFS stick: usbStick '$(usb_status)'"
+ntfs_said=$(usb_status)
+systemctl is-active -q "workoutd-usb@$dev.service" && problem "the copier started for the NTFS stick"
+findmnt -rn -S "/dev/$dev" > /dev/null && problem "the NTFS stick was mounted: $(findmnt -rn -S "/dev/$dev")"
+pull ntfs
+wait_for 30 unsaid "usb:5A1C44D23F0E7B11" || problem "NTFS stick pulled: usbStick still '$(usb_status)'"
+plug broken 6b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3 && wait_unit
+[[ $(usb_status) == failing:*"usb:6b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3: not copied:"*"journalctl -u workoutd-usb@$dev.service"* ]] ||
+  problem "unmountable stick: usbStick '$(usb_status)'"
+broken_said=$(usb_status)
+pull broken
+
 [[ $(exports_sums) == "$ours" ]] || problem "our exports changed while the sticks failed"
 [[ $(sqlite3 "$WORKOUTD_DB" 'PRAGMA quick_check') == ok ]] || problem "the database at the end is not ok"
 
 journalctl -b -u workoutd --no-pager | grep -i 'usb' | tail -20
-journalctl -b -u 'workoutd-usb@*' --no-pager | tail -30
+journalctl -b -u 'workoutd-usb@*' -u 'workoutd-usb-unusable@*' -u 'systemd-fsck@*' --no-pager | tail -40
 
 if ((${#problems[@]})); then
   result "$name" FAIL "$(IFS=';'; echo "${problems[*]}")"
 else
-  result "$name" PASS "stick a: $first copied byte for byte, safe to remove; again: nothing twice; pulled mid-copy: '${midway#failing: }', database ok, the next plug finished; two at once (FAT and exFAT): $two; read-only: '${readonly_said#failing: }'; full ext4: '${full_said#failing: }'"
+  result "$name" PASS "stick a: $first copied byte for byte, safe to remove; again: nothing twice; pulled mid-copy: '${midway#failing: }', database ok, the next plug finished; two at once (FAT and exFAT): $two; read-only: '${readonly_said#failing: }'; full ext4: '${full_said#failing: }'; fsck after the pull: '$fsck_said'; blank: '${blank_said#failing: }'; NTFS: '${ntfs_said#failing: }'; unmountable ext4: '${broken_said#failing: }'"
 fi
