@@ -1,4 +1,5 @@
 import CLinuxShims
+import Foundation
 
 #if canImport(Glibc)
   import Glibc
@@ -153,6 +154,43 @@ public enum StickIdentity {
       if lastComponent(target) == wanted { return "usb:" + uuid }
     }
     return nil
+  }
+
+  /// A file system mounted from the disk that holds `name` ("sda1", or a whole disk "sdb"),
+  /// as "sda2 on /": a USB disk the board runs from (a Pi booting from a USB SSD) is not a
+  /// stick to copy rides onto, however its partitions look. nil when none is mounted.
+  /// `mountinfo` is /proc/self/mountinfo's text (its third field is the device's
+  /// major:minor); `sysClassBlock` is sysfs's /sys/class/block.
+  public static func mountedFileSystem(
+    onDiskOf name: String, mountinfo: String, sysClassBlock: String = "/sys/class/block"
+  ) -> String? {
+    let own = sysClassBlock + "/" + name
+    let isPartition = access(own + "/partition", F_OK) == 0
+    guard let disk = ExportFile.ledgerKey(forDirectory: isPartition ? own + "/.." : own) else { return nil }
+    var devices: [String: String] = [:]  // major:minor -> kernel name
+    if let number = firstLine(disk + "/dev") { devices[number] = lastComponent(disk) }
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: disk)) ?? []
+    where access(disk + "/" + entry + "/partition", F_OK) == 0 {
+      if let number = firstLine(disk + "/" + entry + "/dev") { devices[number] = entry }
+    }
+    for line in mountinfo.split(separator: "\n") {
+      // mountinfo(5): ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ...
+      let fields = line.split(separator: " ", maxSplits: 5)
+      guard fields.count > 4, let partition = devices[String(fields[2])] else { continue }
+      return "\(partition) on \(fields[4])"
+    }
+    return nil
+  }
+
+  /// Whether the kernel found block device `name` write-protected (sysfs `ro`: a stick's
+  /// lock switch, or a card reader's for the card).
+  public static func isWriteProtected(_ name: String, sysClassBlock: String = "/sys/class/block") -> Bool {
+    firstLine(sysClassBlock + "/" + name + "/ro") == "1"
+  }
+
+  private static func firstLine(_ path: String) -> String? {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+    return text.split(separator: "\n").first.map { $0.trimmingCharacters(in: .whitespaces) }
   }
 
   /// "sda1" for "/dev/sda1", or for a link to it that can be resolved.

@@ -32,7 +32,7 @@ struct Workoutctl: ParsableCommand {
     version: WorkoutdVersion.string,
     subcommands: [
       Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self, Sensors.self,
-      Export.self, CopyExports.self, ReportCopy.self, UsbDrive.self,
+      Export.self, CopyExports.self, StickCheck.self, ReportCopy.self, UsbDrive.self,
     ])
 }
 
@@ -582,6 +582,28 @@ struct CopyReporter {
   }
 }
 
+struct StickCheck: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "stick-check",
+    abstract: "Whether a USB block device is a stick to copy the rides onto (the USB units' ExecCondition).",
+    discussion: """
+      Exit status 0 when it is; 1, saying why, when a file system of its disk is mounted: the \
+      disk the board runs from (a Pi booting from a USB SSD), or one someone mounted by hand, \
+      is left alone, however its partitions look.
+      """
+  )
+  @Option(help: ArgumentHelp("The stick or its partition (/dev/sda1).", valueName: "device")) var device: String
+
+  func run() throws {
+    let name = StickIdentity.kernelName(of: device)
+    let mountinfo = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+    if let mounted = StickIdentity.mountedFileSystem(onDiskOf: name, mountinfo: mountinfo) {
+      print("\(name): not a stick for the rides: its disk has \(mounted) mounted")
+      throw ExitCode(1)
+    }
+  }
+}
+
 struct ReportCopy: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "report-copy",
@@ -611,6 +633,8 @@ struct ReportCopy: ParsableCommand {
   func run() throws {
     let environment = ProcessInfo.processInfo.environment
     let name = StickIdentity.kernelName(of: device)
+    // The unit's ExecCondition (stick-check) found the board's own disk: nothing to tell.
+    if environment["SERVICE_RESULT"] == "exec-condition" { return }
     if unusable || removed {
       try reportUnusable(name)
       return
@@ -622,6 +646,11 @@ struct ReportCopy: ParsableCommand {
       .compactMap { $0 }.joined(separator: " ")
     if result.isEmpty { result = "no result from systemd" }
     if let unit { result += "; journalctl -u \(unit)" }
+    // A write-protected stick fails its file system check (fsck cannot open it to write), so
+    // it is never mounted: what the rider can do about it is the lock switch.
+    if StickIdentity.isWriteProtected(name) {
+      result = "the stick is read-only (write-protected: a lock switch?); " + result
+    }
     let reply: ControlReply
     do {
       reply = try sendControl(

@@ -6,7 +6,8 @@
 # workoutd/, unmounts it and has the service say "safe to remove". The copies are byte for byte
 # the exports; a second plug copies nothing twice; a stick pulled mid-copy leaves the database
 # whole and the next plug finishes; two sticks at once each get theirs; a read-only and a full
-# stick are faults that touch nothing of ours; so are a blank, an NTFS and an unmountable one.
+# stick are faults that touch nothing of ours; so are a blank, an NTFS and an unmountable one;
+# a disk with a file system mounted is left alone.
 set -uo pipefail
 # shellcheck source=../lib.sh
 source /usr/lib/workoutd-hil/lib.sh
@@ -167,6 +168,21 @@ plug broken 6b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3 && wait_unit
 broken_said=$(usb_status)
 pull broken
 
+# 8. A disk with a file system mounted (the board's own, when a Pi boots from USB) is not a
+# stick: the copier's ExecCondition leaves it alone, and the rider hears nothing of it.
+plug a 1234-ABCD && wait_unit
+mkdir -p /mnt/by-hand && mount -o ro "/dev/$dev" /mnt/by-hand || problem "cannot mount /dev/$dev by hand"
+before=$(usb_status)
+started_at=$(uptime_us)
+systemctl start "workoutd-usb@$dev.service"
+skipped=$(journalctl -b -u "workoutd-usb@$dev.service" --since "@$(($(date +%s) - 30))" --no-pager -o cat | grep -m1 'not a stick for the rides')
+[[ -n $skipped ]] || problem "a mounted disk: the copier did not say it skipped it"
+since=$(systemctl show -p ExecMainStartTimestampMonotonic --value "workoutd-usb@$dev.service")
+((since < started_at)) || problem "a mounted disk: the copier ran ($(systemctl show -p Result,ExecMainStatus --value "workoutd-usb@$dev.service" | xargs))"
+[[ $(usb_status) == "$before" ]] || problem "a mounted disk: usbStick '$(usb_status)', was '$before'"
+umount /mnt/by-hand
+pull a
+
 [[ $(exports_sums) == "$ours" ]] || problem "our exports changed while the sticks failed"
 [[ $(sqlite3 "$WORKOUTD_DB" 'PRAGMA quick_check') == ok ]] || problem "the database at the end is not ok"
 
@@ -176,5 +192,5 @@ journalctl -b -u 'workoutd-usb@*' -u 'workoutd-usb-unusable@*' -u 'systemd-fsck@
 if ((${#problems[@]})); then
   result "$name" FAIL "$(IFS=';'; echo "${problems[*]}")"
 else
-  result "$name" PASS "stick a: $first copied byte for byte, safe to remove; again: nothing twice; pulled mid-copy: '${midway#failing: }', database ok, the next plug finished; two at once (FAT and exFAT): $two; read-only: '${readonly_said#failing: }'; full ext4: '${full_said#failing: }'; fsck after the pull: '$fsck_said'; blank: '${blank_said#failing: }'; NTFS: '${ntfs_said#failing: }'; unmountable ext4: '${broken_said#failing: }'"
+  result "$name" PASS "stick a: $first copied byte for byte, safe to remove; again: nothing twice; pulled mid-copy: '${midway#failing: }', database ok, the next plug finished; two at once (FAT and exFAT): $two; read-only: '${readonly_said#failing: }'; full ext4: '${full_said#failing: }'; fsck after the pull: '$fsck_said'; blank: '${blank_said#failing: }'; NTFS: '${ntfs_said#failing: }'; unmountable ext4: '${broken_said#failing: }'; mounted by hand: '$skipped'"
 fi
