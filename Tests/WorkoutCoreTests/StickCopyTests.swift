@@ -77,7 +77,10 @@ struct StickCopyTests {
     var h = EngineHarness()
     h.send(report(.unmounted, "exit-code exited 1; journalctl -u workoutd-usb@sdb1.service", target: "usb:sdb1"))
     #expect(usb(h)?.condition == .failing)
-    #expect(usb(h)?.detail.contains("not copied: exit-code exited 1; journalctl -u workoutd-usb@sdb1.service") == true)
+    #expect(
+      usb(h)?.detail.contains(
+        "would not mount, or the copier did not start: exit-code exited 1; journalctl -u workoutd-usb@sdb1.service")
+        == true)
   }
 
   @Test func duringARideTheLEDKeepsTheRidesRhythmAndTheBuzzerStillSaysWhenToPull() {

@@ -82,7 +82,7 @@ public struct StickCopies: Sendable, Hashable {
         let why =
           before?.phase == .copying
           ? "removed or stopped before the copy finished (\(report.detail))"
-          : "not copied: \(report.detail)"
+          : "would not mount, or the copier did not start: \(report.detail)"
         fail(target, why + "; plug it in again to finish")
         line = (.warning, "USB stick \(target): \(why)")
       }

@@ -163,7 +163,7 @@ findmnt -rn -S "/dev/$dev" > /dev/null && problem "the NTFS stick was mounted: $
 pull ntfs
 wait_for 30 unsaid "usb:5A1C44D23F0E7B11" || problem "NTFS stick pulled: usbStick still '$(usb_status)'"
 plug broken 6b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3 && wait_unit
-[[ $(usb_status) == failing:*"usb:6b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3: not copied:"*"journalctl -u workoutd-usb@$dev.service"* ]] ||
+[[ $(usb_status) == failing:*"usb:6b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3: would not mount"*"journalctl -u workoutd-usb@$dev.service"* ]] ||
   problem "unmountable stick: usbStick '$(usb_status)'"
 broken_said=$(usb_status)
 pull broken
