@@ -24,11 +24,13 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
   /// The USB stick copier's report (`phase`, `target`, `detail`): the service shows it in
   /// status, on the LED and the buzzer (`workoutctl copy-exports --report`).
   case reportCopy
+  /// The next (or the prepared) workout's own zones (`zones`, `power`): `workoutctl zones set`.
+  case setZones
 
   /// The session request a control command stands for (nil for `status` and the sensor ones).
   public var request: SessionRequest? {
     switch self {
-    case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy: nil
+    case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy, .setZones: nil
     case .start: .start
     case .pause: .pause
     case .resume: .resume
@@ -54,11 +56,17 @@ public struct ControlRequest: Codable, Sendable, Hashable {
   public var role: String?
   /// `reportCopy`: the copy's step, on which stick, and what happened.
   public var copy: StickCopyReport?
+  /// `setZones`: the zones as `ZoneConfiguration(parsing:)` reads them, of power when `power`.
+  public var zones: String?
+  public var power: Bool?
 
   public init(
     command: ControlCommand, seconds: Double? = nil, allDevices: Bool? = nil, address: String? = nil,
-    addressType: String? = nil, role: String? = nil, copy: StickCopyReport? = nil
+    addressType: String? = nil, role: String? = nil, copy: StickCopyReport? = nil, zones: String? = nil,
+    power: Bool? = nil
   ) {
+    self.zones = zones
+    self.power = power
     self.command = command
     self.seconds = seconds
     self.allDevices = allDevices

@@ -150,6 +150,23 @@ public struct DaemonConfiguration: Sendable, Equatable {
     return FileManager.default.currentDirectoryPath + "/" + path
   }
 
+  /// [rider]: what the system zones and the training metrics are computed from.
+  public var rider = Rider()
+
+  public struct Rider: Sendable, Equatable {
+    public var age: Int?
+    /// count/min.
+    public var restingHeartRate: Double?
+    /// count/min; nil: Tanaka's from age.
+    public var maxHeartRate: Double?
+    /// Functional threshold power, W.
+    public var ftp: Double?
+  }
+
+  /// [zones]: the rider's own zones, else the system's from [rider] (when it has what they
+  /// need); at most one configuration per quantity, checked by HealthKit's rules at parse.
+  public var zones: [ZoneConfiguration] = []
+
   public struct AutoPauseOverrides: Sendable, Equatable {
     public var stopSpeed: Double?
     public var resumeSpeed: Double?
@@ -182,6 +199,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
       activity: activity, countdown: countdown, autoPause: .some(autoPause),
       seaLevelPressure: barometer.seaLevelPressure)
     settings.fixLostAfter = gps.fixLostAfter
+    settings.zones = zones
+    settings.ftp = rider.ftp
     return settings
   }
 }
@@ -220,7 +239,7 @@ extension DaemonConfiguration {
     var problems: [String] = []
     let known = [
       "service", "session", "auto_pause", "sim", "gps", "buttons", "led", "buzzer", "barometer", "sensors",
-      "export", "usb_drive",
+      "export", "usb_drive", "rider", "zones",
     ]
     for key in root.keys where !known.contains(key) {
       let what = root[key]?.table != nil ? "section [\(key)]" : "key \"\(key)\" outside any section"
@@ -378,7 +397,49 @@ extension DaemonConfiguration {
       }
     }
 
-    for section in [service, session, autoPause, sim, gps, buttons, led, buzzer, barometer, sensors, export, drive] {
+    let rider = Section("rider", in: root, file: file)
+    configuration.rider.age = rider.number("age", 5...110).map { Int($0.rounded()) }
+    configuration.rider.restingHeartRate = rider.number("resting_heart_rate", 25...120)
+    configuration.rider.maxHeartRate = rider.number("max_heart_rate", 100...240)
+    configuration.rider.ftp = rider.number("ftp", 30...600)
+    let zones = Section("zones", in: root, file: file)
+    var model = SystemZones.PowerModel.sixZone
+    if let name = zones.string("power_model") {
+      switch name {
+      case "six_zone": model = .sixZone
+      case "coggan": model = .coggan
+      default: zones.problem("power_model", "must be \"six_zone\" or \"coggan\" (Coggan's seven levels)")
+      }
+    }
+    for (key, quantity) in [("heart_rate", ZoneQuantity.heartRate), ("power", .cyclingPower)] {
+      if let text = zones.string(key) {
+        do {
+          configuration.zones.append(try ZoneConfiguration(parsing: text, quantity: quantity, source: .user))
+        } catch {
+          zones.problem(key, "is refused: \(error)")
+        }
+        continue
+      }
+      // The system's, from [rider], when it has what they need.
+      let r = configuration.rider
+      do {
+        switch quantity {
+        case .heartRate:
+          if let resting = r.restingHeartRate, r.age != nil || r.maxHeartRate != nil {
+            let maximum = r.maxHeartRate ?? SystemZones.tanakaMaximumHeartRate(age: r.age ?? 0)
+            configuration.zones.append(try SystemZones.heartRate(age: r.age ?? 0, resting: resting, maximum: maximum))
+          }
+        case .cyclingPower:
+          if let ftp = r.ftp { configuration.zones.append(try SystemZones.power(ftp: ftp, model: model)) }
+        }
+      } catch {
+        rider.problem(quantity == .heartRate ? "resting_heart_rate" : "ftp", "cannot make the system zones: \(error)")
+      }
+    }
+
+    for section in [
+      service, session, autoPause, sim, gps, buttons, led, buzzer, barometer, sensors, export, drive, rider, zones,
+    ] {
       problems += section.finish()
     }
     guard problems.isEmpty else { throw ConfigurationError(problems: problems) }

@@ -242,10 +242,23 @@ final class ServiceRuntime {
       perform(core.handle(.stickCopy(report), at: now, host: SystemClocks.monotonic()).actions)
       return ControlReply(ok: true, state: core.engine.state)
     }
-    guard let sessionRequest = request.command.request else {
+    let input: EngineInput
+    if request.command == .setZones {
+      let configuration: ZoneConfiguration
+      do {
+        configuration = try ZoneConfiguration(
+          parsing: request.zones ?? "", quantity: request.power == true ? .cyclingPower : .heartRate,
+          source: .custom)
+      } catch {
+        return ControlReply(ok: false, state: core.engine.state, message: "zones refused: \(error)")
+      }
+      input = .customZones(configuration)
+    } else if let sessionRequest = request.command.request {
+      input = .request(sessionRequest, .control)
+    } else {
       return ControlReply(ok: true, state: core.engine.state, status: statusReport(at: now))
     }
-    let step = core.handle(.request(sessionRequest, .control), at: now, host: SystemClocks.monotonic())
+    let step = core.handle(input, at: now, host: SystemClocks.monotonic())
     perform(step.actions)
     let state = core.engine.state
     switch step.outcome {

@@ -32,7 +32,7 @@ struct Workoutctl: ParsableCommand {
     version: WorkoutdVersion.string,
     subcommands: [
       Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self, Sensors.self,
-      Export.self, CopyExports.self, StickCheck.self, ReportCopy.self, UsbDrive.self,
+      Zones.self, Export.self, CopyExports.self, StickCheck.self, ReportCopy.self, UsbDrive.self,
     ])
 }
 
@@ -796,6 +796,7 @@ struct Show: ParsableCommand {
   static let configuration = CommandConfiguration(abstract: "Show one session: summary, laps and events.")
   @OptionGroup var locations: Locations
   @Flag(help: "Print JSON.") var json = false
+  @Option(help: "FTP, W, for IF and TSS (default: the one the session was recorded with).") var ftp: Double?
   @Argument(help: "The session id (see `workoutctl sessions`).") var id: Int64
 
   struct Detail: Codable {
@@ -806,6 +807,8 @@ struct Show: ParsableCommand {
     var rrIntervals: RRSummary?
     /// Per sensor channel: the seconds with a value, mean and maximum.
     var channels: [ChannelTotals]
+    /// Time in zone and training metrics, from the points.
+    var training: TrainingJSON
     var database: String
   }
 
@@ -829,10 +832,15 @@ struct Show: ParsableCommand {
   func run() throws {
     let store = try openStore(locations)
     guard let record = try store.session(id: id) else { throw fail("no session \(id) in \(locations.database)") }
+    let summary = try SessionSummaryJSON(record: record, store: store)
+    let laps = try store.laps(sessionID: id)
+    let events = try store.events(sessionID: id)
     let detail = Detail(
-      session: try SessionSummaryJSON(record: record, store: store), laps: try store.laps(sessionID: id),
-      events: try store.events(sessionID: id), rrIntervals: RRSummary(try store.rrIntervals(sessionID: id)),
-      channels: try store.channelTotals(sessionID: id), database: locations.database)
+      session: summary, laps: laps, events: events, rrIntervals: RRSummary(try store.rrIntervals(sessionID: id)),
+      channels: try store.channelTotals(sessionID: id),
+      training: try TrainingJSON(
+        store: store, sessionID: id, endTimer: summary.timer, events: events, laps: laps, ftp: ftp),
+      database: locations.database)
     if json {
       print(try ControlJSON.encode(detail, pretty: true))
       return
@@ -875,6 +883,7 @@ struct Show: ParsableCommand {
           ].joined(separator: " "))
       }
     }
+    detail.training.printText()
     if !detail.laps.isEmpty {
       print("\nlap  timer      distance   avg speed    avg HR  max HR")
       for lap in detail.laps {

@@ -79,6 +79,70 @@ struct ConfigurationTests {
     }
   }
 
+  @Test func zonesAreTheRidersOwnElseTheSystemsFromRider() throws {
+    let none = try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd)
+    #expect(none.zones.isEmpty && none.engineSettings.zones.isEmpty && none.engineSettings.ftp == nil)
+    let system = try DaemonConfiguration.parse(
+      "[rider]\nage = 40\nresting_heart_rate = 60\nftp = 250\n[zones]\npower_model = \"coggan\"\n", file: "t.toml",
+      environment: noSystemd)
+    #expect(system.zones.map(\.quantity) == [.heartRate, .cyclingPower])
+    #expect(system.zones.map(\.source) == [.system, .system])
+    #expect(system.zones[0].zones.map(\.lower) == [0, 132, 144, 156, 168])
+    #expect(system.zones[1].zones.count == 7)
+    #expect(system.engineSettings.zones == system.zones && system.engineSettings.ftp == 250)
+    let user = try DaemonConfiguration.parse(
+      "[rider]\nage = 40\nresting_heart_rate = 60\n[zones]\nheart_rate = \"0-120,120-140,140-160,160- bpm\"\n",
+      file: "t.toml", environment: noSystemd)
+    #expect(user.zones.count == 1 && user.zones[0].source == .user && user.zones[0].zones.count == 4)
+    for (text, problem) in [
+      (
+        "[zones]\nheart_rate = \"120\"\n", "[zones] heart_rate is refused: a zone configuration has 3 to 9 zones, not 2"
+      ),
+      (
+        "[zones]\npower = \"0-100,110-200,200-\"\n",
+        "[zones] power is refused: zones must be contiguous and not overlap: zone 1 ends at 100 but zone 2 starts at 110"
+      ),
+      (
+        "[zones]\npower = \"100,200 bpm\"\n",
+        "[zones] power is refused: boundaries of cyclingPower zones are in W, not bpm"
+      ),
+      ("[zones]\npower_model = \"seven\"\n", "[zones] power_model must be"),
+      ("[rider]\nftp = 5000\n", "[rider] ftp must be between"),
+      (
+        "[rider]\nage = 30\nresting_heart_rate = 110\nmax_heart_rate = 105\n",
+        "[rider] resting_heart_rate cannot make the system zones"
+      ),
+      ("[rider]\nweight = 70\n", "weight"),
+    ] {
+      #expect {
+        try DaemonConfiguration.parse(text, file: "t.toml", environment: noSystemd)
+      } throws: { error in
+        (error as? ConfigurationError)?.problems.contains { $0.contains(problem) } == true
+      }
+    }
+  }
+
+  @Test func theShippedFilesZoneExamplesAreValid() throws {
+    // board/workoutd.toml with its [rider] and [zones] examples uncommented.
+    let text = try String(contentsOfFile: repositoryRoot + "/board/workoutd.toml", encoding: .utf8)
+    var section = ""
+    var lines: [String] = []
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+      if line.hasPrefix("[") { section = String(line) }
+      if section == "[rider]" || section == "[zones]", line.hasPrefix("# "), line.dropFirst(2).first?.isLetter == true,
+        line.contains(" = ")
+      {
+        lines.append(String(line.dropFirst(2)))
+      } else {
+        lines.append(String(line))
+      }
+    }
+    let configuration = try DaemonConfiguration.parse(lines.joined(separator: "\n"), file: "t", environment: noSystemd)
+    #expect(configuration.rider.ftp == 250 && configuration.rider.age == 40)
+    #expect(configuration.zones.map(\.source) == [.user, .user])
+    #expect(configuration.zones.map(\.zones.count) == [5, 5])
+  }
+
   @Test func theUsbDriveIsOffByDefaultAndHoldsOnlyWhatIsExported() throws {
     let defaults = try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd)
     #expect(!defaults.usbDrive.enabled && defaults.usbDrive.formats == [.fit])

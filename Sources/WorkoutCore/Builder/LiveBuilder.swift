@@ -66,9 +66,18 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
   /// new GPS segment, so the straight line across the gap is not counted a second time.
   /// Optional, so that checkpoints written before it existed still decode.
   private var wheelCountedSinceFix: Bool?
+  /// Time in zone, one tracker per zone configuration of the workout (heart rate, power), and
+  /// the training metrics. Optional, so that checkpoints written before they existed still
+  /// decode (such a session has none; `show` derives them from its points).
+  public private(set) var zoneTrackers: [ZoneTracker]?
+  public private(set) var metrics: TrainingMetrics?
+  /// Zone changes since the last point, for the engine to send as events.
+  private var pendingZoneChanges: [ZoneChange]?
   /// At most this many RR intervals go with one point: 4 a second is 240 bpm, and a strap
   /// repeating old intervals after a dropout sends a few more; beyond that is not a heart.
   static let rrIntervalsPerPoint = 16
+  /// Seconds a new zone must hold before it is an event (see `ZoneTracker.announceAfter`).
+  public static let zoneAnnounceAfter = 3.0
 
   public init(freshness: Freshness = Freshness(), elevation: ElevationTracker = ElevationTracker()) {
     self.freshness = freshness
@@ -82,6 +91,15 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     startedThisRun = true
     lapStartedThisRun = true
     countedUntil = now.monotonic
+  }
+
+  /// The workout's zone configurations (one per quantity) and its training metrics, counted
+  /// from the next point on: set when the session first runs.
+  public mutating func trackZones(_ configurations: [ZoneConfiguration]) {
+    zoneTrackers = configurations.map {
+      ZoneTracker(configuration: $0, freshness: freshness.sensor, announceAfter: Self.zoneAnnounceAfter)
+    }
+    if metrics == nil { metrics = TrainingMetrics() }
   }
 
   /// Counts the time since the last call into elapsed time (running or paused) and timer time
@@ -245,8 +263,36 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
     if let rpm = point.cadence { addSample(rpm, to: \.cadence) }
     if let watts = point.power { addSample(Double(watts), to: \.power) }
+    countTraining(point, reportingChanges: true)
     pointCount += 1
     return point
+  }
+
+  /// One point into the metrics and the time in zone; the zone changes are kept for the
+  /// engine (`takeZoneChanges`) when `reportingChanges`.
+  private mutating func countTraining(_ point: TrackPoint, reportingChanges: Bool) {
+    if metrics != nil {
+      if let watts = point.power { metrics?.addPower(watts) }
+      if let bpm = point.heartRate { metrics?.addHeartRate(bpm) }
+    }
+    guard var trackers = zoneTrackers else { return }
+    for index in trackers.indices {
+      let value: Double? =
+        switch trackers[index].configuration.quantity {
+        case .heartRate: point.heartRate.map(Double.init)
+        case .cyclingPower: point.power.map(Double.init)
+        }
+      if let change = trackers[index].sample(value, atTimer: point.timer), reportingChanges {
+        pendingZoneChanges = (pendingZoneChanges ?? []) + [change]
+      }
+    }
+    zoneTrackers = trackers
+  }
+
+  /// The zone changes of the point just recorded, if any.
+  public mutating func takeZoneChanges() -> [ZoneChange]? {
+    defer { pendingZoneChanges = nil }
+    return pendingZoneChanges
   }
 
   /// The RR intervals that arrived since the last point (only while running), oldest first,
@@ -259,8 +305,12 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
 
   /// Closes the current lap and starts the next one.
   public mutating func closeLap(at now: Moment, trigger: LapSummary.Trigger) -> LapSummary {
-    let lap = LapSummary(
+    var lap = LapSummary(
       number: lapNumber, start: lapStart ?? now, end: now, totals: lapTotals, trigger: trigger)
+    if var trackers = zoneTrackers {
+      lap.zoneTimes = trackers.indices.map { trackers[$0].closeLap(atTimer: totals.timer) }
+      zoneTrackers = trackers
+    }
     lapTotals = IntervalTotals()
     lapNumber += 1
     lapStart = now
@@ -331,6 +381,7 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
     if let rpm = point.cadence { addSample(rpm, to: \.cadence) }
     if let watts = point.power { addSample(Double(watts), to: \.power) }
+    countTraining(point, reportingChanges: false)
     if startMoment == nil {
       startMoment = point.moment
       lapStart = lapStart ?? point.moment

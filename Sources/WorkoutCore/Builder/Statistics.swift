@@ -92,6 +92,9 @@ public struct LapSummary: Sendable, Hashable, Codable {
   public var totals: IntervalTotals
   /// `lap` for a lap press, `sessionEnd` for the last lap closed by stop.
   public var trigger: Trigger
+  /// Seconds in each zone, one entry per zone configuration of the workout (as the builder's
+  /// `zoneTrackers`); nil for a workout without zones.
+  public var zoneTimes: [ZoneTimes]?
 
   public enum Trigger: String, Sendable, Hashable, Codable {
     case lapPress

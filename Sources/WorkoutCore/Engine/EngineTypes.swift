@@ -43,6 +43,9 @@ public enum EngineInput: Sendable, Hashable {
   case systemClockTrusted(Bool)
   /// What the USB stick copier (`workoutctl copy-exports --report`) says of its copy.
   case stickCopy(StickCopyReport)
+  /// The next (or the prepared) workout's own zones for one quantity (`workoutctl zones set`):
+  /// refused once it runs.
+  case customZones(ZoneConfiguration)
 }
 
 /// One step of copying the exports onto a USB stick, as the copier and its unit report it.
@@ -124,6 +127,15 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     /// An unfinished session that could not be put back together after a restart was closed
     /// (`ended`) with its data kept: `detail` says why.
     case abandoned
+    /// A zone configuration in force from the start (`detail`: quantity, source, zones as
+    /// `ZoneConfiguration(parsing:)` reads them).
+    case zoneConfiguration
+    /// The rider's functional threshold power at the start (`value`, W): IF and TSS are
+    /// reckoned against it.
+    case ftp
+    /// The heart rate or power moved to another zone (`detail` says which; `value`: the zone,
+    /// from 1).
+    case zoneChange
   }
 
   public var kind: Kind
@@ -180,6 +192,9 @@ public struct ActiveSession: Sendable, Hashable, Codable {
   public var autoPause: AutoPauseDetector?
   /// When the countdown ends (monotonic), while prepared.
   public var countdownDeadline: Double?
+  /// This workout's own zones (`custom`), set before it ran; they replace the configured ones
+  /// of the same quantity. Optional, so that checkpoints written before it existed decode.
+  public var customZones: [ZoneConfiguration]?
   public var openedAt: Moment
   /// The latest moment the engine saw for this session.
   public var lastMoment: Moment

@@ -15,6 +15,11 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   /// When GPS time is believed and becomes the board's wall clock; nil where the board's clock
   /// needs no correction (the simulated board runs on the ride's own time).
   public var gpsClock: GPSClockSettings? = nil
+  /// The workout's zone configurations, at most one per quantity (heart rate, power): time in
+  /// zone and zone-change events. Empty: none.
+  public var zones: [ZoneConfiguration] = []
+  /// The rider's functional threshold power, W, for IF and TSS and the FTP event.
+  public var ftp: Double? = nil
 
   public init(
     activity: ActivityType = .cycling, countdown: Double = 3,
@@ -115,6 +120,8 @@ public struct SessionEngine: Sendable {
   public private(set) var systemClockTrusted = false
   /// The copies onto USB sticks under way, and those that failed (`stickCopy`).
   public private(set) var stickCopies = StickCopies()
+  /// Zones set for the next workout before it was opened (`customZones` while not started).
+  public private(set) var nextWorkoutZones: [ZoneConfiguration]?
 
   /// A running session's checkpoint is saved every this many points (and whenever the session
   /// changes otherwise). Between checkpoints a second writes only its point: a restart folds
@@ -145,6 +152,13 @@ public struct SessionEngine: Sendable {
     session.lastMoment = now
     session.openedThisRun = false
     session.builder.beginRun()
+    // A session rebuilt from its points (its checkpoint unreadable) or saved by a release
+    // without zones counts its zones again from here; `show` derives the whole from the points.
+    var newlyTracked: [ZoneConfiguration] = []
+    if session.builder.zoneTrackers == nil, session.builder.startMoment != nil {
+      newlyTracked = zones(settings.zones, custom: session.customZones)
+      session.builder.trackZones(newlyTracked)
+    }
     session.epochFirstPoint = session.builder.pointCount
     session.epochFirstLap = session.builder.lapNumber
     var commands: [EngineCommand] = []
@@ -155,6 +169,11 @@ public struct SessionEngine: Sendable {
         SessionEvent(
           kind: .recovered, moment: now, from: session.state, to: session.state,
           cause: TransitionCause.recovery.kind, detail: gap.basis.rawValue, value: gap.seconds)))
+    for configuration in newlyTracked {
+      commands.append(
+        .recordEvent(
+          sessionID: session.id, SessionEvent(kind: .zoneConfiguration, moment: now, detail: describe(configuration))))
+    }
     commands.append(
       .log(
         .notice,
@@ -248,6 +267,9 @@ public struct SessionEngine: Sendable {
         if let intervals = session?.builder.takeRRIntervals() {
           step.commands.append(.recordRRIntervals(sessionID: id, sequence: point.sequence, intervals))
         }
+        for change in session?.builder.takeZoneChanges() ?? [] {
+          record(Self.event(for: change, at: now), into: &step)
+        }
         if point.sequence + 1 - pointsAtCheckpoint >= Self.checkpointInterval { changed = true }
       }
     case .wakeup:
@@ -271,6 +293,8 @@ public struct SessionEngine: Sendable {
       systemClockTrusted = trusted
     case .stickCopy(let report):
       noteStickCopy(report, at: now, into: &step)
+    case .customZones(let configuration):
+      changed = setCustomZones(configuration, into: &step)
     case .device(let status):
       if status.device == .gps || status.device == .gpsReceiver { gpsPresent = true }
       note(watch.deviceReported(status, at: now.monotonic), at: now, into: &step)
@@ -371,6 +395,36 @@ public struct SessionEngine: Sendable {
     return apply(.countdownFinished, at: now, into: &step)
   }
 
+  /// Zones for the next workout (no session yet) or the prepared one; refused once it runs.
+  private mutating func setCustomZones(_ configuration: ZoneConfiguration, into step: inout EngineStep) -> Bool {
+    func replacing(_ list: [ZoneConfiguration]?) -> [ZoneConfiguration] {
+      (list ?? []).filter { $0.quantity != configuration.quantity } + [configuration]
+    }
+    switch state {
+    case .notStarted:
+      nextWorkoutZones = replacing(nextWorkoutZones)
+    case .prepared:
+      let zones = replacing(session?.customZones)
+      session?.customZones = zones
+    case .running, .paused, .stopped, .ended:
+      step.outcome = .refused(.zonesAfterStart, state: state)
+      return false
+    }
+    step.outcome = .accepted(state)
+    step.commands.append(.log(.info, "the workout's own zones: \(Self.describe(configuration))"))
+    return state == .prepared
+  }
+
+  /// The zones a workout runs with: the configured ones, each replaced by its own of the same
+  /// quantity; heart rate first, then power.
+  static func zones(_ configured: [ZoneConfiguration], custom: [ZoneConfiguration]?) -> [ZoneConfiguration] {
+    let own = custom ?? []
+    let order = ZoneQuantity.allCases
+    return (configured.filter { c in !own.contains { $0.quantity == c.quantity } } + own).sorted {
+      order.firstIndex(of: $0.quantity)! < order.firstIndex(of: $1.quantity)!
+    }
+  }
+
   // MARK: - The machine and its effects
 
   private mutating func openSession(at now: Moment, into step: inout EngineStep) {
@@ -382,8 +436,9 @@ public struct SessionEngine: Sendable {
           calibrator: settings.seaLevelPressure.flatMap { SeaLevelCalibrator(configuredSeaLevelPressure: $0) }
             ?? SeaLevelCalibrator())),
       autoPause: settings.autoPause.map(AutoPauseDetector.init(settings:)),
-      countdownDeadline: nil, openedAt: now, lastMoment: now, openedThisRun: true, epochFirstPoint: 0,
-      epochFirstLap: 1)
+      countdownDeadline: nil, customZones: nextWorkoutZones, openedAt: now, lastMoment: now, openedThisRun: true,
+      epochFirstPoint: 0, epochFirstLap: 1)
+    nextWorkoutZones = nil
     nextSessionID += 1
     session = opened
     lastPoint = nil
@@ -453,6 +508,21 @@ public struct SessionEngine: Sendable {
     case (.prepared, .running):
       session.countdownDeadline = nil
       session.builder.begin(at: now)
+      let zones = Self.zones(settings.zones, custom: session.customZones)
+      session.builder.trackZones(zones)
+      // The zones in force, with the session's events: what `show` sorts its points by.
+      for configuration in zones {
+        step.commands.append(
+          .recordEvent(
+            sessionID: session.id,
+            SessionEvent(kind: .zoneConfiguration, moment: now, detail: Self.describe(configuration))))
+      }
+      if let ftp = settings.ftp {
+        step.commands.append(
+          .recordEvent(
+            sessionID: session.id,
+            SessionEvent(kind: .ftp, moment: now, detail: "\(Int(ftp.rounded())) W", value: ftp)))
+      }
     case (.paused, .running):
       if case .button = transition.cause { session.builder.startNewSegment() }
     case (_, .stopped):
@@ -474,6 +544,21 @@ public struct SessionEngine: Sendable {
   }
 
   /// Records an event against the unfinished session, or as a service event when there is none.
+  /// "heartRate system 0-132,132-144,144-156,156-168,168- bpm": the quantity, the source, and
+  /// the zones as `ZoneConfiguration(parsing:)` reads them.
+  public static func describe(_ configuration: ZoneConfiguration) -> String {
+    "\(configuration.quantity.rawValue) \(configuration.source.rawValue) \(configuration.text)"
+  }
+
+  /// A zone change as an event: "heartRate zone 3 of 5 (was 2)", the new zone (from 1) as value.
+  static func event(for change: ZoneChange, at now: Moment) -> SessionEvent {
+    let count = change.times.seconds.count
+    let was = change.previous.map { " (was \($0 + 1))" } ?? ""
+    return SessionEvent(
+      kind: .zoneChange, moment: now, detail: "\(change.quantity.rawValue) zone \(change.zone + 1) of \(count)\(was)",
+      value: Double(change.zone + 1))
+  }
+
   private mutating func record(_ event: SessionEvent, into step: inout EngineStep) {
     let owner = session.flatMap { $0.state.isUnfinished ? $0.id : nil }
     step.commands.append(.recordEvent(sessionID: owner, event))

@@ -96,6 +96,8 @@ public enum Refusal: String, Sendable, Hashable, Codable, Error, CustomStringCon
   case cannotResumeStoppedSession
   case finalizing
   case alreadyStopped
+  /// A workout's own zones are set before collection begins.
+  case zonesAfterStart
 
   public var description: String {
     switch self {
@@ -108,6 +110,7 @@ public enum Refusal: String, Sendable, Hashable, Codable, Error, CustomStringCon
     case .cannotResumeStoppedSession: "a stopped session cannot be resumed"
     case .finalizing: "the session is being saved"
     case .alreadyStopped: "the session is already stopped"
+    case .zonesAfterStart: "a workout's own zones are set before it starts (while prepared at the latest)"
     }
   }
 }

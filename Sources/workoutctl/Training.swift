@@ -1,0 +1,193 @@
+import ArgumentParser
+import Foundation
+import WorkoutControl
+import WorkoutCore
+import WorkoutStore
+
+/// A stored session's time in zone (whole and per lap) and training metrics, as `show` and
+/// `zones rebucket` print them: derived from its points.
+struct TrainingJSON: Codable {
+  struct ZoneJSON: Codable {
+    var quantity: String
+    var source: String
+    /// "0-120,120-140,...,175- bpm".
+    var zones: String
+    /// Seconds in each zone, from zone 1.
+    var seconds: [Double]
+    /// Per lap, seconds in each zone.
+    var laps: [[Double]]
+  }
+
+  struct MetricsJSON: Codable {
+    var workKilojoules: Double?
+    var averagePower: Double?
+    var averagePowerWithoutZeros: Double?
+    var normalizedPower: Double?
+    var ftp: Double?
+    var intensityFactor: Double?
+    var trainingStressScore: Double?
+    /// Seconds → best mean power, W.
+    var bestPower: [String: Double]
+    var estimatedFTP: Double?
+    var bestTwentyMinuteHeartRate: Double?
+  }
+
+  var zones: [ZoneJSON]
+  var metrics: MetricsJSON
+
+  /// The session's own zones come from its `zoneConfiguration` events and FTP from its `ftp`
+  /// event, unless `zones` (re-bucketing) or `ftp` are given.
+  init(
+    store: WorkoutStore, sessionID: Int64, endTimer: Double, events: [EventRecord], laps: [LapRecord],
+    zones override: [ZoneConfiguration]? = nil, ftp overrideFTP: Double? = nil
+  ) throws {
+    let recorded = events.filter { $0.kind == SessionEvent.Kind.zoneConfiguration.rawValue }
+    let configurations =
+      override ?? recorded.compactMap { $0.detail.flatMap(SessionAnalysis.configuration(fromEvent:)) }
+    let ftp = overrideFTP ?? events.first { $0.kind == SessionEvent.Kind.ftp.rawValue }?.value
+    var lapEnds: [Double] = []
+    var sum = 0.0
+    for lap in laps {
+      sum += lap.timer
+      lapEnds.append(sum)
+    }
+    let samples = try store.points(sessionID: sessionID).map {
+      TrainingSample(timer: $0.timer, heartRate: $0.hr, power: $0.power)
+    }
+    let (breakdowns, metrics) = SessionAnalysis.analyze(
+      samples, zones: configurations, lapEnds: lapEnds, endTimer: endTimer)
+    self.zones = breakdowns.map {
+      ZoneJSON(
+        quantity: $0.configuration.quantity.rawValue, source: $0.configuration.source.rawValue,
+        zones: $0.configuration.text, seconds: $0.workout.seconds, laps: $0.laps.map(\.seconds))
+    }
+    var best: [String: Double] = [:]
+    for seconds in [5, 60, 300, 1200] { best[String(seconds)] = metrics.bestPower(seconds) }
+    self.metrics = MetricsJSON(
+      workKilojoules: metrics.powerSamples > 0 ? metrics.work / 1000 : nil, averagePower: metrics.averagePower,
+      averagePowerWithoutZeros: metrics.averagePowerWithoutZeros, normalizedPower: metrics.normalizedPower,
+      ftp: ftp, intensityFactor: ftp.flatMap { metrics.intensityFactor(ftp: $0) },
+      trainingStressScore: ftp.flatMap { metrics.trainingStressScore(ftp: $0) }, bestPower: best,
+      estimatedFTP: metrics.estimatedFTP, bestTwentyMinuteHeartRate: metrics.bestTwentyMinuteHeartRate)
+  }
+
+  func printText() {
+    let m = metrics
+    if let average = m.averagePower {
+      var line = "power avg \(Int(average.rounded())) W"
+      if let without = m.averagePowerWithoutZeros { line += " (\(Int(without.rounded())) W without zeros)" }
+      if let np = m.normalizedPower { line += ", NP \(Int(np.rounded())) W" }
+      if let work = m.workKilojoules { line += ", work \(Int(work.rounded())) kJ" }
+      print(line)
+      if let ftp = m.ftp, let intensity = m.intensityFactor, let tss = m.trainingStressScore {
+        print(String(format: "  IF %.2f, TSS %.0f (FTP %.0f W)", intensity, tss, ftp))
+      }
+      let bests = [(5, "5 s"), (60, "1 min"), (300, "5 min"), (1200, "20 min")].compactMap { seconds, name in
+        m.bestPower[String(seconds)].map { "\(name) \(Int($0.rounded())) W" }
+      }
+      if !bests.isEmpty { print("  best " + bests.joined(separator: ", ")) }
+      if let estimate = m.estimatedFTP {
+        print("  FTP estimate \(Int(estimate.rounded())) W (95 % of the best 20 min)")
+      }
+    }
+    if let hr = m.bestTwentyMinuteHeartRate { print("heart rate best 20 min \(Int(hr.rounded())) bpm") }
+    for zone in zones {
+      let name = zone.quantity == ZoneQuantity.heartRate.rawValue ? "heart-rate" : "power"
+      print("\n\(name) zones (\(zone.source)): \(zone.zones)")
+      let total = zone.seconds.reduce(0, +)
+      print("zone  " + zone.seconds.indices.map { Format.pad("Z\($0 + 1)", 8) }.joined() + "total")
+      print("all   " + zone.seconds.map { Format.pad(Format.duration($0), 8) }.joined() + Format.duration(total))
+      for (index, lap) in zone.laps.enumerated() where zone.laps.count > 1 {
+        print(
+          Format.pad("lap \(index + 1)", 6) + lap.map { Format.pad(Format.duration($0), 8) }.joined()
+            + Format.duration(lap.reduce(0, +)))
+      }
+    }
+  }
+}
+
+struct Zones: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Heart-rate and power zones of stored sessions.",
+    subcommands: [Set.self, Rebucket.self])
+
+  struct Set: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Give the next workout (or the one counting down) its own zones.",
+      discussion: """
+        ZONES is 3 to 9 contiguous zones, the first open below and the last open above, as \
+        boundaries ("120,140,160,175") or zones ("0-120,120-140,140-160,160-175,175- bpm"). They \
+        replace the configured zones of that quantity for one workout; refused once it runs.
+        """)
+    @OptionGroup var locations: Locations
+    @Flag(help: "The zones are of power (W); without it, of heart rate (count/min).") var power = false
+    @Option(help: "The zones.") var zones: String
+
+    func run() throws {
+      // Checked here too, so that a mistake is named before the service is asked.
+      do {
+        _ = try ZoneConfiguration(parsing: zones, quantity: power ? .cyclingPower : .heartRate, source: .custom)
+      } catch {
+        throw fail("--zones: \(error)")
+      }
+      let reply: ControlReply
+      do {
+        reply = try sendControl(
+          ControlRequest(command: .setZones, zones: zones, power: power), socketPath: locations.socket, timeout: 5)
+      } catch {
+        throw fail("\(error)")
+      }
+      guard reply.ok else { throw fail(reply.message ?? "refused") }
+      print(
+        "the \(reply.state == .prepared ? "prepared" : "next") workout's \(power ? "power" : "heart-rate") zones: \(zones)"
+      )
+    }
+  }
+
+  struct Rebucket: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Sort a stored session's samples into other zones (to compare workouts with different zone counts).",
+      discussion: """
+        ZONES is 3 to 9 contiguous zones, the first open below and the last open above, as \
+        boundaries ("120,140,160,175") or zones ("0-120,120-140,140-160,160-175,175- bpm"). \
+        Prints the time in each zone for the whole session and each lap; stores nothing.
+        """)
+    @OptionGroup var locations: Locations
+    @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "The zones are of power (W); without it, of heart rate (count/min).") var power = false
+    @Option(help: "The zones.") var zones: String
+    @Argument(help: "The session id (see `workoutctl sessions`).") var id: Int64
+
+    func run() throws {
+      let configuration: ZoneConfiguration
+      do {
+        configuration = try ZoneConfiguration(
+          parsing: zones, quantity: power ? .cyclingPower : .heartRate, source: .custom)
+      } catch {
+        throw fail("--zones: \(error)")
+      }
+      let store = try openStore(locations)
+      guard let record = try store.session(id: id) else { throw fail("no session \(id) in \(locations.database)") }
+      let summary = try SessionSummaryJSON(record: record, store: store)
+      let training = try TrainingJSON(
+        store: store, sessionID: id, endTimer: summary.timer, events: try store.events(sessionID: id),
+        laps: try store.laps(sessionID: id), zones: [configuration])
+      if json {
+        print(try ControlJSON.encode(training.zones, pretty: true))
+      } else {
+        for zone in training.zones {
+          print("session \(id), \(zone.quantity == "heartRate" ? "heart-rate" : "power") zones \(zone.zones)")
+          print("zone  " + zone.seconds.indices.map { Format.pad("Z\($0 + 1)", 8) }.joined() + "total")
+          print(
+            "all   " + zone.seconds.map { Format.pad(Format.duration($0), 8) }.joined()
+              + Format.duration(zone.seconds.reduce(0, +)))
+          for (index, lap) in zone.laps.enumerated() {
+            print(
+              Format.pad("lap \(index + 1)", 6) + lap.map { Format.pad(Format.duration($0), 8) }.joined()
+                + Format.duration(lap.reduce(0, +)))
+          }
+        }
+      }
+    }
+  }
+}
