@@ -92,17 +92,25 @@ struct TrainingJSON: Codable {
     }
     if let hr = m.bestTwentyMinuteHeartRate { print("heart rate best 20 min \(Int(hr.rounded())) bpm") }
     for zone in zones {
-      let name = zone.quantity == ZoneQuantity.heartRate.rawValue ? "heart-rate" : "power"
-      print("\n\(name) zones (\(zone.source)): \(zone.zones)")
-      let total = zone.seconds.reduce(0, +)
-      print("zone  " + zone.seconds.indices.map { Format.pad("Z\($0 + 1)", 8) }.joined() + "total")
-      print("all   " + zone.seconds.map { Format.pad(Format.duration($0), 8) }.joined() + Format.duration(total))
-      for (index, lap) in zone.laps.enumerated() where zone.laps.count > 1 {
-        print(
-          Format.pad("lap \(index + 1)", 6) + lap.map { Format.pad(Format.duration($0), 8) }.joined()
-            + Format.duration(lap.reduce(0, +)))
-      }
+      print("\n\(zone.name) zones (\(zone.source)): \(zone.zones)")
+      zone.printTable()
     }
+  }
+}
+
+extension TrainingJSON.ZoneJSON {
+  var name: String { quantity == ZoneQuantity.heartRate.rawValue ? "heart-rate" : "power" }
+
+  /// Time in each zone, for the whole and (when there are several) each lap.
+  func printTable() {
+    func row(_ label: String, _ seconds: [Double]) {
+      print(
+        Format.pad(label, 6) + seconds.map { Format.pad(Format.duration($0), 8) }.joined()
+          + Format.duration(seconds.reduce(0, +)))
+    }
+    print("zone  " + seconds.indices.map { Format.pad("Z\($0 + 1)", 8) }.joined() + "total")
+    row("all", seconds)
+    for (index, lap) in laps.enumerated() where laps.count > 1 { row("lap \(index + 1)", lap) }
   }
 }
 
@@ -176,16 +184,8 @@ struct Zones: ParsableCommand {
         print(try ControlJSON.encode(training.zones, pretty: true))
       } else {
         for zone in training.zones {
-          print("session \(id), \(zone.quantity == "heartRate" ? "heart-rate" : "power") zones \(zone.zones)")
-          print("zone  " + zone.seconds.indices.map { Format.pad("Z\($0 + 1)", 8) }.joined() + "total")
-          print(
-            "all   " + zone.seconds.map { Format.pad(Format.duration($0), 8) }.joined()
-              + Format.duration(zone.seconds.reduce(0, +)))
-          for (index, lap) in zone.laps.enumerated() {
-            print(
-              Format.pad("lap \(index + 1)", 6) + lap.map { Format.pad(Format.duration($0), 8) }.joined()
-                + Format.duration(lap.reduce(0, +)))
-          }
+          print("session \(id), \(zone.name) zones \(zone.zones)")
+          zone.printTable()
         }
       }
     }

@@ -175,6 +175,16 @@ struct Status: ParsableCommand {
               " (avg \(Int($0.rounded())), max \(Int((status.maxHeartRate ?? $0).rounded())))"
             } ?? ""))
       }
+      for zone in status.zones ?? [] {
+        let name = zone.quantity == .heartRate ? "heart-rate" : "power"
+        let times = zone.seconds.enumerated().map { "Z\($0.offset + 1) \(Format.duration($0.element))" }
+        lines.append(
+          "\(name) zone \(zone.zone.map(String.init) ?? "--") of \(zone.zoneCount): " + times.joined(separator: ", "))
+      }
+      if let np = status.normalizedPower {
+        lines.append(
+          "NP \(Int(np.rounded())) W" + (status.intensityFactor.map { String(format: ", IF %.2f", $0) } ?? ""))
+      }
       lines.append("points \(status.points)" + (status.lastPointTime.map { ", last at \(Format.date($0))" } ?? ""))
     } else {
       lines.append("no session yet (\(status.state.rawValue))")
@@ -697,18 +707,10 @@ struct ReportCopy: ParsableCommand {
 
   /// udev's properties of block device `name` (`udevadm info`, which reads udev's database).
   static func udevProperties(_ name: String) throws -> [String: String] {
-    let udevadm = Process()
-    udevadm.executableURL = URL(fileURLWithPath: "/usr/bin/udevadm")
-    udevadm.arguments = ["info", "--query=property", "--path=/sys/class/block/\(name)"]
-    let output = Pipe()
-    udevadm.standardOutput = output
-    try udevadm.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    udevadm.waitUntilExit()
-    guard udevadm.terminationStatus == 0 else {
-      throw fail("udevadm info cannot describe \(name) (exit \(udevadm.terminationStatus))")
-    }
-    return StickSuitability.properties(fromUdevadm: String(decoding: data, as: UTF8.self))
+    let udevadm = try ChildProcess.run(
+      "/usr/bin/udevadm", ["info", "--query=property", "--path=/sys/class/block/\(name)"])
+    guard udevadm.status == 0 else { throw fail("udevadm info cannot describe \(name) (exit \(udevadm.status))") }
+    return StickSuitability.properties(fromUdevadm: String(decoding: udevadm.output, as: UTF8.self))
   }
 
   /// The partitions of the disk that holds partition `name` (sysfs: its disk's directory).

@@ -212,6 +212,29 @@ struct ZoneEngineTests {
     #expect(breakdowns[0].workout.total == laps.map { $0.zoneTimes![0].total }.reduce(0, +))
   }
 
+  @Test func statusShowsTheCurrentZoneItsTimesAndNormalizedPower() throws {
+    var settings = EngineSettings(countdown: 0)
+    settings.zones = [try SystemZones.power(ftp: 250)]
+    settings.ftp = 250
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    for _ in 0..<120 {
+      h.advance(by: 1)
+      h.send(.reading(.power(watts: 200)))
+      h.send(.tick)
+    }
+    let status = h.engine.status(at: h.now)
+    let zone = try #require(status.zones?.first)
+    #expect(zone.quantity == .cyclingPower && zone.zoneCount == 6)
+    #expect(zone.zone == 3, "200 W of FTP 250 is 80 %: zone 3 (76–90 %)")
+    #expect(abs(zone.seconds[2] - 119) <= 1)
+    #expect(status.normalizedPower == 200)
+    #expect(status.intensityFactor == 0.8)
+    let json = String(decoding: try JSONEncoder().encode(status), as: UTF8.self)
+    #expect(json.contains("\"zones\"") && json.contains("\"normalizedPower\""))
+  }
+
   @Test func aRideWithoutZonesHasNoZoneEvents() {
     var h = EngineHarness(settings: EngineSettings(countdown: 0))
     _ = h.press(.start)
@@ -258,5 +281,39 @@ struct CustomZoneTests {
     _ = h.press(.start)
     h.finishCountdown()
     #expect(h.engine.session?.builder.zoneTrackers?.map(\.configuration.source) == [.system, .system])
+  }
+}
+
+/// A ride whose best 20 minutes beat the configured FTP says so once, when it stops.
+struct FTPSuggestionTests {
+  func ride(watts: Int, minutes: Int, ftp: Double?) -> [SessionEvent] {
+    var settings = EngineSettings(countdown: 0)
+    settings.ftp = ftp
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    for _ in 0..<(minutes * 60) {
+      h.advance(by: 1)
+      h.send(.reading(.power(watts: watts)))
+      h.send(.tick)
+    }
+    _ = h.press(.stop)
+    return h.commands.compactMap { command -> SessionEvent? in
+      if case .recordEvent(_, let event) = command, event.kind == .ftpSuggested { return event }
+      return nil
+    }
+  }
+
+  @Test func twentyFiveMinutesAt300WattsSuggest285() {
+    let events = ride(watts: 300, minutes: 25, ftp: 250)
+    #expect(events.count == 1)
+    #expect(events.first?.value == 285)
+    #expect(events.first?.detail == "the best 20 minutes suggest FTP 285 W (set: 250 W)")
+  }
+
+  @Test func noSuggestionBelowTheFTPOrWithoutTwentyMinutesOrWithoutAnFTP() {
+    #expect(ride(watts: 250, minutes: 25, ftp: 250).isEmpty, "95 % of 250 is below 250")
+    #expect(ride(watts: 400, minutes: 15, ftp: 250).isEmpty, "no 20 minutes yet")
+    #expect(ride(watts: 300, minutes: 25, ftp: nil).isEmpty)
   }
 }

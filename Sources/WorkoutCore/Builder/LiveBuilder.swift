@@ -276,12 +276,9 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
       if let bpm = point.heartRate { metrics?.addHeartRate(bpm) }
     }
     guard var trackers = zoneTrackers else { return }
+    let sample = TrainingSample(timer: point.timer, heartRate: point.heartRate, power: point.power)
     for index in trackers.indices {
-      let value: Double? =
-        switch trackers[index].configuration.quantity {
-        case .heartRate: point.heartRate.map(Double.init)
-        case .cyclingPower: point.power.map(Double.init)
-        }
+      let value = sample.value(of: trackers[index].configuration.quantity)
       if let change = trackers[index].sample(value, atTimer: point.timer), reportingChanges {
         pendingZoneChanges = (pendingZoneChanges ?? []) + [change]
       }

@@ -133,6 +133,9 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     /// The rider's functional threshold power at the start (`value`, W): IF and TSS are
     /// reckoned against it.
     case ftp
+    /// The ride's best 20 minutes suggest a higher FTP than the configured one (`value`: 95 %
+    /// of that best, W); said once, when the ride stops.
+    case ftpSuggested
     /// The heart rate or power moved to another zone (`detail` says which; `value`: the zone,
     /// from 1).
     case zoneChange

@@ -70,6 +70,19 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   public var seaLevelSource: String?
   /// Relative humidity while a BME280 reports it, %RH.
   public var humidity: Double?
+  /// Per zone configuration of the workout: the zone of the last sample and the time in each.
+  public var zones: [ZoneStatus]?
+  /// Normalized power so far, W, and IF against the configured FTP.
+  public var normalizedPower: Double?
+  public var intensityFactor: Double?
+
+  public struct ZoneStatus: Sendable, Hashable, Codable {
+    public var quantity: ZoneQuantity
+    /// From 1; nil while no sample is current.
+    public var zone: Int?
+    public var zoneCount: Int
+    public var seconds: [Double]
+  }
 
   /// The keys of `workoutctl status --json`, which scripts read (`sessionId` since the first
   /// release).
@@ -77,6 +90,7 @@ public struct EngineStatus: Sendable, Hashable, Codable {
     case state, activity, pausedBySystem, countdownRemaining, elapsed, timer, distance, speed, averageSpeed
     case maxSpeed, pace, heartRate, averageHeartRate, maxHeartRate, lap, points, lastPoint, ascent, descent
     case altitude, gps, gpsDetail, indicator, pressure, seaLevelPressure, seaLevelSource, humidity
+    case zones, normalizedPower, intensityFactor
     case sessionID = "sessionId"
   }
 }
@@ -243,6 +257,17 @@ public struct SessionEngine: Sendable {
         }
     }
     status.humidity = builder.currentHumidity(at: now)
+    if live, var trackers = builder.zoneTrackers {
+      status.zones = trackers.indices.map { index in
+        trackers[index].count(to: builder.totals.timer)
+        let tracker = trackers[index]
+        return EngineStatus.ZoneStatus(
+          quantity: tracker.configuration.quantity, zone: tracker.zone.map { $0 + 1 },
+          zoneCount: tracker.configuration.zones.count, seconds: tracker.workout.seconds)
+      }
+    }
+    status.normalizedPower = builder.metrics?.normalizedPower
+    status.intensityFactor = settings.ftp.flatMap { builder.metrics?.intensityFactor(ftp: $0) }
     return status
   }
 
@@ -530,6 +555,13 @@ public struct SessionEngine: Sendable {
       if session.builder.startMoment != nil {
         let lap = session.builder.closeLap(at: now, trigger: .sessionEnd)
         step.commands.append(.recordLap(sessionID: session.id, lap))
+      }
+      if let ftp = settings.ftp, let estimate = session.builder.metrics?.estimatedFTP, estimate.rounded() > ftp {
+        let text = "the best 20 minutes suggest FTP \(Int(estimate.rounded())) W (set: \(Int(ftp.rounded())) W)"
+        step.commands.append(
+          .recordEvent(
+            sessionID: session.id, SessionEvent(kind: .ftpSuggested, moment: now, detail: text, value: estimate)))
+        step.commands.append(.log(.notice, "session \(session.id): \(text); [rider] ftp in workoutd.toml"))
       }
       step.commands.append(.finalizeSession(sessionID: session.id, Self.summary(of: session, at: now)))
     default:

@@ -10,6 +10,14 @@ public struct TrainingSample: Sendable, Hashable {
     self.heartRate = heartRate
     self.power = power
   }
+
+  /// The sample's value of `quantity`, if it has one.
+  public func value(of quantity: ZoneQuantity) -> Double? {
+    switch quantity {
+    case .heartRate: heartRate.map(Double.init)
+    case .cyclingPower: power.map(Double.init)
+    }
+  }
 }
 
 /// Time in zone of one configuration over a stored workout: the whole and each lap.
@@ -46,12 +54,7 @@ public enum SessionAnalysis {
       if let watts = sample.power { metrics.addPower(watts) }
       if let bpm = sample.heartRate { metrics.addHeartRate(bpm) }
       for index in trackers.indices {
-        let value: Double? =
-          switch trackers[index].configuration.quantity {
-          case .heartRate: sample.heartRate.map(Double.init)
-          case .cyclingPower: sample.power.map(Double.init)
-          }
-        _ = trackers[index].sample(value, atTimer: sample.timer)
+        _ = trackers[index].sample(sample.value(of: trackers[index].configuration.quantity), atTimer: sample.timer)
       }
     }
     closeLaps(upTo: endTimer)

@@ -1,0 +1,29 @@
+import Foundation
+import LinuxSupport
+import Testing
+
+/// `ChildProcess.run`: the program's output and exit status, and a clear error when it cannot
+/// be run.
+struct ChildProcessTests {
+  @Test func collectsTheOutputAndTheExitStatus() throws {
+    let echo = try ChildProcess.run("/bin/sh", ["-c", "printf 'ID_FS_TYPE=ntfs\\nDEVTYPE=partition\\n'; exit 3"])
+    #expect(echo.status == 3)
+    #expect(String(decoding: echo.output, as: UTF8.self) == "ID_FS_TYPE=ntfs\nDEVTYPE=partition\n")
+    let big = try ChildProcess.run("/bin/sh", ["-c", "head -c 200000 /dev/zero"])
+    #expect(big.status == 0 && big.output.count == 200_000, "more than a pipe's buffer")
+    let capped = try ChildProcess.run("/bin/sh", ["-c", "head -c 9000 /dev/zero"], outputLimit: 100)
+    #expect(capped.output.count == 100)
+  }
+
+  @Test func aSignalIsMinusOneAndAMissingProgramAnError() throws {
+    // Even from a thread that blocks SIGTERM (as the service's threads do, for signalfd).
+    var blocked = sigset_t()
+    sigemptyset(&blocked)
+    sigaddset(&blocked, SIGTERM)
+    var before = sigset_t()
+    pthread_sigmask(SIG_BLOCK, &blocked, &before)
+    defer { pthread_sigmask(SIG_SETMASK, &before, nil) }
+    #expect(try ChildProcess.run("/bin/sh", ["-c", "kill -TERM $$; sleep 5"]).status == -1)
+    #expect(throws: SystemError.self) { try ChildProcess.run("/nonexistent/udevadm", []) }
+  }
+}
