@@ -157,17 +157,17 @@ public struct ZoneConfiguration: Sendable, Hashable, Codable {
       throw .syntax("a zone list is boundaries (120,140,160,175) or zones (0-120,120-140,...,175-): '\(text)'")
     }
     func number(_ s: Substring) throws(ZoneConfigurationError) -> Double {
-      guard let value = Double(s.trimmingCharacters()) else { throw .syntax("'\(s)' is not a number in '\(text)'") }
+      guard let value = Double(s.trimmingWhitespace()) else { throw .syntax("'\(s)' is not a number in '\(text)'") }
       return value
     }
     if items.contains(where: { $0.contains("-") }) {
       var zones: [Zone] = []
       for item in items {
         let parts = item.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].trimmingCharacters().isEmpty else {
+        guard parts.count == 2, !parts[0].trimmingWhitespace().isEmpty else {
           throw .syntax("a zone is LOWER-UPPER, or LOWER- for the last: '\(item)' in '\(text)'")
         }
-        let upper = parts[1].trimmingCharacters()
+        let upper = parts[1].trimmingWhitespace()
         zones.append(Zone(lower: try number(parts[0]), upper: upper.isEmpty ? nil : try number(Substring(upper))))
       }
       try self.init(quantity: quantity, source: source, zones: zones, unit: unit)
@@ -201,5 +201,4 @@ extension StringProtocol {
   fileprivate func trimmingWhitespace() -> String {
     String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
   }
-  fileprivate func trimmingCharacters() -> String { trimmingWhitespace() }
 }
