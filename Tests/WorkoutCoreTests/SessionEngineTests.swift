@@ -250,8 +250,9 @@ struct SessionEngineTests {
     h.finishCountdown()
     var position = origin
     let encoder = JSONEncoder()
-    // Warm up past every bounded window (the GPS track keeps the last few seconds of fixes).
-    h.ride(seconds: 1_000, speed: 5, heartRate: 130, from: &position)
+    // Warm up past every bounded window (the GPS track keeps the last few seconds of fixes;
+    // the best efforts, the last 20 minutes of samples).
+    h.ride(seconds: 1_300, speed: 5, heartRate: 130, from: &position)
     let early = try encoder.encode(h.engine.session!).count
     h.commands.removeAll(keepingCapacity: true)
     h.ride(seconds: 40_000, speed: 5, heartRate: 131, from: &position)

@@ -135,6 +135,17 @@ struct TrainingMetricsTests {
     decoded.add(900)
     efforts.add(900)
     #expect(decoded == efforts)
+    // A short stretch holds only its samples; it also goes on the same after a round trip.
+    var short = BestEfforts(windows: [5, 1200])
+    for value in [100, 200, 300] { short.add(value) }
+    let shortData = try JSONEncoder().encode(short)
+    var shortDecoded = try JSONDecoder().decode(BestEfforts.self, from: shortData)
+    #expect(shortDecoded == short && shortData.count < 120, "\(shortData.count) bytes")
+    for value in [400, 500] {
+      short.add(value)
+      shortDecoded.add(value)
+    }
+    #expect(shortDecoded == short && short.best(5) == 300)
     #expect(throws: DecodingError.self) {
       try JSONDecoder().decode(
         BestEfforts.self, from: Data(#"{"windows":[5],"ring":"!!","sums":[0],"best":[null],"count":0}"#.utf8))

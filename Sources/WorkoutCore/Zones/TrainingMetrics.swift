@@ -50,14 +50,21 @@ public struct BestEfforts: Sendable, Hashable {
 extension BestEfforts: Codable {
   private enum CodingKeys: String, CodingKey { case windows, ring, sums, best, count }
 
-  // The ring goes as base64 of its little-endian bytes: 1,200 samples are 3.2 KB in a
-  // checkpoint rather than a JSON array twice that size.
+  /// The sample numbers the ring holds, oldest first (sample k is at `ring[k % capacity]`).
+  private var held: Range<Int> { max(0, count - ring.count)..<count }
+
+  // The ring goes as base64 of its little-endian bytes, only the samples it holds, oldest
+  // first: nothing for a channel that never reported, at most 3.2 KB for 1,200 samples, in a
+  // checkpoint written once a minute (a JSON array would be twice that).
   public func encode(to encoder: Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(windows, forKey: .windows)
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(ring.count * 2)
-    for sample in ring { bytes += [UInt8(sample & 0xFF), UInt8(sample >> 8)] }
+    bytes.reserveCapacity(held.count * 2)
+    for k in held {
+      let sample = ring[k % ring.count]
+      bytes += [UInt8(sample & 0xFF), UInt8(sample >> 8)]
+    }
     try container.encode(Base64.encode(bytes), forKey: .ring)
     try container.encode(sums, forKey: .sums)
     try container.encode(best, forKey: .best)
@@ -71,9 +78,12 @@ extension BestEfforts: Codable {
       throw DecodingError.dataCorruptedError(forKey: .windows, in: container, debugDescription: "bad windows")
     }
     self.init(windows: windows)
-    guard let bytes = Base64.decode(try container.decode(String.self, forKey: .ring)), bytes.count == ring.count * 2
+    count = max(0, try container.decode(Int.self, forKey: .count))
+    guard let bytes = Base64.decode(try container.decode(String.self, forKey: .ring)), bytes.count == held.count * 2
     else { throw DecodingError.dataCorruptedError(forKey: .ring, in: container, debugDescription: "bad ring") }
-    for index in ring.indices { ring[index] = UInt16(bytes[2 * index]) | UInt16(bytes[2 * index + 1]) << 8 }
+    for (offset, k) in held.enumerated() {
+      ring[k % ring.count] = UInt16(bytes[2 * offset]) | UInt16(bytes[2 * offset + 1]) << 8
+    }
     let sums = try container.decode([Int].self, forKey: .sums)
     let best = try container.decode([Double?].self, forKey: .best)
     guard sums.count == windows.count, best.count == windows.count else {
@@ -81,7 +91,6 @@ extension BestEfforts: Codable {
     }
     self.sums = sums
     self.best = best
-    count = max(0, try container.decode(Int.self, forKey: .count))
   }
 }
 
