@@ -8,12 +8,13 @@ import WorkoutCore
 /// A recorded ride for the simulated board (see board/sim/make-replay.py for how one is made):
 ///
 ///     # comment lines, among them "# start: 2011-09-25T13:00:21Z"
-///     t,kind,lat,lon,alt,speed,hr,cadence,temperature
+///     t,kind,lat,lon,alt,speed,hr,cadence,temperature,power
 ///     0,press,start
-///     1,rec,43.713393,-79.3660663,75.2,5.888,161,71,21
+///     1,rec,43.713393,-79.3660663,75.2,5.888,161,71,21,245
 ///
 /// `rec` rows are instants of the world, one per second of the original recording; `press`
-/// rows are the rider's buttons (start, lap, stop).
+/// rows are the rider's buttons (start, lap, stop). The power column came later: files with the
+/// first header (no `power`, 9 fields a `rec` row) are read as they always were.
 /// What a ride file's header says.
 public struct ReplayRideHeader: Sendable, Hashable {
   /// UTC seconds since 1970 of t = 0.
@@ -22,6 +23,8 @@ public struct ReplayRideHeader: Sendable, Hashable {
   public var deviceTotals: [String: String]
   /// Where it was read from.
   public var source: String
+  /// Whether the rows carry the power column (the current header) or not (the first one).
+  public var hasPowerColumn: Bool
 }
 
 /// One row of a ride: an instant of the world, or a rider's press.
@@ -62,6 +65,7 @@ public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
     var startWall: Double?
     var totals: [String: String] = [:]
     var sawColumns = false
+    var hasPowerColumn = false
     while !sawColumns {
       guard let line = Self.readLine(file) else { break }
       lineNumber += 1
@@ -83,10 +87,14 @@ public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
         }
         continue
       }
-      guard line == "t,kind,lat,lon,alt,speed,hr,cadence,temperature" else {
+      switch line {
+      case ReplayRide.columnHeader: hasPowerColumn = true
+      case ReplayRide.firstColumnHeader: hasPowerColumn = false
+      default:
         fclose(file)
         throw ReplayRide.FormatError(
-          source: path, line: lineNumber, problem: "expected the column header, found \"\(line.prefix(60))\"")
+          source: path, line: lineNumber,
+          problem: "expected the column header \"\(ReplayRide.columnHeader)\", found \"\(line.prefix(60))\"")
       }
       sawColumns = true
     }
@@ -98,7 +106,8 @@ public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
       fclose(file)
       throw ReplayRide.FormatError(source: path, line: lineNumber, problem: "no \"# start:\" line")
     }
-    header = ReplayRideHeader(startWall: startWall, deviceTotals: totals, source: path)
+    header = ReplayRideHeader(
+      startWall: startWall, deviceTotals: totals, source: path, hasPowerColumn: hasPowerColumn)
   }
 
   deinit { fclose(file) }
@@ -119,7 +128,8 @@ public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
     while let line = Self.readLine(file) {
       lineNumber += 1
       if line.isEmpty || line.hasPrefix("#") { continue }
-      let row = try ReplayRide.parseRow(line, source: header.source, line: lineNumber)
+      let row = try ReplayRide.parseRow(
+        line, source: header.source, line: lineNumber, hasPowerColumn: header.hasPowerColumn)
       if row.time < lastTime {
         throw ReplayRide.FormatError(
           source: header.source, line: lineNumber, problem: "time \(row.time) goes backwards")
@@ -216,7 +226,13 @@ public struct ReplayRide: Sendable {
     public var heartRate: Int?
     public var cadence: Double?
     public var temperature: Double?
+    /// W, from a power meter.
+    public var power: Int? = nil
   }
+
+  /// The columns of a ride file; `firstColumnHeader` is the one before the power column.
+  public static let columnHeader = "t,kind,lat,lon,alt,speed,hr,cadence,temperature,power"
+  public static let firstColumnHeader = "t,kind,lat,lon,alt,speed,hr,cadence,temperature"
 
   public struct Press: Sendable, Hashable {
     public var time: Double
@@ -276,7 +292,9 @@ public struct ReplayRide: Sendable {
   }
 
   /// Parses one data row (`t,kind,...`).
-  static func parseRow(_ line: String, source: String, line lineNumber: Int) throws(FormatError) -> ReplayRow {
+  static func parseRow(
+    _ line: String, source: String, line lineNumber: Int, hasPowerColumn: Bool = true
+  ) throws(FormatError) -> ReplayRow {
     func problem(_ text: String) -> FormatError { FormatError(source: source, line: lineNumber, problem: text) }
     let fields = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
     guard fields.count >= 2, let time = Double(fields[0]), time.isFinite else {
@@ -289,7 +307,10 @@ public struct ReplayRide: Sendable {
       }
       return .press(Press(time: time, request: request))
     case "rec":
-      guard fields.count == 9 else { throw problem("a rec row has 9 fields, this one has \(fields.count)") }
+      let fieldCount = hasPowerColumn ? 10 : 9
+      guard fields.count == fieldCount else {
+        throw problem("a rec row has \(fieldCount) fields, this one has \(fields.count)")
+      }
       func number(_ index: Int, _ name: String, _ range: ClosedRange<Double>) throws(FormatError) -> Double? {
         let text = fields[index]
         if text.isEmpty { return nil }
@@ -302,7 +323,9 @@ public struct ReplayRide: Sendable {
         time: time, latitude: try number(2, "lat", -90...90), longitude: try number(3, "lon", -180...180),
         altitude: try number(4, "alt", -500...9000), speed: try number(5, "speed", 0...200),
         heartRate: try number(6, "hr", 0...255).map { Int($0) }, cadence: try number(7, "cadence", 0...300),
-        temperature: try number(8, "temperature", -60...80))
+        temperature: try number(8, "temperature", -60...80),
+        // 3,000 W is past any rider's sprint; a meter's glitch above it is a malformed row
+        power: hasPowerColumn ? try number(9, "power", 0...3000).map { Int($0.rounded()) } : nil)
       if (record.latitude == nil) != (record.longitude == nil) { throw problem("lat and lon come together") }
       return .record(record)
     default:

@@ -16,7 +16,8 @@ public struct ReplayStep: Sendable, Hashable {
 ///   stands for (ISA) is what a BMP280 would have read;
 /// - the recording's gaps: where the rider moved on between the records on either side (a
 ///   device that "smart records" a point every few seconds while the receiver fixed every
-///   second), the fixes and heart rate the receiver and strap gave in between, interpolated;
+///   second), the fixes, heart rate and power the receiver and sensors gave in between,
+///   interpolated;
 ///   where the rider did not (the device was auto-paused and wrote nothing: they stood still),
 ///   fixes at the last position with zero speed, so workoutd's own auto-pause decides;
 /// - the rider's lap and stop presses at their times.
@@ -113,6 +114,7 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
         }
         if let bpm = record.heartRate { inputs.append(.reading(.heartRate(bpm: bpm))) }
         if let rpm = record.cadence { inputs.append(.reading(.cadence(rpm: rpm))) }
+        if let watts = record.power { inputs.append(.reading(.power(watts: watts))) }
         if let celsius = record.temperature { inputs.append(.reading(.temperature(celsius: celsius))) }
       }
     }
@@ -124,6 +126,7 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
         inputs.insert(.reading(.barometer(pressure: pressure, temperature: nil)), at: 1)
       }
       if let bpm = between.heartRate { inputs.append(.reading(.heartRate(bpm: bpm))) }
+      if let watts = between.power { inputs.append(.reading(.power(watts: watts))) }
     } else if !hadFix, let position = lastPosition {
       // No record for this second: the rider stands still where they were, and the barometer
       // goes on reading the same air.
@@ -139,7 +142,7 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
   /// if they stood still (or the gap is too long to know).
   private mutating func riddenThrough(
     at time: Double
-  ) -> (position: GeoPoint, altitude: Double?, speed: Double, heartRate: Int?)? {
+  ) -> (position: GeoPoint, altitude: Double?, speed: Double, heartRate: Int?, power: Int?)? {
     guard let last = lastRecord, let from = lastPosition, let next = nextPositionedRecord(),
       let latitude = next.latitude, let longitude = next.longitude
     else { return nil }
@@ -158,7 +161,8 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
         latitude: from.latitude + (to.latitude - from.latitude) * fraction,
         longitude: from.longitude + (to.longitude - from.longitude) * fraction),
       between(last.altitude, next.altitude), speed,
-      between(last.heartRate.map(Double.init), next.heartRate.map(Double.init)).map { Int($0.rounded()) }
+      between(last.heartRate.map(Double.init), next.heartRate.map(Double.init)).map { Int($0.rounded()) },
+      between(last.power.map(Double.init), next.power.map(Double.init)).map { Int($0.rounded()) }
     )
   }
 

@@ -6,14 +6,16 @@ GPX are read with Python's own XML parser. The output is what the sim board feed
 same seams as real devices:
 
     # header lines: source, licence, start time (UTC), device totals
-    t,kind,lat,lon,alt,speed,hr,cadence,temperature
+    t,kind,lat,lon,alt,speed,hr,cadence,temperature,power
     0,press,start
-    1,rec,43.713393,-79.3660663,75.2,5.888,161,71,21
+    1,rec,43.713393,-79.3660663,75.2,5.888,161,71,21,
     ...
 
 t is seconds since the device's timer start (integer). A `rec` row is one instant of the
 world as the device recorded it: position (deg), altitude (m), speed (m/s), heart rate (bpm),
-cadence (rpm), temperature (degC); an empty field is a channel the device had no value for.
+cadence (rpm), temperature (degC), power (W, a power meter's); an empty field is a channel the
+device had no value for. (Files made before the power column, with the 9-column header, still
+replay: the sim board reads both.)
 Devices that "smart record" leave seconds out while the rider moves on; the sim board fills
 those in (ReplaySchedule). A `press` row is a rider's button press: from a FIT file the manual
 timer start (start), manual laps (lap), a manual timer stop followed by a start (pause, then
@@ -68,14 +70,16 @@ def read_fit(src):
                 "alt": f.get("enhanced_altitude", f.get("altitude")),
                 "speed": f.get("enhanced_speed", f.get("speed")),
                 "hr": f.get("heart_rate"), "cadence": f.get("cadence"), "temperature": f.get("temperature"),
+                "power": f.get("power"),
             })
         elif frame.name == "session":
             session = f
     if start is None:
         start = records[0]["timestamp"]
     keys = ["sport", "total_elapsed_time", "total_timer_time", "total_distance", "total_ascent",
-            "total_descent", "avg_heart_rate", "max_heart_rate", "num_laps"]
-    totals = {k: session.get(k) for k in keys} if session else {}
+            "total_descent", "avg_heart_rate", "max_heart_rate", "avg_power", "max_power",
+            "normalized_power", "num_laps"]
+    totals = {k: session.get(k) for k in keys if session.get(k) is not None} if session else {}
     device = f"{file_id.get('manufacturer')} {file_id.get('garmin_product', file_id.get('product'))}"
     return records, presses, start, device, totals
 
@@ -140,6 +144,7 @@ def read_tcx(src):
                     "speed": number(child(point, "Extensions", "TPX", "Speed")),
                     "hr": number(child(point, "HeartRateBpm", "Value")),
                     "cadence": number(child(point, "Cadence")),
+                    "power": number(child(point, "Extensions", "TPX", "Watts")),
                 })
     records.sort(key=lambda r: r["timestamp"])
     presses.append((records[-1]["timestamp"], "stop"))
@@ -148,6 +153,17 @@ def read_tcx(src):
     sport = activity.get("Sport", "").lower()
     totals = {"sport": {"biking": "cycling"}.get(sport, sport), "total_timer_time": round(timer, 3),
               "total_distance": round(distance, 3), "num_laps": len(laps)}
+    # Garmin's lap extension (ActivityExtension/v2 LX): the device's own average and maximum
+    # power; over one lap they are the ride's. Heart rate likewise.
+    if len(laps) == 1:
+        lap = laps[0]
+        for key, path in (("avg_heart_rate", ("AverageHeartRateBpm", "Value")),
+                          ("max_heart_rate", ("MaximumHeartRateBpm", "Value")),
+                          ("avg_power", ("Extensions", "LX", "AvgWatts")),
+                          ("max_power", ("Extensions", "LX", "MaxWatts"))):
+            value = number(child(lap, *path))
+            if value is not None:
+                totals[key] = int(value)
     return records, presses, presses[0][0], creator.text if creator is not None else "unknown", totals
 
 
@@ -165,6 +181,9 @@ def read_gpx(src):
             "alt": number(child(point, "ele")), "speed": None,
             "hr": number(child(extension, "hr")), "cadence": number(child(extension, "cad")),
             "temperature": number(child(extension, "atemp")),
+            # Garmin's GPX extensions have no power; the commonest (Strava's, GoldenCheetah's)
+            # is a <power> element beside the TrackPointExtension
+            "power": number(child(point, "extensions", "power")),
         })
     records.sort(key=lambda r: r["timestamp"])
     fill_speeds(records)
@@ -205,7 +224,8 @@ def main(src, out, attribution):
         t = rel(r["timestamp"])
         rows.append((t, 1, ",".join([
             str(t), "rec", fmt(r["lat"], 7), fmt(r["lon"], 7), fmt(r.get("alt"), 1), fmt(r.get("speed"), 3),
-            fmt(r.get("hr"), 0), fmt(r.get("cadence"), 0), fmt(r.get("temperature"), 0)])))
+            fmt(r.get("hr"), 0), fmt(r.get("cadence"), 0), fmt(r.get("temperature"), 0),
+            fmt(r.get("power"), 0)])))
     rows.sort(key=lambda x: (x[0], x[1]))
     with open(out, "w") as o:
         o.write(f"# workoutd replay ride, made by board/sim/make-replay.py from {src.split('/')[-1]}\n")
@@ -215,7 +235,7 @@ def main(src, out, attribution):
         o.write(f"# start: {start.strftime('%Y-%m-%dT%H:%M:%SZ')}\n")
         if totals:
             o.write("# device totals: " + ", ".join(f"{k}={v}" for k, v in totals.items()) + "\n")
-        o.write("t,kind,lat,lon,alt,speed,hr,cadence,temperature\n")
+        o.write("t,kind,lat,lon,alt,speed,hr,cadence,temperature,power\n")
         for _, _, line in rows:
             o.write(line + "\n")
 
