@@ -166,6 +166,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
   /// [zones]: the rider's own zones, else the system's from [rider] (when it has what they
   /// need); at most one configuration per quantity, checked by HealthKit's rules at parse.
   public var zones: [ZoneConfiguration] = []
+  /// `[metrics] average_power`: whether average power counts the seconds at 0 W.
+  public var powerAveraging = PowerAveraging.withZeros
 
   public struct AutoPauseOverrides: Sendable, Equatable {
     public var stopSpeed: Double?
@@ -201,6 +203,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     settings.fixLostAfter = gps.fixLostAfter
     settings.zones = zones
     settings.ftp = rider.ftp
+    settings.powerAveraging = powerAveraging
     return settings
   }
 }
@@ -239,7 +242,7 @@ extension DaemonConfiguration {
     var problems: [String] = []
     let known = [
       "service", "session", "auto_pause", "sim", "gps", "buttons", "led", "buzzer", "barometer", "sensors",
-      "export", "usb_drive", "rider", "zones",
+      "export", "usb_drive", "rider", "zones", "metrics",
     ]
     for key in root.keys where !known.contains(key) {
       let what = root[key]?.table != nil ? "section [\(key)]" : "key \"\(key)\" outside any section"
@@ -437,8 +440,20 @@ extension DaemonConfiguration {
       }
     }
 
+    let metrics = Section("metrics", in: root, file: file)
+    if let text = metrics.string("average_power") {
+      switch text {
+      case "with_zeros": configuration.powerAveraging = .withZeros
+      case "without_zeros": configuration.powerAveraging = .withoutZeros
+      default:
+        metrics.problem(
+          "average_power", "must be \"with_zeros\" (coasting counts, the default) or \"without_zeros\"")
+      }
+    }
+
     for section in [
       service, session, autoPause, sim, gps, buttons, led, buzzer, barometer, sensors, export, drive, rider, zones,
+      metrics,
     ] {
       problems += section.finish()
     }

@@ -105,10 +105,37 @@ public struct ExportedSession: Sendable {
     return out
   }
 
+  /// How the rider counted average power when the session ran (its `powerAveraging` event);
+  /// a session from before that setting averaged with the zeros.
+  public var powerAveraging: PowerAveraging {
+    events.last { $0.kind == SessionEvent.Kind.powerAveraging.rawValue }
+      .flatMap { $0.detail.flatMap(PowerAveraging.init(rawValue:)) } ?? .withZeros
+  }
+
   /// When the session started (its first start, else when it was opened), Unix time.
   public var start: Double { session.startWall ?? session.openedWall }
   /// When it ended (else its last lap's end, else its start), Unix time.
   public var end: Double { session.endWall ?? laps.last?.endWall ?? start }
+}
+
+/// The power of a stretch of points (a lap, the session), tallied as they stream by, to average
+/// as the rider chose: the stored laps and totals average with the zeros.
+struct PowerTally: Sendable {
+  private(set) var sum = 0
+  private(set) var seconds = 0
+  private(set) var pedalled = 0
+
+  mutating func add(_ watts: Int?) {
+    guard let watts, watts >= 0 else { return }
+    sum += watts
+    seconds += 1
+    if watts > 0 { pedalled += 1 }
+  }
+
+  func average(_ averaging: PowerAveraging) -> Double? {
+    let count = averaging == .withZeros ? seconds : pedalled
+    return count > 0 ? Double(sum) / Double(count) : nil
+  }
 }
 
 /// A file format's writer for one session, fed as the points stream by: `begin()`, then

@@ -35,9 +35,16 @@ public struct FITActivityWriter: ActivityEncoder {
   private var dataSize = 0
   private var dataCRC = FITCRC()
   private var records = 0
+  /// Each lap's power and the session's, for an average without the zeros when the rider
+  /// chose it (the stored ones count them). A point belongs to the first lap ending at or
+  /// after it.
+  private var lapPower: [PowerTally]
+  private var sessionPower = PowerTally()
+  private var pointLap = 0
 
   public init(_ session: ExportedSession) {
     exported = session
+    lapPower = Array(repeating: PowerTally(), count: session.laps.count)
   }
 
   private var sport: (sport: Int64, subSport: Int64) {
@@ -115,6 +122,11 @@ public struct FITActivityWriter: ActivityEncoder {
         .scaled(point.temperature),
       ])
     records += 1
+    if exported.powerAveraging == .withoutZeros {
+      while pointLap < laps.count - 1, point.wall > laps[pointLap].endWall { pointLap += 1 }
+      if pointLap < lapPower.count { lapPower[pointLap].add(point.power) }
+      sessionPower.add(point.power)
+    }
     // hrv `time`: seconds, scale 1000; RR intervals come in 1/1024 s.
     var intervals = exportPoint.rrIntervals[...]
     while !intervals.isEmpty {
@@ -135,7 +147,9 @@ public struct FITActivityWriter: ActivityEncoder {
     var out = events(until: nil)
     let end = exported.end
     let start = exported.start
+    let withoutZeros = exported.powerAveraging == .withoutZeros
     for (index, lap) in laps.enumerated() {
+      let avgPower = withoutZeros ? lapPower[index].average(.withoutZeros) : lap.avgPower
       out += emit(
         FITProfile.lap,
         [
@@ -143,7 +157,7 @@ public struct FITActivityWriter: ActivityEncoder {
           .scaled(lap.elapsed, scale: 1000), .scaled(lap.timer, scale: 1000), .scaled(lap.distance, scale: 100),
           .scaled(lap.avgSpeed, scale: 1000), .scaled(lap.maxSpeed, scale: 1000),
           .scaled(lap.avgHR), .scaled(lap.maxHR), .scaled(lap.avgCadence), .scaled(lap.maxCadence),
-          .scaled(lap.avgPower), .scaled(lap.maxPower), .scaled(lap.ascent), .scaled(lap.descent),
+          .scaled(avgPower), .scaled(lap.maxPower), .scaled(lap.ascent), .scaled(lap.descent),
           .integer(lapTrigger(lap.trigger)), .integer(sport.sport), .integer(sport.subSport),
         ])
     }
@@ -158,7 +172,8 @@ public struct FITActivityWriter: ActivityEncoder {
         .scaled(totals?.averageSpeed, scale: 1000), .scaled(totals?.maxSpeed, scale: 1000),
         .scaled(totals?.heartRate.mean), .scaled(totals?.heartRate.maximum),
         .scaled(totals?.cadence.mean), .scaled(totals?.cadence.maximum),
-        .scaled(totals?.power.mean), .scaled(totals?.power.maximum),
+        .scaled(withoutZeros ? sessionPower.average(.withoutZeros) : totals?.power.mean),
+        .scaled(totals?.power.maximum),
         .scaled(session.ascent), .scaled(session.descent),
         .integer(0), .integer(Int64(laps.count)), .integer(0),
       ])

@@ -24,6 +24,8 @@ public struct TCXActivityWriter: ActivityEncoder {
   /// The running stretch whose `Track` is open in the current lap, if one is.
   private var openTrack: Int?
   private var trackPoints = 0
+  /// The current lap's power, for its average without the zeros when the rider chose it.
+  private var lapPower = PowerTally()
 
   public init(_ session: ExportedSession) {
     exported = session
@@ -96,6 +98,7 @@ public struct TCXActivityWriter: ActivityEncoder {
     }
     text += trackpoint(point)
     trackPoints += 1
+    lapPower.add(point.power)
     return Array(text.utf8)
   }
 
@@ -185,6 +188,9 @@ public struct TCXActivityWriter: ActivityEncoder {
     openTrack = nil
     lapOpen = false
     let record = laps[lap]
+    let lapAveragePower =
+      exported.powerAveraging == .withoutZeros ? lapPower.average(.withoutZeros) : record.avgPower
+    lapPower = PowerTally()
     // ActivityExtension v2 XSD, ActivityLapExtension_t: AvgSpeed, MaxBikeCadence,
     // AvgRunCadence, MaxRunCadence, Steps, AvgWatts, MaxWatts.
     var lx = ""
@@ -200,7 +206,7 @@ public struct TCXActivityWriter: ActivityEncoder {
     if runs, let cadence = record.maxCadence.flatMap({ XMLText.integer($0, in: 0...254) }) {
       lx += "      <ns3:MaxRunCadence>\(cadence)</ns3:MaxRunCadence>\n"
     }
-    if let watts = record.avgPower.flatMap({ XMLText.integer($0, in: 0...65_535) }) {
+    if let watts = lapAveragePower.flatMap({ XMLText.integer($0, in: 0...65_535) }) {
       lx += "      <ns3:AvgWatts>\(watts)</ns3:AvgWatts>\n"
     }
     if let watts = record.maxPower.flatMap({ XMLText.integer($0, in: 0...65_535) }) {

@@ -22,6 +22,8 @@ struct TrainingJSON: Codable {
     var workKilojoules: Double?
     var averagePower: Double?
     var averagePowerWithoutZeros: Double?
+    /// Which of the two the rider's setting made the average ("withZeros", "withoutZeros").
+    var powerAveraging: String
     var normalizedPower: Double?
     var ftp: Double?
     var intensityFactor: Double?
@@ -45,6 +47,10 @@ struct TrainingJSON: Codable {
     let configurations =
       override ?? recorded.compactMap { $0.detail.flatMap(SessionAnalysis.configuration(fromEvent:)) }
     let ftp = overrideFTP ?? events.first { $0.kind == SessionEvent.Kind.ftp.rawValue }?.value
+    // A session from before the setting averaged with the zeros.
+    let averaging =
+      events.last { $0.kind == SessionEvent.Kind.powerAveraging.rawValue }
+      .flatMap { $0.detail.flatMap(PowerAveraging.init(rawValue:)) } ?? .withZeros
     var lapEnds: [Double] = []
     var sum = 0.0
     for lap in laps {
@@ -65,7 +71,8 @@ struct TrainingJSON: Codable {
     for seconds in [5, 60, 300, 1200] { best[String(seconds)] = metrics.bestPower(seconds) }
     self.metrics = MetricsJSON(
       workKilojoules: metrics.powerSamples > 0 ? metrics.work / 1000 : nil, averagePower: metrics.averagePower,
-      averagePowerWithoutZeros: metrics.averagePowerWithoutZeros, normalizedPower: metrics.normalizedPower,
+      averagePowerWithoutZeros: metrics.averagePowerWithoutZeros, powerAveraging: averaging.rawValue,
+      normalizedPower: metrics.normalizedPower,
       ftp: ftp, intensityFactor: ftp.flatMap { metrics.intensityFactor(ftp: $0) },
       trainingStressScore: ftp.flatMap { metrics.trainingStressScore(ftp: $0) }, bestPower: best,
       estimatedFTP: metrics.estimatedFTP, bestTwentyMinuteHeartRate: metrics.bestTwentyMinuteHeartRate)
@@ -75,7 +82,12 @@ struct TrainingJSON: Codable {
     let m = metrics
     if let average = m.averagePower {
       var line = "power avg \(Int(average.rounded())) W"
-      if let without = m.averagePowerWithoutZeros { line += " (\(Int(without.rounded())) W without zeros)" }
+      if let without = m.averagePowerWithoutZeros {
+        line =
+          m.powerAveraging == PowerAveraging.withoutZeros.rawValue
+          ? "power avg \(Int(without.rounded())) W without zeros (\(Int(average.rounded())) W with them)"
+          : line + " (\(Int(without.rounded())) W without zeros)"
+      }
       if let np = m.normalizedPower { line += ", NP \(Int(np.rounded())) W" }
       if let work = m.workKilojoules { line += ", work \(Int(work.rounded())) kJ" }
       print(line)

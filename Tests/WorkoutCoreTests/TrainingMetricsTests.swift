@@ -328,3 +328,37 @@ struct FTPSuggestionTests {
     #expect(ride(watts: 300, minutes: 25, ftp: nil).isEmpty)
   }
 }
+
+/// `[metrics] average_power`: status shows the average as the rider counts it, and the session
+/// records the choice (its exports and `show` follow it).
+struct PowerAveragingTests {
+  func status(_ averaging: PowerAveraging) -> (EngineStatus, [SessionEvent]) {
+    var settings = EngineSettings(countdown: 0)
+    settings.powerAveraging = averaging
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    for second in 0..<60 {
+      h.advance(by: 1)
+      h.send(.reading(.power(watts: second % 3 == 0 ? 0 : 240)))
+      h.send(.tick)
+    }
+    let events = h.commands.compactMap { command -> SessionEvent? in
+      if case .recordEvent(_, let event) = command, event.kind == .powerAveraging { return event }
+      return nil
+    }
+    return (h.engine.status(at: h.now), events)
+  }
+
+  @Test func withZerosTheCoastingCounts() throws {
+    let (status, events) = status(.withZeros)
+    #expect(try #require(status.averagePower) == 160)
+    #expect(events.map(\.detail) == ["withZeros"])
+  }
+
+  @Test func withoutZerosOnlyThePedalledSeconds() throws {
+    let (status, events) = status(.withoutZeros)
+    #expect(try #require(status.averagePower) == 240)
+    #expect(events.map(\.detail) == ["withoutZeros"])
+  }
+}

@@ -129,7 +129,8 @@ struct ConfigurationTests {
     var lines: [String] = []
     for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
       if line.hasPrefix("[") { section = String(line) }
-      if section == "[rider]" || section == "[zones]", line.hasPrefix("# "), line.dropFirst(2).first?.isLetter == true,
+      if ["[rider]", "[zones]", "[metrics]"].contains(section), line.hasPrefix("# "),
+        line.dropFirst(2).first?.isLetter == true,
         line.contains(" = ")
       {
         lines.append(String(line.dropFirst(2)))
@@ -141,6 +142,22 @@ struct ConfigurationTests {
     #expect(configuration.rider.ftp == 250 && configuration.rider.age == 40)
     #expect(configuration.zones.map(\.source) == [.user, .user])
     #expect(configuration.zones.map(\.zones.count) == [5, 5])
+    #expect(configuration.powerAveraging == .withZeros)
+  }
+
+  @Test func averagePowerCountsTheZerosUnlessTold() throws {
+    let defaults = try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd)
+    #expect(defaults.engineSettings.powerAveraging == .withZeros)
+    let without = try DaemonConfiguration.parse(
+      "[metrics]\naverage_power = \"without_zeros\"\n", file: "t.toml", environment: noSystemd)
+    #expect(without.engineSettings.powerAveraging == .withoutZeros)
+    #expect {
+      try DaemonConfiguration.parse("[metrics]\naverage_power = \"no_zeros\"\n", file: "t.toml", environment: noSystemd)
+    } throws: { error in
+      (error as? ConfigurationError)?.problems == [
+        "t.toml: [metrics] average_power must be \"with_zeros\" (coasting counts, the default) or \"without_zeros\""
+      ]
+    }
   }
 
   @Test func theUsbDriveIsOffByDefaultAndHoldsOnlyWhatIsExported() throws {

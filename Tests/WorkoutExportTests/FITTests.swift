@@ -212,3 +212,97 @@ let repositoryRoot: String = {
   for _ in 0..<3 { url.deleteLastPathComponent() }
   return url.path
 }()
+
+/// `[metrics] average_power = "without_zeros"`: the ride's average power leaves out the seconds
+/// at 0 W in the FIT session and laps and the TCX laps (as a Garmin set to exclude zeros
+/// writes them); a ride recorded with the default counts them.
+@Suite("average power with and without zeros in the exports")
+struct PowerAveragingExportTests {
+  /// 40 s alternating 0 and 300 W, a lap, 20 s at 0 and 200 W: with zeros 150 and 100 W,
+  /// without 300 and 200 W; the session 133⅓ W with zeros, 266⅔ W without.
+  static func ride(into directory: ExportDirectory, averaging: PowerAveraging) throws -> WorkoutStore {
+    let (store, _) = try WorkoutStore.open(at: directory.path + "/workoutd.db", wallNow: 0)
+    var settings = EngineSettings(autoPause: .some(nil))
+    settings.powerAveraging = averaging
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 45.5, longitude: 7.25)
+    func ride(_ seconds: Int, watts: Int) {
+      for second in 0..<seconds {
+        h.advance(by: 1)
+        position = position.moved(eastBy: 8)
+        h.send(
+          .reading(
+            .gps(
+              GPSFix(
+                dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: 300,
+                speed: 8, horizontalError: 3))))
+        h.send(.reading(.power(watts: second % 2 == 0 ? 0 : watts)))
+        h.send(.tick)
+      }
+    }
+    ride(40, watts: 300)
+    _ = h.press(.lap)
+    ride(20, watts: 200)
+    _ = h.press(.stop)
+    try store.write(h.commands, clock: FITActivityTests.clock)
+    return store
+  }
+
+  func decodedFIT(_ store: WorkoutStore, in directory: ExportDirectory) throws -> [String: Any]? {
+    let python = repositoryRoot + "/.build/pyref/bin/python"
+    guard FileManager.default.isExecutableFile(atPath: python) else {
+      Issue.record("no reference decoders in \(python): make test makes them")
+      return nil
+    }
+    let session = try #require(try store.session(id: 1))
+    let written = try ExportFile.write(session, from: store, format: .fit, into: directory.path)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = [repositoryRoot + "/Tests/WorkoutExportTests/read_fit.py", written.path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return try JSONSerialization.jsonObject(with: output) as? [String: Any]
+  }
+
+  func tcxLapWatts(_ store: WorkoutStore, in directory: ExportDirectory) throws -> [Int] {
+    let session = try #require(try store.session(id: 1))
+    let written = try ExportFile.write(session, from: store, format: .tcx, into: directory.path)
+    let text = try String(contentsOfFile: written.path, encoding: .utf8)
+    return text.components(separatedBy: "<ns3:AvgWatts>").dropFirst().compactMap {
+      Int($0.prefix { $0.isNumber })
+    }
+  }
+
+  @Test("without zeros: FIT session and laps, TCX laps average only the pedalled seconds")
+  func withoutZeros() throws {
+    let directory = ExportDirectory()
+    let store = try Self.ride(into: directory, averaging: .withoutZeros)
+    let events = try store.events(sessionID: 1).filter { $0.kind == "powerAveraging" }
+    #expect(events.map(\.detail) == ["withoutZeros"], "the setting is recorded with the session")
+    if let decoded = try decodedFIT(store, in: directory) {
+      let session = try #require(decoded["session"] as? [String: Any])
+      let laps = try #require(decoded["laps"] as? [[String: Any]])
+      #expect(session["avg_power"] as? Int == 267, "\(session)")
+      #expect(laps.map { $0["avg_power"] as? Int } == [300, 200], "\(laps)")
+    }
+    #expect(try tcxLapWatts(store, in: directory) == [300, 200])
+  }
+
+  @Test("with zeros (the default): the stored averages, coasting included")
+  func withZeros() throws {
+    let directory = ExportDirectory()
+    let store = try Self.ride(into: directory, averaging: .withZeros)
+    if let decoded = try decodedFIT(store, in: directory) {
+      let session = try #require(decoded["session"] as? [String: Any])
+      let laps = try #require(decoded["laps"] as? [[String: Any]])
+      #expect(session["avg_power"] as? Int == 133, "\(session)")
+      #expect(laps.map { $0["avg_power"] as? Int } == [150, 100], "\(laps)")
+    }
+    #expect(try tcxLapWatts(store, in: directory) == [150, 100])
+  }
+}

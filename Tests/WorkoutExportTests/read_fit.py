@@ -36,7 +36,7 @@ print(json.dumps({
     "session": plain(session, ["sport", "total_elapsed_time", "total_timer_time", "total_distance",
                                "avg_heart_rate", "max_heart_rate", "avg_power", "max_power",
                                "total_ascent", "num_laps", "start_time", "timestamp"]),
-    "laps": [plain(lap, ["total_timer_time", "total_distance", "lap_trigger"]) for lap in messages.get("lap_mesgs", [])],
+    "laps": [plain(lap, ["total_timer_time", "total_distance", "lap_trigger", "avg_power"]) for lap in messages.get("lap_mesgs", [])],
     "records": len(records),
     "fitdecode_records": fitdecode_records,
     "first_record": plain(records[0], ["timestamp", "position_lat", "position_long", "heart_rate", "power",

@@ -139,6 +139,9 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     /// The heart rate or power moved to another zone (`detail` says which; `value`: the zone,
     /// from 1).
     case zoneChange
+    /// How the ride's average power counts (`detail`: "withZeros" or "withoutZeros"), recorded
+    /// at the start: the exports and `show` average as the rider had it set.
+    case powerAveraging
   }
 
   public var kind: Kind

@@ -20,6 +20,8 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   public var zones: [ZoneConfiguration] = []
   /// The rider's functional threshold power, W, for IF and TSS and the FTP event.
   public var ftp: Double? = nil
+  /// Whether average power counts the seconds at 0 W.
+  public var powerAveraging: PowerAveraging = .withZeros
 
   public init(
     activity: ActivityType = .cycling, countdown: Double = 3,
@@ -72,6 +74,8 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   public var humidity: Double?
   /// Per zone configuration of the workout: the zone of the last sample and the time in each.
   public var zones: [ZoneStatus]?
+  /// Average power so far, W, counted as `[metrics] average_power` says.
+  public var averagePower: Double?
   /// Normalized power so far, W, and IF against the configured FTP.
   public var normalizedPower: Double?
   public var intensityFactor: Double?
@@ -90,7 +94,7 @@ public struct EngineStatus: Sendable, Hashable, Codable {
     case state, activity, pausedBySystem, countdownRemaining, elapsed, timer, distance, speed, averageSpeed
     case maxSpeed, pace, heartRate, averageHeartRate, maxHeartRate, lap, points, lastPoint, ascent, descent
     case altitude, gps, gpsDetail, indicator, pressure, seaLevelPressure, seaLevelSource, humidity
-    case zones, normalizedPower, intensityFactor
+    case zones, averagePower, normalizedPower, intensityFactor
     case sessionID = "sessionId"
   }
 }
@@ -266,6 +270,7 @@ public struct SessionEngine: Sendable {
           zoneCount: tracker.configuration.zones.count, seconds: tracker.workout.seconds)
       }
     }
+    status.averagePower = builder.metrics?.averagePower(settings.powerAveraging)
     status.normalizedPower = builder.metrics?.normalizedPower
     status.intensityFactor = settings.ftp.flatMap { builder.metrics?.intensityFactor(ftp: $0) }
     return status
@@ -548,6 +553,10 @@ public struct SessionEngine: Sendable {
             sessionID: session.id,
             SessionEvent(kind: .ftp, moment: now, detail: "\(Int(ftp.rounded())) W", value: ftp)))
       }
+      step.commands.append(
+        .recordEvent(
+          sessionID: session.id,
+          SessionEvent(kind: .powerAveraging, moment: now, detail: settings.powerAveraging.rawValue)))
     case (.paused, .running):
       if case .button = transition.cause { session.builder.startNewSegment() }
     case (_, .stopped):

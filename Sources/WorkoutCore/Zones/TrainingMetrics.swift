@@ -94,6 +94,13 @@ extension BestEfforts: Codable {
   }
 }
 
+/// Which seconds average power counts: all of them (coasting at 0 W included, the default of
+/// Garmin's "Data Averaging" and of the training platforms), or only those pedalled.
+public enum PowerAveraging: String, Sendable, Hashable, Codable, CaseIterable {
+  case withZeros
+  case withoutZeros
+}
+
 /// Power and heart-rate metrics of a ride, from one sample a recorded second (FIELD-NOTES
 /// "Zone/metric conventions"; Coggan and Allen, Training and Racing with a Power Meter):
 /// work, average power with and without zeros, normalized power (30 s rolling mean, 4th power,
@@ -143,6 +150,11 @@ public struct TrainingMetrics: Sendable, Hashable, Codable {
   /// Average power over the seconds the rider pedalled.
   public var averagePowerWithoutZeros: Double? {
     nonZeroSamples > 0 ? Double(powerSum) / Double(nonZeroSamples) : nil
+  }
+
+  /// Average power as the rider chose to count it.
+  public func averagePower(_ averaging: PowerAveraging) -> Double? {
+    averaging == .withZeros ? averagePower : averagePowerWithoutZeros
   }
 
   /// Normalized power, W: nil before the first 30 s of power.
