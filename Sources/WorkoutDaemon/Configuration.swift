@@ -166,6 +166,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
   /// [zones]: the rider's own zones, else the system's from [rider] (when it has what they
   /// need); at most one configuration per quantity, checked by HealthKit's rules at parse.
   public var zones: [ZoneConfiguration] = []
+  /// `[session] auto_lap_distance` or `auto_lap_time`.
+  public var autoLap: AutoLap?
   /// `[metrics] average_power`: whether average power counts the seconds at 0 W.
   public var powerAveraging = PowerAveraging.withZeros
 
@@ -204,6 +206,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     settings.zones = zones
     settings.ftp = rider.ftp
     settings.powerAveraging = powerAveraging
+    settings.autoLap = autoLap
     return settings
   }
 }
@@ -272,6 +275,12 @@ extension DaemonConfiguration {
     let session = Section("session", in: root, file: file)
     if let activity = session.choice("activity", ActivityType.self) { configuration.activity = activity }
     if let countdown = session.number("countdown_seconds", 0...60) { configuration.countdown = countdown }
+    let lapDistance = session.number("auto_lap_distance", 100...100_000)
+    let lapTime = session.number("auto_lap_time", 60...86_400)
+    if lapDistance != nil, lapTime != nil {
+      session.problem("auto_lap_time", "cannot go with auto_lap_distance: laps by distance or by time, not both")
+    }
+    configuration.autoLap = lapDistance.map { .distance(metres: $0) } ?? lapTime.map { .time(seconds: $0) }
 
     let autoPause = Section("auto_pause", in: root, file: file)
     if let enabled = autoPause.bool("enabled") { configuration.autoPauseEnabled = enabled }

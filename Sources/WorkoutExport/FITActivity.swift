@@ -138,8 +138,13 @@ public struct FITActivityWriter: ActivityEncoder {
   }
 
   private func lapTrigger(_ trigger: String) -> Int64 {
-    // lap_trigger: manual 0, session_end 7.
-    LapSummary.Trigger(rawValue: trigger) == .sessionEnd ? 7 : 0
+    // lap_trigger: manual 0, time 1, distance 2, session_end 7.
+    switch LapSummary.Trigger(rawValue: trigger) {
+    case .sessionEnd: 7
+    case .time: 1
+    case .distance: 2
+    case .lapPress, nil: 0
+    }
   }
 
   /// The remaining timer events, the laps, the session and the activity; the header and CRC.

@@ -145,10 +145,13 @@ public struct TCXActivityWriter: ActivityEncoder {
   }
 
   /// TCX v2 XSD, TriggerMethod_t: Manual, Distance, Location, Time, HeartRate. A lap press is
-  /// Manual, and so is the session's end, as the devices write it.
+  /// Manual, and so is the session's end, as the devices write it; automatic laps are Distance
+  /// or Time.
   static func triggerMethod(_ trigger: String) -> String {
     switch LapSummary.Trigger(rawValue: trigger) {
     case .lapPress, .sessionEnd, nil: "Manual"
+    case .distance: "Distance"
+    case .time: "Time"
     }
   }
 

@@ -145,6 +145,28 @@ struct ConfigurationTests {
     #expect(configuration.powerAveraging == .withZeros)
   }
 
+  @Test func autoLapsByDistanceOrByTimeNotBoth() throws {
+    #expect(try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd).engineSettings.autoLap == nil)
+    let distance = try DaemonConfiguration.parse(
+      "[session]\nauto_lap_distance = 5000\n", file: "t.toml", environment: noSystemd)
+    #expect(distance.engineSettings.autoLap == .distance(metres: 5000))
+    let time = try DaemonConfiguration.parse("[session]\nauto_lap_time = 600\n", file: "t.toml", environment: noSystemd)
+    #expect(time.engineSettings.autoLap == .time(seconds: 600))
+    for (text, problem) in [
+      (
+        "[session]\nauto_lap_distance = 5000\nauto_lap_time = 600\n",
+        "t.toml: [session] auto_lap_time cannot go with auto_lap_distance: laps by distance or by time, not both"
+      ),
+      ("[session]\nauto_lap_distance = 5\n", "t.toml: [session] auto_lap_distance must be between"),
+    ] {
+      #expect {
+        try DaemonConfiguration.parse(text, file: "t.toml", environment: noSystemd)
+      } throws: { error in
+        (error as? ConfigurationError)?.problems.contains { $0.hasPrefix(problem) } == true
+      }
+    }
+  }
+
   @Test func averagePowerCountsTheZerosUnlessTold() throws {
     let defaults = try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd)
     #expect(defaults.engineSettings.powerAveraging == .withZeros)

@@ -306,3 +306,30 @@ struct PowerAveragingExportTests {
     #expect(try tcxLapWatts(store, in: directory) == [150, 100])
   }
 }
+
+@Suite("automatic laps in the exports")
+struct AutoLapExportTests {
+  @Test("a lap by distance is FIT lap_trigger distance and TCX TriggerMethod Distance")
+  func distanceLaps() throws {
+    let directory = ExportDirectory()
+    let (store, _) = try WorkoutStore.open(at: directory.path + "/workoutd.db", wallNow: 0)
+    var settings = EngineSettings(countdown: 0, autoPause: .some(nil))
+    settings.autoLap = .distance(metres: 400)
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 45.5, longitude: 7.25)
+    h.ride(seconds: 60, speed: 8, from: &position)
+    _ = h.press(.stop)
+    try store.write(h.commands, clock: FITActivityTests.clock)
+    let session = try #require(try store.session(id: 1))
+    let tcx = try ExportFile.write(session, from: store, format: .tcx, into: directory.path)
+    let text = try String(contentsOfFile: tcx.path, encoding: .utf8)
+    let methods = text.components(separatedBy: "<TriggerMethod>").dropFirst().map { $0.prefix { $0 != "<" } }
+    #expect(methods == ["Distance", "Manual"])
+    if let decoded = try PowerAveragingExportTests().decodedFIT(store, in: directory) {
+      let laps = try #require(decoded["laps"] as? [[String: Any]])
+      #expect(laps.map { $0["lap_trigger"] as? String } == ["distance", "session_end"], "\(laps)")
+    }
+  }
+}

@@ -90,7 +90,8 @@ public struct LapSummary: Sendable, Hashable, Codable {
   public var start: Moment
   public var end: Moment
   public var totals: IntervalTotals
-  /// `lap` for a lap press, `sessionEnd` for the last lap closed by stop.
+  /// `lapPress` for a lap press (a button, `workoutctl lap`), `distance` and `time` for an
+  /// automatic lap, `sessionEnd` for the last lap closed by stop.
   public var trigger: Trigger
   /// Seconds in each zone, one entry per zone configuration of the workout (as the builder's
   /// `zoneTrackers`); nil for a workout without zones.
@@ -99,6 +100,9 @@ public struct LapSummary: Sendable, Hashable, Codable {
   public enum Trigger: String, Sendable, Hashable, Codable {
     case lapPress
     case sessionEnd
+    /// Automatic laps (`EngineSettings.autoLap`). An older binary reads these as lap presses.
+    case distance
+    case time
   }
 
   public init(number: Int, start: Moment, end: Moment, totals: IntervalTotals, trigger: Trigger) {
@@ -107,5 +111,21 @@ public struct LapSummary: Sendable, Hashable, Codable {
     self.end = end
     self.totals = totals
     self.trigger = trigger
+  }
+}
+
+/// Automatic laps, as a bike computer's "Auto Lap": every so many metres ridden or seconds of
+/// timer time in the current lap (pauses do not count; a lap press starts the count again).
+public enum AutoLap: Sendable, Hashable, Codable {
+  case distance(metres: Double)
+  case time(seconds: Double)
+
+  /// The trigger when the current lap has reached its length, else nil. Checked once a
+  /// recorded second, so a lap ends on the second that reaches it (at 10 m/s, within 10 m).
+  public func due(_ lap: IntervalTotals) -> LapSummary.Trigger? {
+    switch self {
+    case .distance(let metres): lap.distance >= metres ? .distance : nil
+    case .time(let seconds): lap.timer >= seconds - 1e-6 ? .time : nil
+    }
   }
 }

@@ -22,6 +22,9 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   public var ftp: Double? = nil
   /// Whether average power counts the seconds at 0 W.
   public var powerAveraging: PowerAveraging = .withZeros
+  /// Automatic laps: a lap closes each time the current one reaches this distance or timer
+  /// time (a lap press starts the count again, as on a Garmin). nil: laps only when pressed.
+  public var autoLap: AutoLap? = nil
 
   public init(
     activity: ActivityType = .cycling, countdown: Double = 3,
@@ -300,6 +303,11 @@ public struct SessionEngine: Sendable {
         for change in session?.builder.takeZoneChanges() ?? [] {
           record(Self.event(for: change, at: now), into: &step)
         }
+        if let autoLap = settings.autoLap, var current = session, let trigger = autoLap.due(current.builder.lapTotals) {
+          closeLap(of: &current, trigger: trigger, cause: "autoLap", at: now, into: &step)
+          session = current
+          changed = true
+        }
         if point.sequence + 1 - pointsAtCheckpoint >= Self.checkpointInterval { changed = true }
       }
     case .wakeup:
@@ -445,6 +453,27 @@ public struct SessionEngine: Sendable {
     return state == .prepared
   }
 
+  /// Closes the current lap (a press or an automatic one): its summary and a `lap` event to
+  /// the store, a log line, a chirp. Returns the closed lap's number.
+  @discardableResult
+  private func closeLap(
+    of current: inout ActiveSession, trigger: LapSummary.Trigger, cause: String, at now: Moment,
+    into step: inout EngineStep
+  ) -> Int {
+    let lap = current.builder.closeLap(at: now, trigger: trigger)
+    step.commands.append(.recordLap(sessionID: current.id, lap))
+    step.commands.append(
+      .recordEvent(
+        sessionID: current.id,
+        SessionEvent(
+          kind: .lap, moment: now, cause: cause, detail: trigger == .lapPress ? nil : trigger.rawValue,
+          value: Double(lap.number))))
+    let how = trigger == .lapPress ? "" : " (auto lap by \(trigger.rawValue))"
+    step.commands.append(.log(.info, "session \(current.id): lap \(lap.number) closed\(how)"))
+    step.commands.append(.chirp(.single))
+    return lap.number
+  }
+
   /// The zones a workout runs with: the configured ones, each replaced by its own of the same
   /// quantity; heart rate first, then power.
   static func zones(_ configured: [ZoneConfiguration], custom: [ZoneConfiguration]?) -> [ZoneConfiguration] {
@@ -497,17 +526,10 @@ public struct SessionEngine: Sendable {
       session = current
       return true
     case .lapMarked:
-      let lap = current.builder.closeLap(at: now, trigger: .lapPress)
-      step.commands.append(.recordLap(sessionID: current.id, lap))
-      step.commands.append(
-        .recordEvent(
-          sessionID: current.id,
-          SessionEvent(
-            kind: .lap, moment: now, cause: TransitionCause.button(source(of: signal)).kind, value: Double(lap.number)))
-      )
-      step.commands.append(.log(.info, "session \(current.id): lap \(lap.number) closed"))
-      step.commands.append(.chirp(.single))
-      step.outcome = .lapMarked(number: lap.number)
+      let number = closeLap(
+        of: &current, trigger: .lapPress, cause: TransitionCause.button(source(of: signal)).kind, at: now,
+        into: &step)
+      step.outcome = .lapMarked(number: number)
       session = current
       return true
     case .startNewSession:
