@@ -26,11 +26,14 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
   case reportCopy
   /// The next (or the prepared) workout's own zones (`zones`, `power`): `workoutctl zones set`.
   case setZones
+  /// The workout's (or the next one's) target zone range (`zones`: "2-3", empty for none;
+  /// `power`): `workoutctl zones target`.
+  case setTargetZone
 
   /// The session request a control command stands for (nil for `status` and the sensor ones).
   public var request: SessionRequest? {
     switch self {
-    case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy, .setZones: nil
+    case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy, .setZones, .setTargetZone: nil
     case .start: .start
     case .pause: .pause
     case .resume: .resume

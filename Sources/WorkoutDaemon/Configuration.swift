@@ -166,6 +166,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
   /// [zones]: the rider's own zones, else the system's from [rider] (when it has what they
   /// need); at most one configuration per quantity, checked by HealthKit's rules at parse.
   public var zones: [ZoneConfiguration] = []
+  /// `[zones] heart_rate_target`, `power_target`: every workout's target zone ranges.
+  public var targetZones: [TargetZone] = []
   /// `[session] auto_lap_distance` or `auto_lap_time`.
   public var autoLap: AutoLap?
   /// `[metrics] average_power`: whether average power counts the seconds at 0 W.
@@ -207,6 +209,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     settings.ftp = rider.ftp
     settings.powerAveraging = powerAveraging
     settings.autoLap = autoLap
+    settings.targetZones = targetZones
     return settings
   }
 }
@@ -446,6 +449,27 @@ extension DaemonConfiguration {
         }
       } catch {
         rider.problem(quantity == .heartRate ? "resting_heart_rate" : "ftp", "cannot make the system zones: \(error)")
+      }
+    }
+
+    for (key, quantity) in [("heart_rate_target", ZoneQuantity.heartRate), ("power_target", .cyclingPower)] {
+      guard let text = zones.string(key) else { continue }
+      do {
+        let target = try TargetZone(parsing: text, quantity: quantity)
+        if let configuration = configuration.zones.first(where: { $0.quantity == quantity }),
+          target.upper > configuration.zones.count
+        {
+          zones.problem(key, "goes beyond the \(configuration.zones.count) zones configured")
+        } else if !configuration.zones.contains(where: { $0.quantity == quantity }) {
+          zones.problem(
+            key,
+            "needs \(quantity == .heartRate ? "heart-rate" : "power") zones ([zones] \(quantity == .heartRate ? "heart_rate" : "power"), or [rider] for the system's)"
+          )
+        } else {
+          configuration.targetZones.append(target)
+        }
+      } catch {
+        zones.problem(key, "is refused: \(error)")
       }
     }
 

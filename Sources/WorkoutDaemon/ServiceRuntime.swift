@@ -253,6 +253,14 @@ final class ServiceRuntime {
         return ControlReply(ok: false, state: core.engine.state, message: "zones refused: \(error)")
       }
       input = .customZones(configuration)
+    } else if request.command == .setTargetZone {
+      let quantity = request.power == true ? ZoneQuantity.cyclingPower : .heartRate
+      let text = request.zones ?? ""
+      do {
+        input = .targetZone(quantity, text.isEmpty ? nil : try TargetZone(parsing: text, quantity: quantity))
+      } catch {
+        return ControlReply(ok: false, state: core.engine.state, message: "target refused: \(error)")
+      }
     } else if let sessionRequest = request.command.request {
       input = .request(sessionRequest, .control)
     } else {

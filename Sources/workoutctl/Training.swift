@@ -129,7 +129,50 @@ extension TrainingJSON.ZoneJSON {
 struct Zones: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Heart-rate and power zones of stored sessions.",
-    subcommands: [Set.self, Rebucket.self])
+    subcommands: [Set.self, Target.self, Rebucket.self])
+
+  struct Target: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Set the workout's target zone range: the buzzer and LED say when the rider leaves it.",
+      discussion: """
+        RANGE is a zone or a range of zones from 1 ("2", "2-3"), of the workout's heart-rate \
+        zones, or its power zones with --power; --off clears it. Set while no workout is open, \
+        it is for the next one; otherwise for the open one, at any time until it stops.
+        """)
+    @OptionGroup var locations: Locations
+    @Flag(help: "A range of power zones; without it, of heart-rate zones.") var power = false
+    @Flag(help: "No target of that quantity.") var off = false
+    @Argument(help: "The zones, \"2\" or \"2-3\".") var range: String?
+
+    func validate() throws {
+      if off == (range != nil) { throw ValidationError("give a RANGE or --off") }
+    }
+
+    func run() throws {
+      let quantity: ZoneQuantity = power ? .cyclingPower : .heartRate
+      if let range {
+        do {
+          _ = try TargetZone(parsing: range, quantity: quantity)
+        } catch {
+          throw fail("\(error)")
+        }
+      }
+      let reply: ControlReply
+      do {
+        reply = try sendControl(
+          ControlRequest(command: .setTargetZone, zones: range ?? "", power: power), socketPath: locations.socket,
+          timeout: 5)
+      } catch {
+        throw fail("\(error)")
+      }
+      guard reply.ok else { throw fail(reply.message ?? "refused") }
+      let which = reply.state == .notStarted || reply.state == .ended ? "next" : "current"
+      let name = power ? "power" : "heart-rate"
+      print(
+        range.map { "the \(which) workout's target: \(name) zones \($0)" }
+          ?? "the \(which) workout has no \(name) target")
+    }
+  }
 
   struct Set: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -181,7 +181,17 @@ struct Status: ParsableCommand {
         lines.append(
           "\(name) zone \(zone.zone.map(String.init) ?? "--") of \(zone.zoneCount): " + times.joined(separator: ", "))
       }
-      if let np = status.normalizedPower {
+      for target in status.targetZones ?? [] {
+        let name = target.quantity == .heartRate ? "heart-rate" : "power"
+        let where_ = target.outside.map { $0 ? "OUTSIDE" : "inside" } ?? "not known yet"
+        lines.append("target: \(name) zones \(target.text) (\(where_))")
+      }
+      if let average = status.averagePower {
+        lines.append(
+          "power avg \(Int(average.rounded())) W"
+            + (status.normalizedPower.map { ", NP \(Int($0.rounded())) W" } ?? "")
+            + (status.intensityFactor.map { String(format: ", IF %.2f", $0) } ?? ""))
+      } else if let np = status.normalizedPower {
         lines.append(
           "NP \(Int(np.rounded())) W" + (status.intensityFactor.map { String(format: ", IF %.2f", $0) } ?? ""))
       }

@@ -145,6 +145,24 @@ struct ConfigurationTests {
     #expect(configuration.powerAveraging == .withZeros)
   }
 
+  @Test func targetZonesNeedZonesOfTheirQuantityAndStayWithinThem() throws {
+    let ok = try DaemonConfiguration.parse(
+      "[zones]\nheart_rate = \"120,140,160,175\"\nheart_rate_target = \"2-3\"\n", file: "t.toml",
+      environment: noSystemd)
+    #expect(ok.engineSettings.targetZones.map(\.text) == ["2-3"])
+    for (text, problem) in [
+      ("[zones]\nheart_rate = \"120,140,160,175\"\nheart_rate_target = \"4-6\"\n", "goes beyond the 5 zones"),
+      ("[zones]\npower_target = \"3\"\n", "t.toml: [zones] power_target needs power zones"),
+      ("[zones]\nheart_rate = \"120,140,160,175\"\nheart_rate_target = \"3-2\"\n", "is refused: a target is"),
+    ] {
+      #expect {
+        try DaemonConfiguration.parse(text, file: "t.toml", environment: noSystemd)
+      } throws: { error in
+        (error as? ConfigurationError)?.problems.contains { $0.contains(problem) } == true
+      }
+    }
+  }
+
   @Test func autoLapsByDistanceOrByTimeNotBoth() throws {
     #expect(try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd).engineSettings.autoLap == nil)
     let distance = try DaemonConfiguration.parse(

@@ -46,6 +46,9 @@ public enum EngineInput: Sendable, Hashable {
   /// The next (or the prepared) workout's own zones for one quantity (`workoutctl zones set`):
   /// refused once it runs.
   case customZones(ZoneConfiguration)
+  /// A target zone range for the workout (the next one while none is open) of one quantity, or
+  /// none (`workoutctl zones target`): an alert when the rider leaves it.
+  case targetZone(ZoneQuantity, TargetZone?)
 }
 
 /// One step of copying the exports onto a USB stick, as the copier and its unit report it.
@@ -142,6 +145,11 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     /// How the ride's average power counts (`detail`: "withZeros" or "withoutZeros"), recorded
     /// at the start: the exports and `show` average as the rider had it set.
     case powerAveraging
+    /// The announced zone left the workout's target range (`detail`: which zone, which target;
+    /// `value`: the zone) …
+    case targetZoneLeft
+    /// … or came back into it.
+    case targetZoneReached
   }
 
   public var kind: Kind
@@ -201,6 +209,9 @@ public struct ActiveSession: Sendable, Hashable, Codable {
   /// This workout's own zones (`custom`), set before it ran; they replace the configured ones
   /// of the same quantity. Optional, so that checkpoints written before it existed decode.
   public var customZones: [ZoneConfiguration]?
+  /// The target zone ranges of this workout (at most one per quantity). Optional, so that
+  /// checkpoints written before it existed decode.
+  public var targetZones: [TargetZone]?
   public var openedAt: Moment
   /// The latest moment the engine saw for this session.
   public var lastMoment: Moment

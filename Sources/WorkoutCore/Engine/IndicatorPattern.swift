@@ -9,6 +9,9 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
   case countdown
   /// Recording: a brief flash every three seconds.
   case running
+  /// Recording, and the rider is outside the workout's target zone: two long flashes every
+  /// two seconds, until they are back in it.
+  case offTarget
   /// Paused (by the rider or auto-pause): slow even blinking (1 Hz).
   case paused
   /// Stopped, the ride being saved: steady on.
@@ -28,6 +31,7 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
     case .waitingForFix: [0.1, 0.9]
     case .countdown: [0.125, 0.125]
     case .running: [0.05, 2.95]
+    case .offTarget: [0.3, 0.2, 0.3, 1.2]
     case .paused: [0.5, 0.5]
     case .saving: [1]
     case .copying: [0.1, 0.15, 0.1, 0.65]
@@ -67,13 +71,13 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
   /// The pattern for a session state and the board's condition, most urgent first. A copy onto
   /// a USB stick shows only between rides: during one, the ride's own rhythm matters more.
   public static func choose(
-    state: SessionState, gps: GPSCondition, fault: Bool, copying: Bool = false
+    state: SessionState, gps: GPSCondition, fault: Bool, copying: Bool = false, offTarget: Bool = false
   ) -> IndicatorPattern {
     if fault { return .fault }
     switch state {
     case .stopped: return .saving
     case .prepared: return gps.isWaiting ? .waitingForFix : .countdown
-    case .running: return .running
+    case .running: return offTarget ? .offTarget : .running
     case .paused: return .paused
     case .notStarted, .ended:
       if copying { return .copying }
@@ -111,6 +115,8 @@ public enum ChirpPattern: String, Sendable, Hashable, Codable, CaseIterable {
   case long
   /// Three quick beeps: a fault began (disk full, a device lost).
   case alarm
+  /// Two long beeps: the rider left the workout's target zone.
+  case offTarget
 
   /// Alternating durations in seconds, beep first; played once.
   public var timing: [Double] {
@@ -119,6 +125,7 @@ public enum ChirpPattern: String, Sendable, Hashable, Codable, CaseIterable {
     case .double: [0.08, 0.12, 0.08]
     case .long: [0.6]
     case .alarm: [0.06, 0.06, 0.06, 0.06, 0.06]
+    case .offTarget: [0.3, 0.15, 0.3]
     }
   }
 

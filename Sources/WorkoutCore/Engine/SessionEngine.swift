@@ -22,6 +22,9 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   public var ftp: Double? = nil
   /// Whether average power counts the seconds at 0 W.
   public var powerAveraging: PowerAveraging = .withZeros
+  /// Target zone ranges for every workout (`[zones] heart_rate_target`, `power_target`);
+  /// `workoutctl zones target` replaces one for a workout.
+  public var targetZones: [TargetZone] = []
   /// Automatic laps: a lap closes each time the current one reaches this distance or timer
   /// time (a lap press starts the count again, as on a Garmin). nil: laps only when pressed.
   public var autoLap: AutoLap? = nil
@@ -79,6 +82,8 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   public var zones: [ZoneStatus]?
   /// Average power so far, W, counted as `[metrics] average_power` says.
   public var averagePower: Double?
+  /// The workout's target zone ranges, and whether the rider is outside each.
+  public var targetZones: [TargetZone]?
   /// Normalized power so far, W, and IF against the configured FTP.
   public var normalizedPower: Double?
   public var intensityFactor: Double?
@@ -97,7 +102,7 @@ public struct EngineStatus: Sendable, Hashable, Codable {
     case state, activity, pausedBySystem, countdownRemaining, elapsed, timer, distance, speed, averageSpeed
     case maxSpeed, pace, heartRate, averageHeartRate, maxHeartRate, lap, points, lastPoint, ascent, descent
     case altitude, gps, gpsDetail, indicator, pressure, seaLevelPressure, seaLevelSource, humidity
-    case zones, averagePower, normalizedPower, intensityFactor
+    case zones, averagePower, normalizedPower, intensityFactor, targetZones
     case sessionID = "sessionId"
   }
 }
@@ -143,6 +148,8 @@ public struct SessionEngine: Sendable {
   public private(set) var stickCopies = StickCopies()
   /// Zones set for the next workout before it was opened (`customZones` while not started).
   public private(set) var nextWorkoutZones: [ZoneConfiguration]?
+  /// Target zones set for the next workout before it was opened.
+  public private(set) var nextWorkoutTargets: [TargetZone]?
 
   /// A running session's checkpoint is saved every this many points (and whenever the session
   /// changes otherwise). Between checkpoints a second writes only its point: a restart folds
@@ -274,6 +281,7 @@ public struct SessionEngine: Sendable {
       }
     }
     status.averagePower = builder.metrics?.averagePower(settings.powerAveraging)
+    status.targetZones = session.targetZones
     status.normalizedPower = builder.metrics?.normalizedPower
     status.intensityFactor = settings.ftp.flatMap { builder.metrics?.intensityFactor(ftp: $0) }
     return status
@@ -302,6 +310,7 @@ public struct SessionEngine: Sendable {
         }
         for change in session?.builder.takeZoneChanges() ?? [] {
           record(Self.event(for: change, at: now), into: &step)
+          changed = checkTarget(change.quantity, zone: change.zone + 1, at: now, into: &step) || changed
         }
         if let autoLap = settings.autoLap, var current = session, let trigger = autoLap.due(current.builder.lapTotals) {
           closeLap(of: &current, trigger: trigger, cause: "autoLap", at: now, into: &step)
@@ -333,6 +342,8 @@ public struct SessionEngine: Sendable {
       noteStickCopy(report, at: now, into: &step)
     case .customZones(let configuration):
       changed = setCustomZones(configuration, into: &step)
+    case .targetZone(let quantity, let target):
+      changed = setTargetZone(quantity, target, at: now, into: &step)
     case .device(let status):
       if status.device == .gps || status.device == .gpsReceiver { gpsPresent = true }
       note(watch.deviceReported(status, at: now.monotonic), at: now, into: &step)
@@ -358,7 +369,8 @@ public struct SessionEngine: Sendable {
       pointsAtCheckpoint = session.builder.pointCount
     }
     let pattern = IndicatorPattern.choose(
-      state: state, gps: gps, fault: storageFailing || watch.hasFault, copying: stickCopies.isCopying)
+      state: state, gps: gps, fault: storageFailing || watch.hasFault, copying: stickCopies.isCopying,
+      offTarget: session?.targetZones?.contains { $0.outside == true } ?? false)
     if pattern != indicator {
       if pattern == .fault { step.commands.append(.chirp(.alarm)) }
       indicator = pattern
@@ -453,6 +465,82 @@ public struct SessionEngine: Sendable {
     return state == .prepared
   }
 
+  /// A target zone range for the workout of one quantity, or none: for the next workout while
+  /// none is open, else for the open one, checked against its zones (those it tracks once it
+  /// runs, else those it will). Set while running, it is checked at once against the zone the
+  /// rider is in.
+  private mutating func setTargetZone(
+    _ quantity: ZoneQuantity, _ target: TargetZone?, at now: Moment, into step: inout EngineStep
+  ) -> Bool {
+    func replacing(_ list: [TargetZone]?) -> [TargetZone]? {
+      let kept = (list ?? []).filter { $0.quantity != quantity } + (target.map { [$0] } ?? [])
+      return kept.isEmpty ? nil : kept
+    }
+    let words = target.map { "\(quantity.rawValue) zones \($0.text)" } ?? "no \(quantity.rawValue) target"
+    guard var current = session, current.state != .notStarted else {
+      nextWorkoutTargets = replacing(nextWorkoutTargets ?? (settings.targetZones.isEmpty ? nil : settings.targetZones))
+      step.outcome = .accepted(state)
+      step.commands.append(.log(.info, "the next workout's target: \(words)"))
+      return false
+    }
+    guard current.state.isUnfinished, current.state != .stopped else {
+      step.outcome = .refused(.alreadyStopped, state: state)
+      return false
+    }
+    if let target {
+      let zones =
+        current.builder.zoneTrackers?.map(\.configuration) ?? Self.zones(settings.zones, custom: current.customZones)
+      guard let configuration = zones.first(where: { $0.quantity == quantity }) else {
+        step.outcome = .refused(.noZonesForTarget, state: state)
+        return false
+      }
+      guard target.upper <= configuration.zones.count else {
+        step.outcome = .refused(.targetBeyondZones, state: state)
+        return false
+      }
+    }
+    current.targetZones = replacing(current.targetZones)
+    session = current
+    step.outcome = .accepted(state)
+    step.commands.append(.log(.info, "session \(current.id): target \(words)"))
+    if let announced = current.builder.zoneTrackers?.first(where: { $0.configuration.quantity == quantity })?
+      .announced
+    {
+      _ = checkTarget(quantity, zone: announced + 1, at: now, into: &step)
+    }
+    return true
+  }
+
+  /// The announced zone of `quantity` is `zone` (from 1): an event, a chirp and a log line when
+  /// that takes the rider out of the workout's target range or back into it. The first zone
+  /// known alerts only when outside. Returns whether the session changed.
+  private mutating func checkTarget(
+    _ quantity: ZoneQuantity, zone: Int, at now: Moment, into step: inout EngineStep
+  ) -> Bool {
+    guard var current = session, var targets = current.targetZones,
+      let index = targets.firstIndex(where: { $0.quantity == quantity })
+    else { return false }
+    let target = targets[index]
+    let outside = !target.contains(zone: zone)
+    guard target.outside != outside else { return false }
+    targets[index].outside = outside
+    current.targetZones = targets
+    session = current
+    if !outside, target.outside == nil { return true }
+    let name = quantity == .heartRate ? "heart rate" : "power"
+    let detail =
+      outside
+      ? "\(name) zone \(zone), \(zone < target.lower ? "below" : "above") the target \(target.text)"
+      : "\(name) back in the target \(target.text) (zone \(zone))"
+    record(
+      SessionEvent(
+        kind: outside ? .targetZoneLeft : .targetZoneReached, moment: now, detail: detail, value: Double(zone)),
+      into: &step)
+    step.commands.append(.log(.info, "session \(current.id): \(detail)"))
+    step.commands.append(.chirp(outside ? .offTarget : .single))
+    return true
+  }
+
   /// Closes the current lap (a press or an automatic one): its summary and a `lap` event to
   /// the store, a log line, a chirp. Returns the closed lap's number.
   @discardableResult
@@ -495,9 +583,11 @@ public struct SessionEngine: Sendable {
           calibrator: settings.seaLevelPressure.flatMap { SeaLevelCalibrator(configuredSeaLevelPressure: $0) }
             ?? SeaLevelCalibrator())),
       autoPause: settings.autoPause.map(AutoPauseDetector.init(settings:)),
-      countdownDeadline: nil, customZones: nextWorkoutZones, openedAt: now, lastMoment: now, openedThisRun: true,
-      epochFirstPoint: 0, epochFirstLap: 1)
+      countdownDeadline: nil, customZones: nextWorkoutZones,
+      targetZones: nextWorkoutTargets ?? (settings.targetZones.isEmpty ? nil : settings.targetZones), openedAt: now,
+      lastMoment: now, openedThisRun: true, epochFirstPoint: 0, epochFirstLap: 1)
     nextWorkoutZones = nil
+    nextWorkoutTargets = nil
     nextSessionID += 1
     session = opened
     lastPoint = nil

@@ -98,6 +98,9 @@ public enum Refusal: String, Sendable, Hashable, Codable, Error, CustomStringCon
   case alreadyStopped
   /// A workout's own zones are set before collection begins.
   case zonesAfterStart
+  /// A target zone needs zones of its quantity in the workout, and within their count.
+  case noZonesForTarget
+  case targetBeyondZones
 
   public var description: String {
     switch self {
@@ -111,6 +114,8 @@ public enum Refusal: String, Sendable, Hashable, Codable, Error, CustomStringCon
     case .finalizing: "the session is being saved"
     case .alreadyStopped: "the session is already stopped"
     case .zonesAfterStart: "a workout's own zones are set before it starts (while prepared at the latest)"
+    case .noZonesForTarget: "the workout has no zones of that quantity to target ([rider], [zones] or zones set)"
+    case .targetBeyondZones: "the target goes beyond the workout's zones"
     }
   }
 }
