@@ -607,11 +607,17 @@ public final class WorkoutStore: Sendable {
       {
         closedLaps.add(lap.summary)
       }
+      // The zones it ran with, as its events name them (those this binary cannot read are left
+      // out; `show` says so).
+      let zones = try String.fetchAll(
+        db, sql: "SELECT detail FROM event WHERE session_id = ? AND kind = 'zoneConfiguration' ORDER BY id",
+        arguments: [record.id]
+      ).compactMap(SessionAnalysis.configuration(fromEvent:))
       rebuild = SessionRebuild(
         id: record.id, activity: activity, machine: SessionMachine(state: state),
         openedAt: Moment(monotonic: opened?["monotonic"] ?? record.clockMonotonic, wall: record.openedWall),
         start: started.map { Moment(monotonic: $0["monotonic"], wall: $0["wall"]) }, closedLaps: closedLaps,
-        settings: settings)
+        settings: settings, zones: zones)
     }
     let points = try PointRecord.fetchCursor(
       db, sql: "SELECT * FROM point WHERE session_id = ? AND seq >= ? ORDER BY seq",

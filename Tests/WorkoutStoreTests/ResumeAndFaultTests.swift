@@ -201,6 +201,65 @@ struct CheckpointTests {
     #expect(builder.lapTotals.heartRate.count == live.builder.lapTotals.heartRate.count)
     #expect(builder.startMoment == live.builder.startMoment)
   }
+
+  /// Rebuilt from its points, a session with zones counts its time in zone (the workout's and
+  /// the open lap's) and its training metrics over all its points, as the live one had them.
+  @Test func aRebuildFromPointsKeepsTheTimeInZoneAndTheMetrics() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    var settings = EngineSettings(countdown: 0)
+    settings.zones = [
+      try ZoneConfiguration(quantity: .heartRate, source: .user, boundaries: [120, 140, 160, 175]),
+      try SystemZones.power(ftp: 250),
+    ]
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 46.06, longitude: 14.5)
+    for second in 0..<200 {
+      if second == 90 { _ = h.press(.lap) }
+      h.advance(by: 1)
+      position = position.moved(eastBy: 7)
+      h.send(
+        .reading(
+          .gps(
+            GPSFix(
+              dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: 300,
+              speed: 7, horizontalError: 3))))
+      h.send(.reading(.heartRate(bpm: second < 120 ? 130 : 165)))
+      h.send(.reading(.power(watts: 150 + second)))
+      h.send(.tick)
+    }
+    try store.write(h.commands, clock: testClock)
+    let live = try #require(h.engine.session)
+    let db = try DatabaseQueue(path: dir.database)
+    try db.write { try $0.execute(sql: "UPDATE session SET snapshot = 'lost'") }
+    try db.close()
+
+    let resumed = try resumable(store)
+    #expect(resumed.basis != .checkpoint)
+    let trackers = try #require(resumed.session.builder.zoneTrackers)
+    let liveTrackers = try #require(live.builder.zoneTrackers)
+    #expect(trackers.map(\.configuration) == liveTrackers.map(\.configuration))
+    for (rebuilt, original) in zip(trackers, liveTrackers) {
+      for (a, b) in zip(rebuilt.workout.seconds, original.workout.seconds) { #expect(abs(a - b) <= 1) }
+      for (a, b) in zip(rebuilt.lap.seconds, original.lap.seconds) { #expect(abs(a - b) <= 1) }
+    }
+    #expect(abs(trackers[0].lap.total - 110) <= 1, "the open lap's zone times start at the lap")
+    let np = try #require(resumed.session.builder.metrics?.normalizedPower)
+    let liveNP = try #require(live.builder.metrics?.normalizedPower)
+    #expect(abs(np - liveNP) < 0.01)
+
+    // Resumed, it announces no zones again (they are the session's own).
+    let (_, commands) = SessionEngine.resuming(
+      resumed.session, settings: settings, nextSessionID: 2, gap: RecoveryGap(seconds: 5, basis: .monotonic),
+      at: h.now.advanced(by: 5))
+    #expect(
+      !commands.contains {
+        if case .recordEvent(_, let event) = $0 { return event.kind == .zoneConfiguration }
+        return false
+      })
+  }
 }
 
 struct StartUpFaultTests {

@@ -300,6 +300,14 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     return pendingRR
   }
 
+  /// Starts the current lap's time in zone afresh at timer time `timer` (a session rebuilt from
+  /// its points, at the open lap's start).
+  mutating func restartLapZones(atTimer timer: Double) {
+    guard var trackers = zoneTrackers else { return }
+    for index in trackers.indices { _ = trackers[index].closeLap(atTimer: timer) }
+    zoneTrackers = trackers
+  }
+
   /// Closes the current lap and starts the next one.
   public mutating func closeLap(at now: Moment, trigger: LapSummary.Trigger) -> LapSummary {
     var lap = LapSummary(

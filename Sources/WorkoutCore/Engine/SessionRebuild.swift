@@ -55,6 +55,8 @@ public struct SessionRebuild: Sendable {
   private var openLapSamples = IntervalTotals()
   /// The last point folded in.
   public private(set) var lastPoint: TrackPoint?
+  /// Whether the open lap's first point has come (its zone times start there).
+  private var inOpenLap = false
 
   /// From a readable checkpoint: points from `firstPoint` on are those it has not counted.
   public init(checkpoint: ActiveSession) {
@@ -62,10 +64,12 @@ public struct SessionRebuild: Sendable {
   }
 
   /// From the record alone. `machine` is the state the event log ends in; `start` the moment
-  /// of the first `prepared → running`; `openedAt` when the session was opened.
+  /// of the first `prepared → running`; `openedAt` when the session was opened; `zones` those
+  /// its `zoneConfiguration` events name, so that its time in zone and training metrics are
+  /// counted again from all its points, not from the restart.
   public init(
     id: Int64, activity: ActivityType, machine: SessionMachine, openedAt: Moment, start: Moment?,
-    closedLaps: ClosedLaps, settings: EngineSettings
+    closedLaps: ClosedLaps, settings: EngineSettings, zones: [ZoneConfiguration] = []
   ) {
     let elevation = ElevationTracker(
       calibrator: settings.seaLevelPressure.flatMap { SeaLevelCalibrator(configuredSeaLevelPressure: $0) }
@@ -77,6 +81,7 @@ public struct SessionRebuild: Sendable {
       autoPause: settings.autoPause.map(AutoPauseDetector.init(settings:)), countdownDeadline: nil,
       openedAt: openedAt, lastMoment: openedAt, openedThisRun: false, epochFirstPoint: 0,
       epochFirstLap: closedLaps.count + 1)
+    if start != nil, !zones.isEmpty { rebuilt.builder.trackZones(zones) }
     self.closedLaps = closedLaps
   }
 
@@ -85,6 +90,11 @@ public struct SessionRebuild: Sendable {
 
   public mutating func add(_ point: TrackPoint) {
     guard point.sequence >= rebuilt.builder.pointCount else { return }
+    if let closedLaps, !inOpenLap, point.elapsed > closedLaps.elapsed {
+      // The closed laps' zone times are in their rows; the open lap's start here.
+      inOpenLap = true
+      rebuilt.builder.restartLapZones(atTimer: closedLaps.timer)
+    }
     rebuilt.builder.absorb(point, climbing: &climbing)
     if let closedLaps, point.elapsed > closedLaps.elapsed {
       if let speed = point.statisticsSpeed { openLapSamples.speed.add(speed) }
