@@ -53,7 +53,7 @@ LAYOUT_FLAGS  = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: symbol-order man versions deb all deps decoders build release run test faults fuzz lint format verify-units bench install uninstall test-board test-board-trixie clean
+.PHONY: symbol-order man versions deb deb-deps all deps decoders build release run test faults fuzz lint format verify-units bench install uninstall test-board test-board-trixie clean
 
 all: build
 
@@ -276,11 +276,15 @@ man: build
 # dpkg-buildpackage and debhelper (debian/) from a copy of the tracked files as they are now;
 # the .deb and lintian's verdict land in .build/deb/.
 DEB_PACKAGES = debhelper dpkg-dev fakeroot lintian
-deb: deps
+# What building the package needs (a target of its own so that CI installs it before two
+# package builds run side by side and race for dpkg's lock).
+deb-deps: deps
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; fi
 	@# debian/control's Build-Depends (trixie keeps systemd.pc in systemd-dev).
 	dpkg-checkbuilddeps >/dev/null 2>&1 || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq ./
+
+deb: deb-deps
 	@rm -rf .build/deb && mkdir -p .build/deb/workoutd
 	git ls-files -z | xargs -0 tar -cf - | tar -xf - -C .build/deb/workoutd
 	cd .build/deb/workoutd && dpkg-buildpackage -us -uc -b

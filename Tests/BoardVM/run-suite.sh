@@ -17,7 +17,8 @@
 # Environment: BOARD_VM_RELEASE (bookworm or trixie), POWER_CUTS (default
 # 10), WORKOUTD_BOARD_VM_CACHE (default /var/tmp/workoutd-board-vm, and
 # /var/tmp/workoutd-board-vm-RELEASE for another release),
-# BOARD_VM_SKIP_IS_FAILURE=1 to count SKIP as failure, BOARD_VM_TESTS to run
+# BOARD_VM_BOOT_LIMIT (s a VM boot may take before it is killed, default
+# 1800), BOARD_VM_SKIP_IS_FAILURE=1 to count SKIP as failure, BOARD_VM_TESTS to run
 # only some guest tests (e.g. "20-gpsd-fixes"), BOARD_VM_INSTALL=deb (the
 # default: the package of HEAD, see host/build-deb.sh) or make (make install
 # of the working tree, bookworm only), BOARD_VM_DEB=FILE to install that
@@ -28,6 +29,9 @@ set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 suite_start=$(date +%s)
 power_cuts=${POWER_CUTS:-10}
+# A guard against a hung VM, not a budget: the longest boot (the daemon tests) takes about
+# 9 minutes alone, more when CI runs both releases' suites side by side.
+boot_limit=${BOARD_VM_BOOT_LIMIT:-1800}
 host=$BOARDVM_DIR/host
 run_dir=$CACHE_DIR/runs/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$run_dir"
@@ -105,7 +109,7 @@ boot_suite() {
   for attempt in 1 2; do
     rm -f "$dir/gps.sock.stop"
     /usr/bin/python3 "$host/gps-feed.py" "$dir/gps.sock" "$BOARDVM_DIR/fixtures/bundg_zeus_9.log" \
-      --max-seconds 900 2>> "$dir/gps-feed.log" &
+      --max-seconds "$boot_limit" 2>> "$dir/gps-feed.log" &
     feed=$!
     # The host's hand on the USB port: sticks plugged and pulled at the guest's request.
     rm -rf "$dir/share/usb" "$dir/monitor.sock"
@@ -113,7 +117,7 @@ boot_suite() {
       2>> "$dir/usb-plug.log" &
     plugger=$!
     t0=$(date +%s) rc=0
-    timeout -s KILL 900 "$host/boot-vm.sh" "$kernel" "$stage1" "$image" "$dir/share" --snapshot \
+    timeout -s KILL "$boot_limit" "$host/boot-vm.sh" "$kernel" "$stage1" "$image" "$dir/share" --snapshot \
       --gps-socket "$dir/gps.sock" --monitor "$dir/monitor.sock" --append "workoutd.hil=suite $append" \
       --console "$dir/console.log" || rc=$?
     touch "$dir/gps.sock.stop"; wait "$feed" || true
