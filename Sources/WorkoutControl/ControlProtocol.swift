@@ -29,11 +29,16 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
   /// The workout's (or the next one's) target zone range (`zones`: "2-3", empty for none;
   /// `power`): `workoutctl zones target`.
   case setTargetZone
+  /// The workout goes on to its next activity (`activity`: its type, or none for the next of
+  /// `[session] activities`): `workoutctl activity next`.
+  case nextActivity
 
   /// The session request a control command stands for (nil for `status` and the sensor ones).
   public var request: SessionRequest? {
     switch self {
-    case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy, .setZones, .setTargetZone: nil
+    case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy, .setZones, .setTargetZone,
+      .nextActivity:
+      nil
     case .start: .start
     case .pause: .pause
     case .resume: .resume
@@ -62,12 +67,15 @@ public struct ControlRequest: Codable, Sendable, Hashable {
   /// `setZones`: the zones as `ZoneConfiguration(parsing:)` reads them, of power when `power`.
   public var zones: String?
   public var power: Bool?
+  /// `nextActivity`: "cycling", "running", ...
+  public var activity: String?
 
   public init(
     command: ControlCommand, seconds: Double? = nil, allDevices: Bool? = nil, address: String? = nil,
     addressType: String? = nil, role: String? = nil, copy: StickCopyReport? = nil, zones: String? = nil,
-    power: Bool? = nil
+    power: Bool? = nil, activity: String? = nil
   ) {
+    self.activity = activity
     self.zones = zones
     self.power = power
     self.command = command

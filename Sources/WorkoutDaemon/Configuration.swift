@@ -168,6 +168,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
   public var zones: [ZoneConfiguration] = []
   /// `[zones] heart_rate_target`, `power_target`: every workout's target zone ranges.
   public var targetZones: [TargetZone] = []
+  /// `[session] activities`: a multisport workout's activities in order.
+  public var activityPlan: [ActivityType] = []
   /// `[session] auto_lap_distance` or `auto_lap_time`.
   public var autoLap: AutoLap?
   /// `[metrics] average_power`: whether average power counts the seconds at 0 W.
@@ -209,6 +211,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     settings.ftp = rider.ftp
     settings.powerAveraging = powerAveraging
     settings.autoLap = autoLap
+    settings.activityPlan = activityPlan
     settings.targetZones = targetZones
     return settings
   }
@@ -278,6 +281,23 @@ extension DaemonConfiguration {
     let session = Section("session", in: root, file: file)
     if let activity = session.choice("activity", ActivityType.self) { configuration.activity = activity }
     if let countdown = session.number("countdown_seconds", 0...60) { configuration.countdown = countdown }
+    if let names = session.strings("activities") {
+      for name in names {
+        if let type = ActivityType(rawValue: name) {
+          configuration.activityPlan.append(type)
+        } else {
+          let known = ActivityType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+          session.problem("activities", "names no activity \"\(name)\" (known: \(known))")
+        }
+      }
+      if let first = configuration.activityPlan.first, session.string("activity") == nil {
+        // The workout starts as the plan's first activity.
+        configuration.activity = first
+      } else if let first = configuration.activityPlan.first, first != configuration.activity {
+        session.problem(
+          "activities", "starts with \"\(first.rawValue)\" but activity is \"\(configuration.activity.rawValue)\"")
+      }
+    }
     let lapDistance = session.number("auto_lap_distance", 100...100_000)
     let lapTime = session.number("auto_lap_time", 60...86_400)
     if lapDistance != nil, lapTime != nil {

@@ -253,6 +253,16 @@ final class ServiceRuntime {
         return ControlReply(ok: false, state: core.engine.state, message: "zones refused: \(error)")
       }
       input = .customZones(configuration)
+    } else if request.command == .nextActivity {
+      var activity: ActivityType?
+      if let name = request.activity, !name.isEmpty {
+        guard let type = ActivityType(rawValue: name) else {
+          let known = ActivityType.allCases.map(\.rawValue).joined(separator: ", ")
+          return ControlReply(ok: false, state: core.engine.state, message: "no activity \"\(name)\" (known: \(known))")
+        }
+        activity = type
+      }
+      input = .nextActivity(activity, .control)
     } else if request.command == .setTargetZone {
       let quantity = request.power == true ? ZoneQuantity.cyclingPower : .heartRate
       let text = request.zones ?? ""

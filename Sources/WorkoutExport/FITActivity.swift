@@ -138,9 +138,10 @@ public struct FITActivityWriter: ActivityEncoder {
   }
 
   private func lapTrigger(_ trigger: String) -> Int64 {
-    // lap_trigger: manual 0, time 1, distance 2, session_end 7.
+    // lap_trigger: manual 0, time 1, distance 2, session_end 7 (an activity's end too: in a
+    // multisport FIT each activity is a session).
     switch LapSummary.Trigger(rawValue: trigger) {
-    case .sessionEnd: 7
+    case .sessionEnd, .activityEnd: 7
     case .time: 1
     case .distance: 2
     case .lapPress, nil: 0

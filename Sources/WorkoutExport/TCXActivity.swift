@@ -149,7 +149,7 @@ public struct TCXActivityWriter: ActivityEncoder {
   /// or Time.
   static func triggerMethod(_ trigger: String) -> String {
     switch LapSummary.Trigger(rawValue: trigger) {
-    case .lapPress, .sessionEnd, nil: "Manual"
+    case .lapPress, .sessionEnd, .activityEnd, nil: "Manual"
     case .distance: "Distance"
     case .time: "Time"
     }

@@ -626,6 +626,29 @@ public final class WorkoutStore: Sendable {
       rebuild.add(point.trackPoint)
     }
     var session = rebuild.session
+    if basis != .checkpoint,
+      let change = try Row.fetchOne(
+        db,
+        sql:
+          "SELECT wall, detail, value FROM event WHERE session_id = ? AND kind = 'activity' ORDER BY id DESC LIMIT 1",
+        arguments: [record.id])
+    {
+      // A multisport workout rebuilt from its record: the activity it is in, and the session's
+      // totals when that began (its last point then), for the activity's own figures.
+      session.currentActivity = (change["detail"] as String?).flatMap(ActivityType.init(rawValue:))
+      session.activityNumber = (change["value"] as Double?).map { Int($0) }
+      if let at = try Row.fetchOne(
+        db,
+        sql: "SELECT elapsed, timer, distance FROM point WHERE session_id = ? AND wall <= ? ORDER BY seq DESC LIMIT 1",
+        arguments: [record.id, change["wall"] as Double])
+      {
+        var start = IntervalTotals()
+        start.elapsed = at["elapsed"]
+        start.timer = at["timer"]
+        start.distance = at["distance"]
+        session.activityStart = start
+      }
+    }
     // The event log is the record of what happened; the checkpoint follows it.
     if session.state != state || session.machine.pausedBySystem != pausedBySystem {
       session.machine = SessionMachine(state: state, pausedBySystem: pausedBySystem)

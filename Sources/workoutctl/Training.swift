@@ -34,14 +34,30 @@ struct TrainingJSON: Codable {
     var bestTwentyMinuteHeartRate: Double?
   }
 
+  /// A multisport workout's activities (one for any other), each derived from its points:
+  /// those after its `activity` event and up to the next.
+  struct ActivityJSON: Codable {
+    var number: Int
+    var type: String
+    var startWall: Double?
+    var timer: Double
+    var distance: Double
+    var averageHeartRate: Double?
+    var maxHeartRate: Double?
+    var averagePower: Double?
+    /// Per zone configuration (as `zones`), seconds in each zone during this activity.
+    var zones: [[Double]]
+  }
+
   var zones: [ZoneJSON]
   var metrics: MetricsJSON
+  var activities: [ActivityJSON]
 
   /// The session's own zones come from its `zoneConfiguration` events and FTP from its `ftp`
   /// event, unless `zones` (re-bucketing) or `ftp` are given.
   init(
     store: WorkoutStore, sessionID: Int64, endTimer: Double, events: [EventRecord], laps: [LapRecord],
-    zones override: [ZoneConfiguration]? = nil, ftp overrideFTP: Double? = nil
+    firstActivity: String = "", zones override: [ZoneConfiguration]? = nil, ftp overrideFTP: Double? = nil
   ) throws {
     let recorded = events.filter { $0.kind == SessionEvent.Kind.zoneConfiguration.rawValue }
     let configurations =
@@ -57,15 +73,51 @@ struct TrainingJSON: Codable {
       sum += lap.timer
       lapEnds.append(sum)
     }
-    let samples = try store.points(sessionID: sessionID).map {
-      TrainingSample(timer: $0.timer, heartRate: $0.hr, power: $0.power)
-    }
+    let points = try store.points(sessionID: sessionID)
+    let samples = points.map { TrainingSample(timer: $0.timer, heartRate: $0.hr, power: $0.power) }
     let (breakdowns, metrics) = SessionAnalysis.analyze(
       samples, zones: configurations, lapEnds: lapEnds, endTimer: endTimer)
     self.zones = breakdowns.map {
       ZoneJSON(
         quantity: $0.configuration.quantity.rawValue, source: $0.configuration.source.rawValue,
         zones: $0.configuration.text, seconds: $0.workout.seconds, laps: $0.laps.map(\.seconds))
+    }
+    // The activities: the first from the session, each further one from its event; a point
+    // after an activity's event is that activity's (as a point up to a lap's end is the lap's).
+    let changes = events.filter { $0.kind == SessionEvent.Kind.activity.rawValue }.sorted { $0.wall < $1.wall }
+    var groups: [(type: String, start: Double?, points: ArraySlice<PointRecord>)] = []
+    var from = points.startIndex
+    let starts: [(String, Double?)] = [(firstActivity, nil)] + changes.map { ($0.detail ?? "other", $0.wall) }
+    for (index, change) in changes.enumerated() {
+      let end = points[from...].firstIndex { $0.wall > change.wall } ?? points.endIndex
+      groups.append((starts[index].0, starts[index].1, points[from..<end]))
+      from = end
+    }
+    groups.append((starts[changes.count].0, starts[changes.count].1, points[from...]))
+    // Each activity's zones: the same configurations, the activity's points only.
+    var activityEnds: [Double] = []
+    for group in groups.dropLast() { activityEnds.append(group.points.last?.timer ?? activityEnds.last ?? 0) }
+    let byActivity =
+      changes.isEmpty
+      ? breakdowns.map { [$0.workout.seconds] }
+      : SessionAnalysis.analyze(samples, zones: configurations, lapEnds: activityEnds, endTimer: endTimer).zones.map {
+        $0.laps.map(\.seconds)
+      }
+    activities = groups.enumerated().map { index, group in
+      let hr = group.points.compactMap(\.hr)
+      let watts = group.points.compactMap(\.power)
+      let before = index == 0 ? nil : groups[index - 1].points.last
+      return ActivityJSON(
+        number: index + 1, type: group.type, startWall: group.start ?? group.points.first?.wall,
+        timer: (group.points.last?.timer ?? 0) - (before?.timer ?? 0),
+        distance: (group.points.last?.distance ?? 0) - (before?.distance ?? 0),
+        averageHeartRate: hr.isEmpty ? nil : Double(hr.reduce(0, +)) / Double(hr.count),
+        maxHeartRate: hr.max().map(Double.init),
+        averagePower: averaging == .withZeros
+          ? (watts.isEmpty ? nil : Double(watts.reduce(0, +)) / Double(watts.count))
+          : watts.filter { $0 > 0 }.isEmpty
+            ? nil : Double(watts.reduce(0, +)) / Double(watts.filter { $0 > 0 }.count),
+        zones: byActivity.map { index < $0.count ? $0[index] : [] })
     }
     var best: [String: Double] = [:]
     for seconds in [5, 60, 300, 1200] { best[String(seconds)] = metrics.bestPower(seconds) }
@@ -79,6 +131,26 @@ struct TrainingJSON: Codable {
   }
 
   func printText() {
+    if activities.count > 1 {
+      print("\nactivity       timer      distance   avg HR  avg power")
+      for activity in activities {
+        print(
+          [
+            Format.pad("\(activity.number) \(activity.type)", 14), Format.pad(Format.duration(activity.timer), 10),
+            Format.pad(Format.distance(activity.distance), 10),
+            Format.pad(activity.averageHeartRate.map { String(Int($0.rounded())) } ?? "-", 7),
+            activity.averagePower.map { "\(Int($0.rounded())) W" } ?? "-",
+          ].joined(separator: " "))
+      }
+      for (index, zone) in zones.enumerated() {
+        print("\(zone.name) zones by activity:")
+        for activity in activities where index < activity.zones.count {
+          let times = activity.zones[index].enumerated().map { "Z\($0.offset + 1) \(Format.duration($0.element))" }
+          print("  \(activity.number) \(activity.type): " + times.joined(separator: ", "))
+        }
+      }
+      print("")
+    }
     let m = metrics
     if let average = m.averagePower {
       var line = "power avg \(Int(average.rounded())) W"
@@ -243,6 +315,41 @@ struct Zones: ParsableCommand {
           zone.printTable()
         }
       }
+    }
+  }
+}
+
+struct Activity: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "The activities of a multisport workout.", subcommands: [Next.self])
+
+  struct Next: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Go on to the workout's next activity (a duathlon's run to bike).",
+      discussion: """
+        TYPE is cycling, running, walking, hiking, indoorCycling or other; without it, the next \
+        of [session] activities. The lap closes, and the new activity counts its own time, \
+        distance and zones (workoutctl show prints each). While running or paused.
+        """)
+    @OptionGroup var locations: Locations
+    @Argument(help: "The next activity's type.") var type: String?
+
+    func run() throws {
+      if let type, ActivityType(rawValue: type) == nil {
+        throw fail("no activity \"\(type)\" (known: \(ActivityType.allCases.map(\.rawValue).joined(separator: ", ")))")
+      }
+      let reply: ControlReply
+      do {
+        reply = try sendControl(
+          ControlRequest(command: .nextActivity, activity: type), socketPath: locations.socket, timeout: 5)
+      } catch {
+        throw fail("\(error)")
+      }
+      guard reply.ok else { throw fail(reply.message ?? "refused") }
+      let engine = (try? sendControl(ControlRequest(command: .status), socketPath: locations.socket, timeout: 5))?
+        .status?.engine
+      let number = engine?.activityNumber.map(String.init) ?? "next"
+      print("activity \(number): \(engine?.activity?.rawValue ?? type ?? "")")
     }
   }
 }

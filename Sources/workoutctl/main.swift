@@ -32,7 +32,7 @@ struct Workoutctl: ParsableCommand {
     version: WorkoutdVersion.string,
     subcommands: [
       Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self, Sensors.self,
-      Zones.self, Export.self, CopyExports.self, StickCheck.self, ReportCopy.self, UsbDrive.self,
+      Zones.self, Activity.self, Export.self, CopyExports.self, StickCheck.self, ReportCopy.self, UsbDrive.self,
     ])
 }
 
@@ -144,10 +144,14 @@ struct Status: ParsableCommand {
       var head = "session \(id) \(status.state.rawValue)"
       if status.pausedBySystem { head += " (auto-paused)" }
       if let activity = status.activity { head += ", \(activity.rawValue)" }
+      if let number = status.activityNumber { head += " (activity \(number))" }
       if let lap = status.lap { head += ", lap \(lap)" }
       if let remaining = status.countdownRemaining { head += ", starting in \(Int(remaining.rounded(.up))) s" }
       lines.append(head)
       lines.append("timer \(Format.duration(status.timer)), elapsed \(Format.duration(status.elapsed))")
+      if let timer = status.activityTimer, let distance = status.activityDistance {
+        lines.append("this activity: timer \(Format.duration(timer)), distance \(Format.distance(distance))")
+      }
       var movement = "distance \(Format.distance(status.distance))"
       if let pace = status.pace {
         movement += ", pace \(Format.pace(pace))"
@@ -851,7 +855,8 @@ struct Show: ParsableCommand {
       session: summary, laps: laps, events: events, rrIntervals: RRSummary(try store.rrIntervals(sessionID: id)),
       channels: try store.channelTotals(sessionID: id),
       training: try TrainingJSON(
-        store: store, sessionID: id, endTimer: summary.timer, events: events, laps: laps, ftp: ftp),
+        store: store, sessionID: id, endTimer: summary.timer, events: events, laps: laps,
+        firstActivity: summary.activity, ftp: ftp),
       database: locations.database)
     if json {
       print(try ControlJSON.encode(detail, pretty: true))

@@ -163,6 +163,26 @@ struct ConfigurationTests {
     }
   }
 
+  @Test func aMultisportPlanNamesKnownActivitiesAndStartsTheWorkout() throws {
+    let plan = try DaemonConfiguration.parse(
+      "[session]\nactivities = [\"running\", \"cycling\", \"running\"]\n", file: "t.toml", environment: noSystemd)
+    #expect(plan.engineSettings.activityPlan == [.running, .cycling, .running])
+    #expect(plan.engineSettings.activity == .running, "the workout starts as the plan's first")
+    for (text, problem) in [
+      ("[session]\nactivities = [\"running\", \"swimming\"]\n", "names no activity \"swimming\""),
+      (
+        "[session]\nactivity = \"cycling\"\nactivities = [\"running\", \"cycling\"]\n",
+        "starts with \"running\" but activity is \"cycling\""
+      ),
+    ] {
+      #expect {
+        try DaemonConfiguration.parse(text, file: "t.toml", environment: noSystemd)
+      } throws: { error in
+        (error as? ConfigurationError)?.problems.contains { $0.contains(problem) } == true
+      }
+    }
+  }
+
   @Test func autoLapsByDistanceOrByTimeNotBoth() throws {
     #expect(try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd).engineSettings.autoLap == nil)
     let distance = try DaemonConfiguration.parse(

@@ -300,6 +300,13 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     return pendingRR
   }
 
+  /// Ends the current activity's time in zone (the lap is closed first, by the engine).
+  public mutating func closeActivity() {
+    guard var trackers = zoneTrackers else { return }
+    for index in trackers.indices { _ = trackers[index].closeActivity(atTimer: totals.timer) }
+    zoneTrackers = trackers
+  }
+
   /// Starts the current lap's time in zone afresh at timer time `timer` (a session rebuilt from
   /// its points, at the open lap's start).
   mutating func restartLapZones(atTimer timer: Double) {

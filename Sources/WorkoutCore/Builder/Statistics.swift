@@ -103,6 +103,8 @@ public struct LapSummary: Sendable, Hashable, Codable {
     /// Automatic laps (`EngineSettings.autoLap`). An older binary reads these as lap presses.
     case distance
     case time
+    /// The workout went on to its next activity (`EngineInput.nextActivity`).
+    case activityEnd
   }
 
   public init(number: Int, start: Moment, end: Moment, totals: IntervalTotals, trigger: Trigger) {

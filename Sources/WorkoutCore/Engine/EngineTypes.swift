@@ -49,6 +49,10 @@ public enum EngineInput: Sendable, Hashable {
   /// A target zone range for the workout (the next one while none is open) of one quantity, or
   /// none (`workoutctl zones target`): an alert when the rider leaves it.
   case targetZone(ZoneQuantity, TargetZone?)
+  /// The workout goes on to its next activity (a multisport workout, as HKWorkoutActivity): of
+  /// this type, or nil for the next of `EngineSettings.activityPlan` (`workoutctl activity
+  /// next`, a long press of lap).
+  case nextActivity(ActivityType?, RequestSource)
 }
 
 /// One step of copying the exports onto a USB stick, as the copier and its unit report it.
@@ -150,6 +154,9 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     case targetZoneLeft
     /// … or came back into it.
     case targetZoneReached
+    /// The workout went on to another activity (`detail`: its type; `value`: its number, the
+    /// first being 1; `cause`: what asked).
+    case activity
   }
 
   public var kind: Kind
@@ -212,6 +219,12 @@ public struct ActiveSession: Sendable, Hashable, Codable {
   /// The target zone ranges of this workout (at most one per quantity). Optional, so that
   /// checkpoints written before it existed decode.
   public var targetZones: [TargetZone]?
+  /// The activity the workout is in, its number (from 1) and the session's totals when it
+  /// began (its own are the difference); nil for the first. Optional, so that checkpoints
+  /// written before they existed decode.
+  public var currentActivity: ActivityType?
+  public var activityNumber: Int?
+  public var activityStart: IntervalTotals?
   public var openedAt: Moment
   /// The latest moment the engine saw for this session.
   public var lastMoment: Moment

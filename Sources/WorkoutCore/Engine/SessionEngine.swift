@@ -25,6 +25,9 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   /// Target zone ranges for every workout (`[zones] heart_rate_target`, `power_target`);
   /// `workoutctl zones target` replaces one for a workout.
   public var targetZones: [TargetZone] = []
+  /// A multisport workout's activities in order (a duathlon: running, cycling, running): a
+  /// long press of lap goes on to the next. Fewer than two: that gesture does nothing.
+  public var activityPlan: [ActivityType] = []
   /// Automatic laps: a lap closes each time the current one reaches this distance or timer
   /// time (a lap press starts the count again, as on a Garmin). nil: laps only when pressed.
   public var autoLap: AutoLap? = nil
@@ -82,6 +85,10 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   public var zones: [ZoneStatus]?
   /// Average power so far, W, counted as `[metrics] average_power` says.
   public var averagePower: Double?
+  /// In a multisport workout: the current activity's number (from 1), timer time and distance.
+  public var activityNumber: Int?
+  public var activityTimer: Double?
+  public var activityDistance: Double?
   /// The workout's target zone ranges, and whether the rider is outside each.
   public var targetZones: [TargetZone]?
   /// Normalized power so far, W, and IF against the configured FTP.
@@ -103,6 +110,7 @@ public struct EngineStatus: Sendable, Hashable, Codable {
     case maxSpeed, pace, heartRate, averageHeartRate, maxHeartRate, lap, points, lastPoint, ascent, descent
     case altitude, gps, gpsDetail, indicator, pressure, seaLevelPressure, seaLevelSource, humidity
     case zones, averagePower, normalizedPower, intensityFactor, targetZones
+    case activityNumber, activityTimer, activityDistance
     case sessionID = "sessionId"
   }
 }
@@ -242,7 +250,7 @@ public struct SessionEngine: Sendable {
     var pace: Double?
     if session.activity.showsPace { pace = GPSTrack.pace(forSpeed: speed) }
     var status = EngineStatus(
-      state: session.state, sessionID: session.id, activity: session.activity,
+      state: session.state, sessionID: session.id, activity: session.currentActivity ?? session.activity,
       pausedBySystem: session.machine.pausedBySystem,
       countdownRemaining: session.countdownDeadline.map { max(0, $0 - now.monotonic) },
       elapsed: builder.totals.elapsed, timer: builder.totals.timer,
@@ -282,6 +290,13 @@ public struct SessionEngine: Sendable {
     }
     status.averagePower = builder.metrics?.averagePower(settings.powerAveraging)
     status.targetZones = session.targetZones
+    if let number = session.activityNumber {
+      status.activityNumber = number
+      if let start = session.activityStart {
+        status.activityTimer = builder.totals.timer - start.timer
+        status.activityDistance = builder.totals.distance - start.distance
+      }
+    }
     status.normalizedPower = builder.metrics?.normalizedPower
     status.intensityFactor = settings.ftp.flatMap { builder.metrics?.intensityFactor(ftp: $0) }
     return status
@@ -330,7 +345,12 @@ public struct SessionEngine: Sendable {
     case .request(let request, let source):
       changed = handleRequest(request, from: source, at: now, into: &step)
     case .button(let event, let source):
-      if let request = event.request(in: state) {
+      if event.button == .lap, event.gesture == .longPress, settings.activityPlan.count > 1,
+        state == .running || state == .paused
+      {
+        // A multisport workout's transition: lap held 2 s (a short press is a lap).
+        changed = startNextActivity(nil, from: source, at: now, into: &step)
+      } else if let request = event.request(in: state) {
         changed = handleRequest(request, from: source, at: now, into: &step)
       } else {
         step.commands.append(
@@ -344,6 +364,8 @@ public struct SessionEngine: Sendable {
       changed = setCustomZones(configuration, into: &step)
     case .targetZone(let quantity, let target):
       changed = setTargetZone(quantity, target, at: now, into: &step)
+    case .nextActivity(let activity, let source):
+      changed = startNextActivity(activity, from: source, at: now, into: &step)
     case .device(let status):
       if status.device == .gps || status.device == .gpsReceiver { gpsPresent = true }
       note(watch.deviceReported(status, at: now.monotonic), at: now, into: &step)
@@ -538,6 +560,47 @@ public struct SessionEngine: Sendable {
       into: &step)
     step.commands.append(.log(.info, "session \(current.id): \(detail)"))
     step.commands.append(.chirp(outside ? .offTarget : .single))
+    return true
+  }
+
+  /// The workout goes on to its next activity: the lap and the activity's time in zone close,
+  /// an `activity` event says which, auto-pause takes the new activity's thresholds (unless it
+  /// is off), and status counts the activity's own timer and distance from here.
+  private mutating func startNextActivity(
+    _ requested: ActivityType?, from source: RequestSource, at now: Moment, into step: inout EngineStep
+  ) -> Bool {
+    guard var current = session, current.state == .running || current.state == .paused else {
+      step.outcome = .refused(.notRunning, state: state)
+      return false
+    }
+    let number = current.activityNumber ?? 1
+    let from = current.currentActivity ?? current.activity
+    let plan = settings.activityPlan
+    guard let next = requested ?? (plan.count > number ? plan[number] : nil) else {
+      step.outcome = .refused(.noNextActivity, state: state)
+      return false
+    }
+    guard next != from else {
+      step.outcome = .refused(.sameActivity, state: state)
+      return false
+    }
+    let cause = TransitionCause.button(source).kind
+    closeLap(of: &current, trigger: .activityEnd, cause: cause, at: now, into: &step)
+    current.builder.closeActivity()
+    current.activityStart = current.builder.totals
+    current.activityNumber = number + 1
+    current.currentActivity = next
+    if settings.autoPause != nil {
+      current.autoPause = next.defaultAutoPause.map(AutoPauseDetector.init(settings:))
+    }
+    session = current
+    step.commands.append(
+      .recordEvent(
+        sessionID: current.id,
+        SessionEvent(kind: .activity, moment: now, cause: cause, detail: next.rawValue, value: Double(number + 1))))
+    step.commands.append(
+      .log(.info, "session \(current.id): activity \(number + 1), \(next.rawValue) (after \(from.rawValue))"))
+    step.outcome = .accepted(state)
     return true
   }
 

@@ -101,6 +101,9 @@ public enum Refusal: String, Sendable, Hashable, Codable, Error, CustomStringCon
   /// A target zone needs zones of its quantity in the workout, and within their count.
   case noZonesForTarget
   case targetBeyondZones
+  /// The next activity is the one the workout is in, or there is none planned.
+  case sameActivity
+  case noNextActivity
 
   public var description: String {
     switch self {
@@ -116,6 +119,8 @@ public enum Refusal: String, Sendable, Hashable, Codable, Error, CustomStringCon
     case .zonesAfterStart: "a workout's own zones are set before it starts (while prepared at the latest)"
     case .noZonesForTarget: "the workout has no zones of that quantity to target ([rider], [zones] or zones set)"
     case .targetBeyondZones: "the target goes beyond the workout's zones"
+    case .sameActivity: "the workout is already in that activity"
+    case .noNextActivity: "no next activity: name one, or list them in [session] activities"
     }
   }
 }
