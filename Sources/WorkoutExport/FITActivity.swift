@@ -47,10 +47,12 @@ public struct FITActivityWriter: ActivityEncoder {
     lapPower = Array(repeating: PowerTally(), count: session.laps.count)
   }
 
-  private var sport: (sport: Int64, subSport: Int64) {
+  private var sport: (sport: Int64, subSport: Int64) { Self.sport(ActivityType(rawValue: session.activity)) }
+
+  static func sport(_ type: ActivityType?) -> (sport: Int64, subSport: Int64) {
     // FIT `sport` / `sub_sport`: generic 0, running 1, cycling 2, walking 11, hiking 17;
     // sub_sport indoor_cycling 6.
-    switch ActivityType(rawValue: session.activity) {
+    switch type {
     case .cycling: (2, 0)
     case .indoorCycling: (2, 6)
     case .running: (1, 0)
@@ -148,14 +150,73 @@ public struct FITActivityWriter: ActivityEncoder {
     }
   }
 
-  /// The remaining timer events, the laps, the session and the activity; the header and CRC.
+  /// A multisport workout's activities, each as the laps it closed (its last one ends with
+  /// trigger `activityEnd`, the workout's last with `sessionEnd`); nil for a workout of one
+  /// activity. FIT writes each as a session of its own sport (FIT SDK, "Multisport").
+  private var legs: [(type: ActivityType?, laps: Range<Int>)]? {
+    let changes = exported.events.filter { $0.kind == SessionEvent.Kind.activity.rawValue }.sorted { $0.wall < $1.wall }
+    guard !changes.isEmpty, !laps.isEmpty else { return nil }
+    let types = [ActivityType(rawValue: session.activity)] + changes.map { $0.detail.flatMap(ActivityType.init) }
+    var legs: [(ActivityType?, Range<Int>)] = []
+    var first = 0
+    for (index, lap) in laps.enumerated()
+    where LapSummary.Trigger(rawValue: lap.trigger) == .activityEnd || index == laps.count - 1 {
+      legs.append((legs.count < types.count ? types[legs.count] : nil, first..<index + 1))
+      first = index + 1
+    }
+    return legs.count > 1 ? legs : nil
+  }
+
+  /// One `session` message over laps `range` of a multisport workout: their sums, their
+  /// maxima, and their averages weighted by timer time (each lap's is over its seconds).
+  private mutating func legSession(
+    _ index: Int, type: ActivityType?, laps range: Range<Int>, lapPowers: [Double?]
+  ) -> [UInt8] {
+    let legLaps = laps[range]
+    func sum(_ value: (LapRecord) -> Double) -> Double { legLaps.map(value).reduce(0, +) }
+    func weighted(_ values: [Double?]) -> Double? {
+      var total = 0.0
+      var weight = 0.0
+      for (lap, value) in zip(legLaps, values) {
+        guard let value else { continue }
+        total += value * lap.timer
+        weight += lap.timer
+      }
+      return weight > 0 ? total / weight : nil
+    }
+    func maximum(_ value: (LapRecord) -> Double?) -> Double? { legLaps.compactMap(value).max() }
+    let timer = sum(\.timer)
+    let distance = sum(\.distance)
+    let sport = Self.sport(type)
+    return emit(
+      FITProfile.session,
+      [
+        Self.time(legLaps.last?.endWall), .integer(Int64(index)), .integer(8), .integer(1),
+        Self.time(legLaps.first?.startWall), .integer(sport.sport), .integer(sport.subSport),
+        .scaled(sum(\.elapsed), scale: 1000), .scaled(timer, scale: 1000), .scaled(distance, scale: 100),
+        .scaled(timer > 0 ? distance / timer : nil, scale: 1000), .scaled(maximum(\.maxSpeed), scale: 1000),
+        .scaled(weighted(legLaps.map(\.avgHR))), .scaled(maximum(\.maxHR)),
+        .scaled(weighted(legLaps.map(\.avgCadence))), .scaled(maximum(\.maxCadence)),
+        .scaled(weighted(Array(lapPowers[range]))), .scaled(maximum(\.maxPower)),
+        .scaled(sum(\.ascent)), .scaled(sum(\.descent)),
+        .integer(Int64(range.lowerBound)), .integer(Int64(range.count)), .integer(0),
+      ])
+  }
+
+  /// The remaining timer events, the laps, the session (one per activity of a multisport
+  /// workout) and the activity; the header and CRC.
   public mutating func finish() -> ActivityEncoderEnd {
     var out = events(until: nil)
     let end = exported.end
     let start = exported.start
     let withoutZeros = exported.powerAveraging == .withoutZeros
+    let legs = self.legs
+    var lapPowers: [Double?] = []
     for (index, lap) in laps.enumerated() {
       let avgPower = withoutZeros ? lapPower[index].average(.withoutZeros) : lap.avgPower
+      lapPowers.append(avgPower)
+      let sport =
+        legs.flatMap { legs in legs.first { $0.laps.contains(index) }.map { Self.sport($0.type) } } ?? self.sport
       out += emit(
         FITProfile.lap,
         [
@@ -167,26 +228,34 @@ public struct FITActivityWriter: ActivityEncoder {
           .integer(lapTrigger(lap.trigger)), .integer(sport.sport), .integer(sport.subSport),
         ])
     }
+    if let legs {
+      for (index, leg) in legs.enumerated() {
+        out += legSession(index, type: leg.type, laps: leg.laps, lapPowers: lapPowers)
+      }
+    }
     let totals = summary?.totals
-    out += emit(
-      FITProfile.session,
-      [
-        Self.time(end), .integer(0), .integer(8), .integer(1), Self.time(start),
-        .integer(sport.sport), .integer(sport.subSport),
-        .scaled(session.elapsed, scale: 1000), .scaled(session.timer, scale: 1000),
-        .scaled(session.distance, scale: 100),
-        .scaled(totals?.averageSpeed, scale: 1000), .scaled(totals?.maxSpeed, scale: 1000),
-        .scaled(totals?.heartRate.mean), .scaled(totals?.heartRate.maximum),
-        .scaled(totals?.cadence.mean), .scaled(totals?.cadence.maximum),
-        .scaled(withoutZeros ? sessionPower.average(.withoutZeros) : totals?.power.mean),
-        .scaled(totals?.power.maximum),
-        .scaled(session.ascent), .scaled(session.descent),
-        .integer(0), .integer(Int64(laps.count)), .integer(0),
-      ])
+    if legs == nil {
+      out += emit(
+        FITProfile.session,
+        [
+          Self.time(end), .integer(0), .integer(8), .integer(1), Self.time(start),
+          .integer(sport.sport), .integer(sport.subSport),
+          .scaled(session.elapsed, scale: 1000), .scaled(session.timer, scale: 1000),
+          .scaled(session.distance, scale: 100),
+          .scaled(totals?.averageSpeed, scale: 1000), .scaled(totals?.maxSpeed, scale: 1000),
+          .scaled(totals?.heartRate.mean), .scaled(totals?.heartRate.maximum),
+          .scaled(totals?.cadence.mean), .scaled(totals?.cadence.maximum),
+          .scaled(withoutZeros ? sessionPower.average(.withoutZeros) : totals?.power.mean),
+          .scaled(totals?.power.maximum),
+          .scaled(session.ascent), .scaled(session.descent),
+          .integer(0), .integer(Int64(laps.count)), .integer(0),
+        ])
+    }
     out += emit(
       FITProfile.activity,
       [
-        Self.time(end), .scaled(session.timer, scale: 1000), .integer(1), .integer(0), .integer(26),
+        Self.time(end), .scaled(session.timer, scale: 1000), .integer(Int64(legs?.count ?? 1)), .integer(0),
+        .integer(26),
         .integer(1), .integer(Self.localTimestamp(end)),
       ])
     let header = FITMessageWriter.header(dataSize: UInt32(dataSize))

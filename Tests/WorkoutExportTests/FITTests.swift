@@ -333,3 +333,38 @@ struct AutoLapExportTests {
     }
   }
 }
+
+@Suite("multisport workouts in the exports")
+struct MultisportExportTests {
+  @Test("a FIT session per activity, of its sport, over its laps; the activity counts them")
+  func sessionPerActivity() throws {
+    let directory = ExportDirectory()
+    let (store, _) = try WorkoutStore.open(at: directory.path + "/workoutd.db", wallNow: 0)
+    var settings = EngineSettings(activity: .running, countdown: 0, autoPause: .some(nil))
+    settings.activityPlan = [.running, .cycling]
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 45.5, longitude: 7.25)
+    h.ride(seconds: 60, speed: 3, heartRate: 140, from: &position)
+    _ = h.press(.lap)
+    h.ride(seconds: 40, speed: 3, heartRate: 150, from: &position)
+    #expect(h.send(.nextActivity(nil, .control)).outcome == .accepted(.running))
+    h.ride(seconds: 90, speed: 9, heartRate: 130, from: &position)
+    _ = h.press(.stop)
+    try store.write(h.commands, clock: FITActivityTests.clock)
+    guard let decoded = try PowerAveragingExportTests().decodedFIT(store, in: directory) else { return }
+    #expect((decoded["errors"] as? [String])?.isEmpty == true, "\(decoded["errors"] ?? "")")
+    #expect(decoded["activity_sessions"] as? Int == 2)
+    let sessions = try #require(decoded["sessions"] as? [[String: Any]])
+    #expect(sessions.map { $0["sport"] as? String } == ["running", "cycling"], "\(sessions)")
+    #expect(sessions.map { $0["first_lap_index"] as? Int } == [0, 2])
+    #expect(sessions.map { $0["num_laps"] as? Int } == [2, 1])
+    let timers = sessions.compactMap { $0["total_timer_time"] as? Double }
+    #expect(timers.count == 2 && abs(timers[0] - 100) <= 1 && abs(timers[1] - 90) <= 1, "\(timers)")
+    #expect((sessions[0]["avg_heart_rate"] as? Int).map { abs($0 - 144) <= 1 } == true, "\(sessions[0])")
+    let laps = try #require(decoded["laps"] as? [[String: Any]])
+    #expect(laps.map { $0["sport"] as? String } == ["running", "running", "cycling"])
+    #expect(laps.map { $0["lap_trigger"] as? String } == ["manual", "session_end", "session_end"])
+  }
+}

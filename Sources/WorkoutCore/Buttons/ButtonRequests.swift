@@ -20,6 +20,10 @@ extension ButtonEvent {
   /// - A long press of `start` or `lap` does nothing: a button held that long is squeezed in a
   ///   bag or stuck more often than meant, and `start` toggles pause.
   /// - `lap` acts while the ride is recorded (running or paused), as the session machine allows.
+  /// - One exception, outside this table (it is not a session request): in a multisport
+  ///   workout (`[session] activities` lists two or more) a long press of `lap` while running or
+  ///   paused goes on to the next activity (`SessionEngine`); without such a plan it does
+  ///   nothing, as above.
   ///
   /// Every request returned is one the session machine accepts in that state (tested), so a
   /// button never produces a refusal.
