@@ -197,7 +197,11 @@ struct ZoneEngineTests {
     let changes = events.filter { $0.kind == .zoneChange }
     #expect(
       changes.map(\.detail) == [
-        "heartRate zone 1 of 5", "heartRate zone 3 of 5 (was 1)", "heartRate zone 2 of 5 (was 3)",
+        // The zone, the previous one, the running totals then (the new zone held 3 s before it
+        // was announced), the timer time of the sample that announced it.
+        "heartRate zone 1 of 5; in zones 0,0,0,0,0 s; sample at 1 s",
+        "heartRate zone 3 of 5 (was 1); in zones 60,0,3,0,0 s; sample at 64 s",
+        "heartRate zone 2 of 5 (was 3); in zones 60,3,60,0,0 s; sample at 124 s",
       ])
     #expect(changes.map(\.value) == [1, 3, 2])
     // Each lap's time in zone, and the whole, sum to the timer time (to the second).

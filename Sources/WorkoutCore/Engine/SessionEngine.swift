@@ -101,6 +101,8 @@ public struct EngineStatus: Sendable, Hashable, Codable {
     public var zone: Int?
     public var zoneCount: Int
     public var seconds: [Double]
+    /// In a multisport workout, the current activity's.
+    public var activitySeconds: [Double]? = nil
   }
 
   /// The keys of `workoutctl status --json`, which scripts read (`sessionId` since the first
@@ -283,9 +285,11 @@ public struct SessionEngine: Sendable {
       status.zones = trackers.indices.map { index in
         trackers[index].count(to: builder.totals.timer)
         let tracker = trackers[index]
-        return EngineStatus.ZoneStatus(
+        var zone = EngineStatus.ZoneStatus(
           quantity: tracker.configuration.quantity, zone: tracker.zone.map { $0 + 1 },
           zoneCount: tracker.configuration.zones.count, seconds: tracker.workout.seconds)
+        if session.activityNumber != nil { zone.activitySeconds = tracker.activity.seconds }
+        return zone
       }
     }
     status.averagePower = builder.metrics?.averagePower(settings.powerAveraging)
@@ -770,8 +774,13 @@ public struct SessionEngine: Sendable {
   static func event(for change: ZoneChange, at now: Moment) -> SessionEvent {
     let count = change.times.seconds.count
     let was = change.previous.map { " (was \($0 + 1))" } ?? ""
+    // HealthKit's zone-change event: the zone, the previous one, the group's running totals and
+    // the time of the sample that moved (timer time).
+    let totals = change.times.seconds.map { String(Int($0.rounded())) }.joined(separator: ",")
     return SessionEvent(
-      kind: .zoneChange, moment: now, detail: "\(change.quantity.rawValue) zone \(change.zone + 1) of \(count)\(was)",
+      kind: .zoneChange, moment: now,
+      detail:
+        "\(change.quantity.rawValue) zone \(change.zone + 1) of \(count)\(was); in zones \(totals) s; sample at \(Int(change.sampleTimer.rounded())) s",
       value: Double(change.zone + 1))
   }
 
