@@ -11,8 +11,11 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 let bundledRidePath = repositoryRoot + "/board/sim/rides/garmin-edge-500-2011-09-25.csv"
 
 /// Replays a whole ride through the engine with a manual clock: the same inputs the simulated
-/// board posts, stamped with board time.
-func replay(_ ride: ReplayRide, settings: EngineSettings = EngineSettings()) -> EngineHarness {
+/// board posts, stamped with board time. `afterEachSecond` sees the engine after each tick.
+func replay(
+  _ ride: ReplayRide, settings: EngineSettings = EngineSettings(),
+  afterEachSecond: (EngineHarness) -> Void = { _ in }
+) -> EngineHarness {
   var h = EngineHarness(settings: settings, start: Moment(monotonic: 0, wall: ride.startWall))
   var schedule = ReplaySchedule(ride: ride, countdown: settings.countdown)
   h.now = Moment(monotonic: schedule.startTime, wall: ride.startWall + schedule.startTime)
@@ -25,6 +28,7 @@ func replay(_ ride: ReplayRide, settings: EngineSettings = EngineSettings()) -> 
     }
     for input in step.inputs { h.send(input) }
     h.send(.tick)
+    afterEachSecond(h)
   }
   return h
 }

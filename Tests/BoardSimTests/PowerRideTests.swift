@@ -28,18 +28,8 @@ struct PowerRideTests {
       try SystemZones.power(ftp: ftp),
     ]
     settings.ftp = ftp
-    var h = EngineHarness(settings: settings, start: Moment(monotonic: 0, wall: ride.startWall))
-    var schedule = ReplaySchedule(ride: ride, countdown: settings.countdown)
     var lastRunning: EngineStatus?
-    while let step = schedule.next() {
-      h.now = Moment(monotonic: step.time, wall: ride.startWall + step.time)
-      if let deadline = h.engine.nextDeadline, deadline <= step.time {
-        h.now = Moment(monotonic: deadline, wall: ride.startWall + deadline)
-        h.send(.wakeup)
-        h.now = Moment(monotonic: step.time, wall: ride.startWall + step.time)
-      }
-      for input in step.inputs { h.send(input) }
-      h.send(.tick)
+    let h = replay(ride, settings: settings) { h in
       if h.engine.state == .running { lastRunning = h.engine.status(at: h.now) }
     }
     let summary = try #require(h.summaries.last)

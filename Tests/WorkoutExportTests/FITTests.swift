@@ -278,32 +278,23 @@ struct PowerAveragingExportTests {
     }
   }
 
-  @Test("without zeros: FIT session and laps, TCX laps average only the pedalled seconds")
-  func withoutZeros() throws {
+  /// Without zeros the FIT session and laps and the TCX laps average only the pedalled seconds
+  /// (the setting is recorded with the session); with them (the default), the stored averages.
+  @Test(arguments: [
+    (PowerAveraging.withoutZeros, 267, [300, 200]), (PowerAveraging.withZeros, 133, [150, 100]),
+  ])
+  func averages(_ averaging: PowerAveraging, session expected: Int, laps expectedLaps: [Int]) throws {
     let directory = ExportDirectory()
-    let store = try Self.ride(into: directory, averaging: .withoutZeros)
+    let store = try Self.ride(into: directory, averaging: averaging)
     let events = try store.events(sessionID: 1).filter { $0.kind == "powerAveraging" }
-    #expect(events.map(\.detail) == ["withoutZeros"], "the setting is recorded with the session")
+    #expect(events.map(\.detail) == [averaging.rawValue], "the setting is recorded with the session")
     if let decoded = try decodedFIT(store, in: directory) {
       let session = try #require(decoded["session"] as? [String: Any])
       let laps = try #require(decoded["laps"] as? [[String: Any]])
-      #expect(session["avg_power"] as? Int == 267, "\(session)")
-      #expect(laps.map { $0["avg_power"] as? Int } == [300, 200], "\(laps)")
+      #expect(session["avg_power"] as? Int == expected, "\(session)")
+      #expect(laps.map { $0["avg_power"] as? Int } == expectedLaps, "\(laps)")
     }
-    #expect(try tcxLapWatts(store, in: directory) == [300, 200])
-  }
-
-  @Test("with zeros (the default): the stored averages, coasting included")
-  func withZeros() throws {
-    let directory = ExportDirectory()
-    let store = try Self.ride(into: directory, averaging: .withZeros)
-    if let decoded = try decodedFIT(store, in: directory) {
-      let session = try #require(decoded["session"] as? [String: Any])
-      let laps = try #require(decoded["laps"] as? [[String: Any]])
-      #expect(session["avg_power"] as? Int == 133, "\(session)")
-      #expect(laps.map { $0["avg_power"] as? Int } == [150, 100], "\(laps)")
-    }
-    #expect(try tcxLapWatts(store, in: directory) == [150, 100])
+    #expect(try tcxLapWatts(store, in: directory) == expectedLaps)
   }
 }
 
