@@ -626,6 +626,12 @@ public final class WorkoutStore: Sendable {
       rebuild.add(point.trackPoint)
     }
     var session = rebuild.session
+    if basis != .checkpoint {
+      session.targetZones = TargetZone.fromEvents(
+        try String.fetchAll(
+          db, sql: "SELECT detail FROM event WHERE session_id = ? AND kind = 'targetZoneSet' ORDER BY id",
+          arguments: [record.id]))
+    }
     if basis != .checkpoint,
       let change = try Row.fetchOne(
         db,

@@ -119,6 +119,23 @@ struct TargetZoneTests {
     #expect(h.engine.session?.targetZones == nil, "the next workout has the configured ones (none)")
   }
 
+  @Test mutating func theTargetsAreRecordedAtTheStartAndWhenChanged() throws {
+    var h = try harness()
+    func sets() -> [String?] {
+      h.commands.compactMap {
+        if case .recordEvent(_, let event) = $0, event.kind == .targetZoneSet { return event.detail }
+        return nil
+      }
+    }
+    #expect(sets() == ["heartRate 2-3"])
+    _ = h.send(.targetZone(.heartRate, try TargetZone(parsing: "4", quantity: .heartRate)))
+    _ = h.send(.targetZone(.heartRate, nil))
+    #expect(sets() == ["heartRate 2-3", "heartRate 4", "heartRate off"])
+    #expect(TargetZone.fromEvents(sets().compactMap { $0 }) == nil)
+    #expect(
+      TargetZone.fromEvents(["heartRate 2-3", "cyclingPower 5", "speed 3", "heartRate x"])?.map(\.text) == ["2-3", "5"])
+  }
+
   @Test func theRangeIsReadAndCheckedItself() throws {
     #expect(try TargetZone(parsing: "2-3", quantity: .heartRate).text == "2-3")
     #expect(try TargetZone(parsing: " 4 ", quantity: .heartRate).text == "4")

@@ -218,6 +218,9 @@ struct CheckpointTests {
     var position = GeoPoint(latitude: 46.06, longitude: 14.5)
     for second in 0..<200 {
       if second == 90 { _ = h.press(.lap) }
+      if second == 100 { _ = h.send(.targetZone(.heartRate, try TargetZone(parsing: "2-3", quantity: .heartRate))) }
+      if second == 110 { _ = h.send(.targetZone(.cyclingPower, try TargetZone(parsing: "4", quantity: .cyclingPower))) }
+      if second == 120 { _ = h.send(.targetZone(.cyclingPower, nil)) }
       h.advance(by: 1)
       position = position.moved(eastBy: 7)
       h.send(
@@ -249,6 +252,9 @@ struct CheckpointTests {
     let np = try #require(resumed.session.builder.metrics?.normalizedPower)
     let liveNP = try #require(live.builder.metrics?.normalizedPower)
     #expect(abs(np - liveNP) < 0.01)
+    // Its target, from its events: the heart-rate one set, the power one set and cleared.
+    #expect(resumed.session.targetZones?.map(\.text) == ["2-3"])
+    #expect(resumed.session.targetZones?.map(\.quantity) == [.heartRate])
 
     // Resumed, it announces no zones again (they are the session's own).
     let (_, commands) = SessionEngine.resuming(

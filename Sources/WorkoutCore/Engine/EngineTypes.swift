@@ -154,6 +154,10 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     case targetZoneLeft
     /// … or came back into it.
     case targetZoneReached
+    /// The workout's target zone range of one quantity (`detail`: "heartRate 2-3", or
+    /// "heartRate off"), when it starts running and whenever it is changed after: a session
+    /// rebuilt from its record takes its targets from these.
+    case targetZoneSet
     /// The workout went on to another activity (`detail`: its type; `value`: its number, the
     /// first being 1; `cause`: what asked).
     case activity

@@ -528,6 +528,9 @@ public struct SessionEngine: Sendable {
     current.targetZones = replacing(current.targetZones)
     session = current
     step.outcome = .accepted(state)
+    if current.state == .running || current.state == .paused {
+      step.commands.append(.recordEvent(sessionID: current.id, Self.targetEvent(quantity, target, at: now)))
+    }
     step.commands.append(.log(.info, "session \(current.id): target \(words)"))
     if let announced = current.builder.zoneTrackers?.first(where: { $0.configuration.quantity == quantity })?
       .announced
@@ -535,6 +538,11 @@ public struct SessionEngine: Sendable {
       _ = checkTarget(quantity, zone: announced + 1, at: now, into: &step)
     }
     return true
+  }
+
+  /// The record of a target set (nil: cleared), as `TargetZone.fromEvents` reads it back.
+  static func targetEvent(_ quantity: ZoneQuantity, _ target: TargetZone?, at now: Moment) -> SessionEvent {
+    SessionEvent(kind: .targetZoneSet, moment: now, detail: "\(quantity.rawValue) \(target?.text ?? "off")")
   }
 
   /// The announced zone of `quantity` is `zone` (from 1): an event, a chirp and a log line when
@@ -736,6 +744,10 @@ public struct SessionEngine: Sendable {
         .recordEvent(
           sessionID: session.id,
           SessionEvent(kind: .powerAveraging, moment: now, detail: settings.powerAveraging.rawValue)))
+      for target in session.targetZones ?? [] {
+        step.commands.append(
+          .recordEvent(sessionID: session.id, Self.targetEvent(target.quantity, target, at: now)))
+      }
     case (.paused, .running):
       if case .button = transition.cause { session.builder.startNewSegment() }
     case (_, .stopped):

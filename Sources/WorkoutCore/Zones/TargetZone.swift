@@ -29,6 +29,23 @@ public struct TargetZone: Sendable, Hashable, Codable {
     try self.init(quantity: quantity, lower: lower, upper: upper)
   }
 
+  /// The targets a session's `targetZoneSet` event details leave in force, in order ("heartRate
+  /// 2-3", "heartRate off"); details this binary cannot read are skipped. nil for none.
+  public static func fromEvents(_ details: [String]) -> [TargetZone]? {
+    var targets: [TargetZone] = []
+    for detail in details {
+      let words = detail.split(separator: " ", maxSplits: 1)
+      guard words.count == 2, let quantity = ZoneQuantity(rawValue: String(words[0])) else { continue }
+      if words[1] == "off" {
+        targets.removeAll { $0.quantity == quantity }
+      } else if let target = try? TargetZone(parsing: String(words[1]), quantity: quantity) {
+        targets.removeAll { $0.quantity == quantity }
+        targets.append(target)
+      }
+    }
+    return targets.isEmpty ? nil : targets
+  }
+
   public func contains(zone: Int) -> Bool { (lower...upper).contains(zone) }
 
   public var text: String { lower == upper ? "\(lower)" : "\(lower)-\(upper)" }
