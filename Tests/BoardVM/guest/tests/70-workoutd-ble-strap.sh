@@ -137,9 +137,16 @@ advertiser_pid=$!
 # Scanning beside bluetoothd: the service (it has CAP_NET_ADMIN) runs an LE discovery on the
 # kernel's management channel for `workoutctl sensors scan`; the lowest-numbered powered one is
 # hci0, the board's, which hears the strap advertise the Heart Rate service.
-scan=$(timeout 30 workoutctl sensors scan --seconds 5 --json 2> /tmp/scan.err)
-found=$(jq -c --arg a "$strap" '[.devices[] | select(.address == $a)][0] // empty' <<< "$scan" 2> /dev/null)
-note "scan: $(jq -r '.controller' <<< "$scan" 2> /dev/null), the strap: ${found:-not found}; all: $(jq -c '[.devices[] | [.address, .sensors, .rssi]]' <<< "$scan" 2> /dev/null)"
+# Up to three scans of 5 s, as a rider scans again: btvirt's peripherals are heard only when
+# their advertising is switched on again (see `advertiser`), and on a loaded host (CI runs the
+# two releases' suites side by side) that loop can go a whole scan without a turn; a CI run of
+# 2026-11-25 heard nothing in its first scan on 6.1 and both in the next.
+for scans in 1 2 3; do
+  scan=$(timeout 30 workoutctl sensors scan --seconds 5 --json 2> /tmp/scan.err)
+  found=$(jq -c --arg a "$strap" '[.devices[] | select(.address == $a)][0] // empty' <<< "$scan" 2> /dev/null)
+  note "scan $scans: $(jq -r '.controller' <<< "$scan" 2> /dev/null), the strap: ${found:-not found}; all: $(jq -c '[.devices[] | [.address, .sensors, .rssi]]' <<< "$scan" 2> /dev/null)"
+  [[ -n $found ]] && jq -e --arg a "$meter" 'any(.devices[]; .address == $a)' <<< "$scan" > /dev/null 2>&1 && break
+done
 if [[ -z $found ]]; then
   problems+=("sensors scan did not find the strap $strap: $(head -c 300 <<< "$scan") $(head -c 200 /tmp/scan.err)")
 else
@@ -152,7 +159,10 @@ fi
 meter_found=$(jq -r --arg a "$meter" '[.devices[] | select(.address == $a)][0].sensors // [] | join(",")' <<< "$scan" 2> /dev/null)
 [[ $meter_found == "cycling power" ]] || problems+=("sensors scan did not find the power meter $meter as one: '$meter_found'")
 [[ $(jq -r '.controller' <<< "$scan" 2> /dev/null) == "hci0 "* ]] || problems+=("the scan did not use hci0: $scan")
-table=$(timeout 30 workoutctl sensors scan --seconds 5 2>&1)
+for _ in 1 2 3; do
+  table=$(timeout 30 workoutctl sensors scan --seconds 5 2>&1)
+  grep -q "heart_rate = \"$strap" <<< "$table" && break
+done
 grep -q "heart_rate = \"$strap" <<< "$table" || problems+=("the scan's table names no [sensors] line for the strap: $(tail -n 3 <<< "$table" | xargs)")
 bluetoothd_active || problems+=("bluetoothd stopped during the scan")
 
@@ -322,5 +332,5 @@ if ((${#problems[@]})); then
   journalctl -u workoutd --no-pager -n 40 | grep -i -E "heartRate|power|BLE|strap|sensor" | tail -n 14
   result "$name" FAIL "$(IFS=';'; echo "${problems[*]}")"
 else
-  result "$name" PASS "scan found strap and meter; meter added with workoutctl: $with_power points with $min_power..$max_power W at $min_cadence..$max_cadence rpm and wheel $min_wheel..$max_wheel m/s, then removed; strap $strap connected in $connected_after s; $with_hr points with $min_hr..$max_hr bpm, $rr_count RR intervals; both at once: $(sqlite3 "$WORKOUTD_DB" "SELECT count(*) FROM point WHERE session_id = $session AND seq > $both_since AND hr IS NOT NULL AND power IS NOT NULL") points with heart rate and power; strap gone: sensorDisconnected, ride and power went on; back: sensorConnected in $reconnected_after s; bluetoothd running (pid $bluetoothd)"
+  result "$name" PASS "scan found strap and meter (in $scans scan(s) of 5 s); meter added with workoutctl: $with_power points with $min_power..$max_power W at $min_cadence..$max_cadence rpm and wheel $min_wheel..$max_wheel m/s, then removed; strap $strap connected in $connected_after s; $with_hr points with $min_hr..$max_hr bpm, $rr_count RR intervals; both at once: $(sqlite3 "$WORKOUTD_DB" "SELECT count(*) FROM point WHERE session_id = $session AND seq > $both_since AND hr IS NOT NULL AND power IS NOT NULL") points with heart rate and power; strap gone: sensorDisconnected, ride and power went on; back: sensorConnected in $reconnected_after s; bluetoothd running (pid $bluetoothd)"
 fi
