@@ -44,7 +44,7 @@ def twelve_hour_ride(path):
     length = records[-1][0] + 1
     with open(path, "w") as out:
         out.write(f"# the bundled ride repeated to {HOURS} hours (Benchmarks/export.py)\n{start}")
-        out.write("t,kind,lat,lon,alt,speed,hr,cadence,temperature\n0,press,start\n")
+        out.write("t,kind,lat,lon,alt,speed,hr,cadence,temperature,power\n0,press,start\n")
         copy = 0
         while True:
             for t, rest in records:

@@ -59,7 +59,7 @@ def make_ride(path, seconds):
     header, records = load_records(BUNDLED)
     span = records[-1][0]
     out = ["# benchmark ride made by Benchmarks/recording.py from the bundled ride\n"] + header
-    out.append("t,kind,lat,lon,alt,speed,hr,cadence,temperature\n")
+    out.append("t,kind,lat,lon,alt,speed,hr,cadence,temperature,power\n")
     out.append("0,press,start\n")
     offset, leg, t = 1.0, 0, 0.0
     while True:
