@@ -142,27 +142,12 @@ struct FITActivityTests {
 
   @Test("Garmin's FIT SDK and fitdecode read it: no errors, integrity, our totals, every pause a timer stop and start")
   func garminReadsIt() throws {
-    let python = repositoryRoot + "/.build/pyref/bin/python"
-    guard FileManager.default.isExecutableFile(atPath: python) else {
-      Issue.record(
-        "no reference decoders in \(python): make test makes them (Tests/WorkoutExportTests/requirements.txt)")
-      return
-    }
     let directory = ExportDirectory()
     let store = try Self.ride(into: directory)
     let session = try #require(try store.session(id: 1))
     let summary = try #require(try store.summary(of: session))
     let written = try ExportFile.write(session, from: store, format: .fit, into: directory.path)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [repositoryRoot + "/Tests/WorkoutExportTests/read_fit.py", written.path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
-    let decoded = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
+    guard let decoded = try readWithReferenceDecoders(written.path) else { return }
     #expect((decoded["errors"] as? [String])?.isEmpty == true, "\(decoded["errors"] ?? "")")
     #expect(decoded["integrity"] as? Bool == true)
     #expect(decoded["file_type"] as? String == "activity")
@@ -204,6 +189,26 @@ struct FITActivityTests {
     #expect(first["power"] as? Int == 200)
     #expect(first["position_lat"] as? Int != nil)
   }
+}
+
+/// What Garmin's FIT SDK and fitdecode make of the FIT file at `path` (read_fit.py's JSON);
+/// nil, recorded as an issue, when `make test` has not made the reference decoders.
+func readWithReferenceDecoders(_ path: String) throws -> [String: Any]? {
+  let python = repositoryRoot + "/.build/pyref/bin/python"
+  guard FileManager.default.isExecutableFile(atPath: python) else {
+    Issue.record("no reference decoders in \(python): make test makes them (Tests/WorkoutExportTests/requirements.txt)")
+    return nil
+  }
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: python)
+  process.arguments = [repositoryRoot + "/Tests/WorkoutExportTests/read_fit.py", path]
+  let pipe = Pipe()
+  process.standardOutput = pipe
+  try process.run()
+  let output = pipe.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  #expect(process.terminationStatus == 0)
+  return try JSONSerialization.jsonObject(with: output) as? [String: Any]
 }
 
 /// The checkout this test was built from.
@@ -251,22 +256,9 @@ struct PowerAveragingExportTests {
   }
 
   func decodedFIT(_ store: WorkoutStore, in directory: ExportDirectory) throws -> [String: Any]? {
-    let python = repositoryRoot + "/.build/pyref/bin/python"
-    guard FileManager.default.isExecutableFile(atPath: python) else {
-      Issue.record("no reference decoders in \(python): make test makes them")
-      return nil
-    }
     let session = try #require(try store.session(id: 1))
     let written = try ExportFile.write(session, from: store, format: .fit, into: directory.path)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [repositoryRoot + "/Tests/WorkoutExportTests/read_fit.py", written.path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return try JSONSerialization.jsonObject(with: output) as? [String: Any]
+    return try readWithReferenceDecoders(written.path)
   }
 
   func tcxLapWatts(_ store: WorkoutStore, in directory: ExportDirectory) throws -> [Int] {
