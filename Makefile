@@ -17,7 +17,8 @@ UDEVRULESDIR ?= $(or $(call PKG_VAR,udev,udevdir),/lib/udev)/rules.d
 
 # Debian bookworm packages: C libraries we link (-dev), and the real programs tests run.
 APT_PACKAGES = pkg-config libsqlite3-dev libgps-dev libgpiod-dev libbluetooth-dev gpsd gpsd-clients python3 sqlite3 \
-               systemd udev strace time python3-venv libxml2-utils gpsbabel dosfstools mtools
+               systemd udev strace time python3-venv libxml2-utils gpsbabel dosfstools mtools \
+               libqrencode-dev zbar-tools chromium chromium-driver
 DEPS_STAMP   = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
 SUDO         = $(if $(filter 0,$(shell id -u)),,sudo)
 
@@ -264,6 +265,9 @@ install: release
 	  install -D -m 0644 board/workoutd.toml $(DESTDIR)$(SYSCONFDIR)/workoutd/workoutd.toml; fi
 	install -d $(DESTDIR)$(DATADIR)/workoutd/rides
 	install -m 0644 board/sim/rides/*.csv $(DESTDIR)$(DATADIR)/workoutd/rides/
+	install -d $(DESTDIR)$(DATADIR)/workoutd/web
+	install -m 0644 board/web/index.html board/web/app.js board/web/app.css board/web/icon.svg \
+	  $(DESTDIR)$(DATADIR)/workoutd/web/
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -D -m 0644 man/workoutd.1 $(DESTDIR)$(DATADIR)/man/man1/workoutd.1
 	install -D -m 0644 man/workoutctl.1 $(DESTDIR)$(DATADIR)/man/man1/workoutctl.1

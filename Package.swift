@@ -22,6 +22,8 @@ let package = Package(
   ],
   targets: [
     .target(name: "WorkoutCore"),
+    // The phone page's HTTP: request parsing, responses, pairing codes and tokens (pure).
+    .target(name: "WorkoutWeb"),
     .target(name: "SensorProtocols", dependencies: ["WorkoutCore"]),
     .target(
       name: "WorkoutStore",
@@ -36,6 +38,8 @@ let package = Package(
     // libgps from Debian's libgps-dev: gpsd 3.22 (API major 11, bookworm) or 3.25 (API 14, trixie).
     // Only the tests link it: they check our gpsd JSON decoder against libgps's own, line by line.
     .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+    // libqrencode (libqrencode-dev): the pairing QR code `workoutctl pair` prints.
+    .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
     // libgpiod 1.6 (v1 API, bookworm) or 2.x (v2 API, trixie) behind one small C API.
     .target(name: "CGPIOD", cSettings: fortified, linkerSettings: [.linkedLibrary("gpiod")]),
     // L2CAP LE sockets for BLE sensors: BlueZ's headers (libbluetooth-dev), no library linked.
@@ -52,7 +56,7 @@ let package = Package(
       name: "WorkoutDaemon",
       dependencies: [
         "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutExport", "LinuxSupport", "BoardSim", "BoardLinux",
-        "SensorProtocols", .product(name: "TOMLKit", package: "TOMLKit"),
+        "SensorProtocols", "WorkoutWeb", .product(name: "TOMLKit", package: "TOMLKit"),
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
@@ -78,13 +82,14 @@ let package = Package(
     .executableTarget(
       name: "workoutctl",
       dependencies: [
-        "WorkoutCore", "WorkoutStore", "WorkoutExport", "WorkoutControl", "LinuxSupport",
+        "WorkoutCore", "WorkoutStore", "WorkoutExport", "WorkoutControl", "LinuxSupport", "CQRencode",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
     // Test helpers shared by the test targets (a manual-clock engine driver).
     .target(name: "WorkoutTestSupport", dependencies: ["WorkoutCore", "SensorProtocols"], path: "Tests/Support"),
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),
+    .testTarget(name: "WorkoutWebTests", dependencies: ["WorkoutWeb"]),
     .testTarget(
       name: "WorkoutStoreTests",
       dependencies: [

@@ -7,12 +7,12 @@
 ///
 /// `@unchecked Sendable`: the pthread mutex and condition are made for use from any thread;
 /// the pointers to them never change after `init`.
-final class MonotonicCondition: @unchecked Sendable {
+public final class MonotonicCondition: @unchecked Sendable {
   // pthread objects must not move in memory: they live on the heap.
   private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
   private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-  init() {
+  public init() {
     pthread_mutex_init(mutex, nil)
     var attributes = pthread_condattr_t()
     pthread_condattr_init(&attributes)
@@ -29,21 +29,21 @@ final class MonotonicCondition: @unchecked Sendable {
   }
 
   /// Runs `body` holding the mutex.
-  func locked<T>(_ body: () throws -> T) rethrows -> T {
+  public func locked<T>(_ body: () throws -> T) rethrows -> T {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     return try body()
   }
 
   /// Wakes one waiter (call while holding the mutex).
-  func signal() { pthread_cond_signal(condition) }
+  public func signal() { pthread_cond_signal(condition) }
 
   /// Wakes every waiter (call while holding the mutex).
-  func broadcast() { pthread_cond_broadcast(condition) }
+  public func broadcast() { pthread_cond_broadcast(condition) }
 
   /// Waits (holding the mutex) until woken or until `deadline`, CLOCK_MONOTONIC seconds (nil or
   /// infinity: no deadline). Returns false when the deadline passed.
-  func wait(until deadline: Double?) -> Bool {
+  public func wait(until deadline: Double?) -> Bool {
     guard let deadline, deadline.isFinite else {
       pthread_cond_wait(condition, mutex)
       return true

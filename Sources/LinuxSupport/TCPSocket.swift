@@ -35,7 +35,7 @@ public final class TCPSocket: Sendable {
   public let descriptor: Int32
   private let isClosed = Atomic<Bool>(false)
 
-  private init(descriptor: Int32) {
+  init(descriptor: Int32) {
     self.descriptor = descriptor
   }
 
@@ -83,6 +83,42 @@ public final class TCPSocket: Sendable {
     throw .connect(host: host, port: port, lastError)
   }
 
+  /// Waits up to `timeout` seconds (infinity: for ever) for something to read, or the end of
+  /// the stream, or a shutdown.
+  public func waitReadable(timeout: Double) throws(SystemError) -> Bool {
+    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    let milliseconds = timeout.isFinite ? Int32(max(0, min(timeout, 86_400)) * 1000) : -1
+    let ready = try retryingInterrupts("poll") { poll(&poller, 1, milliseconds) }
+    return ready > 0
+  }
+
+  /// Reads what has arrived, up to `maximum` bytes, waiting until `deadline` (CLOCK_MONOTONIC
+  /// seconds) for the first byte: empty at the end of the stream; ETIMEDOUT at the deadline.
+  public func receive(maximum: Int = 4096, deadline: Double) throws(SystemError) -> [UInt8] {
+    let left = deadline - SystemClocks.monotonic()
+    guard left > 0, try waitReadable(timeout: left) else { throw SystemError("recv", errno: ETIMEDOUT) }
+    var buffer = [UInt8](repeating: 0, count: maximum)
+    let count = try retryingInterrupts("recv") {
+      buffer.withUnsafeMutableBytes { Glibc.recv(descriptor, $0.baseAddress!, maximum, Int32(MSG_DONTWAIT)) }
+    }
+    buffer.removeLast(maximum - count)
+    return buffer
+  }
+
+  /// How long a blocking write may wait for room before failing (SO_SNDTIMEO): a peer that
+  /// reads nothing cannot hold the writer longer.
+  public func setSendTimeout(seconds: Double) throws(SystemError) {
+    var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1e6))
+    try retryingInterrupts("setsockopt", "SO_SNDTIMEO") {
+      setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+  }
+
+  /// Shuts the connection down both ways: a thread waiting on it wakes, the peer sees the end.
+  public func shutDown() {
+    _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+  }
+
   /// Makes reads and writes return EAGAIN instead of waiting.
   public func setNonBlocking() throws(SystemError) {
     let flags = try retryingInterrupts("fcntl(F_GETFL)") { fcntl(descriptor, F_GETFL) }
@@ -111,5 +147,94 @@ public final class TCPSocket: Sendable {
       }
       throw SystemError("send", errno: error)
     }
+  }
+}
+
+/// A listening TCP socket (`tcp(7)`): the board's web server. SO_REUSEADDR, so a restarted
+/// service binds again at once over connections left in TIME_WAIT.
+public final class TCPListener: Sendable {
+  public let descriptor: Int32
+  /// The port bound (the one the kernel chose, when asked for port 0).
+  public let port: Int
+  private let isClosed = Atomic<Bool>(false)
+
+  private init(descriptor: Int32, port: Int) {
+    self.descriptor = descriptor
+    self.port = port
+  }
+
+  deinit { close() }
+
+  public func close() {
+    guard isClosed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+      return
+    }
+    _ = Glibc.close(descriptor)
+  }
+
+  /// Binds `host` ("0.0.0.0", "::", "127.0.0.1", a name) and `port`, and listens.
+  public static func listen(host: String, port: Int, backlog: Int32 = 32) throws(TCPConnectError) -> TCPListener {
+    var hints = addrinfo()
+    hints.ai_family = AF_UNSPEC
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+    var list: UnsafeMutablePointer<addrinfo>?
+    let status = getaddrinfo(host, String(port), &hints, &list)
+    if status != 0 {
+      let reason = status == EAI_SYSTEM ? String(cString: strerror(Glibc.errno)) : String(cString: gai_strerror(status))
+      throw .resolve(host: host, port: String(port), code: status, reason: reason)
+    }
+    defer { freeaddrinfo(list) }
+    var lastError = SystemError("bind", errno: EADDRNOTAVAIL, context: "\(host):\(port)")
+    var entry = list
+    while let address = entry?.pointee {
+      entry = address.ai_next
+      let fd = socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.ai_protocol)
+      if fd < 0 {
+        lastError = .last("socket", "\(host):\(port)")
+        continue
+      }
+      var one: Int32 = 1
+      _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+      guard bind(fd, address.ai_addr, address.ai_addrlen) == 0 else {
+        lastError = .last("bind", "\(host):\(port)")
+        _ = Glibc.close(fd)
+        continue
+      }
+      guard Glibc.listen(fd, backlog) == 0 else {
+        lastError = .last("listen", "\(host):\(port)")
+        _ = Glibc.close(fd)
+        continue
+      }
+      var bound = sockaddr_storage()
+      var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+      _ = withUnsafeMutablePointer(to: &bound) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+      }
+      let boundPort: UInt16 =
+        Int32(bound.ss_family) == AF_INET6
+        ? withUnsafePointer(to: &bound) {
+          $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port }
+        }
+        : withUnsafePointer(to: &bound) {
+          $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port }
+        }
+      return TCPListener(descriptor: fd, port: Int(UInt16(bigEndian: boundPort)))
+    }
+    throw .connect(host: host, port: String(port), lastError)
+  }
+
+  /// Waits (no timeout: an idle board does not wake) for a connection; nil once shut down.
+  public func accept() throws(SystemError) -> TCPSocket? {
+    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    _ = try retryingInterrupts("poll") { poll(&poller, 1, -1) }
+    if poller.revents & Int16(POLLIN) == 0 { return nil }
+    let fd = try retryingInterrupts("accept") { shim_accept_cloexec(descriptor) }
+    return TCPSocket(descriptor: fd)
+  }
+
+  /// Wakes a thread waiting in `accept` (it returns nil or fails).
+  public func shutDown() {
+    _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
   }
 }

@@ -32,12 +32,18 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
   /// The workout goes on to its next activity (`activity`: its type, or none for the next of
   /// `[session] activities`): `workoutctl activity next`.
   case nextActivity
+  /// A one-time code a phone pairs with (the web server's): `workoutctl pair`.
+  case pair
+  /// The phones paired, revoked ones too: `workoutctl pair --list`.
+  case listPairings
+  /// Revokes phone `id`: `workoutctl pair --revoke ID`.
+  case revokePairing
 
   /// The session request a control command stands for (nil for `status` and the sensor ones).
   public var request: SessionRequest? {
     switch self {
     case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy, .setZones, .setTargetZone,
-      .nextActivity:
+      .nextActivity, .pair, .listPairings, .revokePairing:
       nil
     case .start: .start
     case .pause: .pause
@@ -69,12 +75,15 @@ public struct ControlRequest: Codable, Sendable, Hashable {
   public var power: Bool?
   /// `nextActivity`: "cycling", "running", ...
   public var activity: String?
+  /// `revokePairing`: the phone's number, as `pair --list` shows it.
+  public var id: Int64?
 
   public init(
     command: ControlCommand, seconds: Double? = nil, allDevices: Bool? = nil, address: String? = nil,
     addressType: String? = nil, role: String? = nil, copy: StickCopyReport? = nil, zones: String? = nil,
-    power: Bool? = nil, activity: String? = nil
+    power: Bool? = nil, activity: String? = nil, id: Int64? = nil
   ) {
+    self.id = id
     self.activity = activity
     self.zones = zones
     self.power = power
@@ -153,6 +162,41 @@ public struct SensorScanReport: Codable, Sendable, Hashable {
   }
 }
 
+/// A pairing code from the web server: `workoutctl pair`.
+public struct PairingReport: Codable, Sendable, Hashable {
+  /// "K7QF-3MZD".
+  public var code: String
+  /// Seconds it stays valid.
+  public var expiresIn: Double
+  /// Where a phone on the same network opens the page, the code in the fragment (never sent
+  /// to the server in a request line): one per address the server listens on.
+  public var urls: [String]
+
+  public init(code: String, expiresIn: Double, urls: [String]) {
+    self.code = code
+    self.expiresIn = expiresIn
+    self.urls = urls
+  }
+}
+
+/// A paired phone: `workoutctl pair --list`.
+public struct WebClientReport: Codable, Sendable, Hashable {
+  public var id: Int64
+  public var name: String
+  /// Unix times.
+  public var paired: Double
+  public var lastSeen: Double?
+  public var revoked: Double?
+
+  public init(id: Int64, name: String, paired: Double, lastSeen: Double?, revoked: Double?) {
+    self.id = id
+    self.name = name
+    self.paired = paired
+    self.lastSeen = lastSeen
+    self.revoked = revoked
+  }
+}
+
 public struct ControlReply: Codable, Sendable {
   public var ok: Bool
   /// The state after a request, or the state that refused it.
@@ -164,11 +208,16 @@ public struct ControlReply: Codable, Sendable {
   public var status: StatusReport?
   public var scan: SensorScanReport?
   public var sensors: [SensorEntryReport]?
+  public var pairing: PairingReport?
+  public var webClients: [WebClientReport]?
 
   public init(
     ok: Bool, state: SessionState? = nil, refusal: String? = nil, message: String? = nil, lap: Int? = nil,
-    status: StatusReport? = nil, scan: SensorScanReport? = nil, sensors: [SensorEntryReport]? = nil
+    status: StatusReport? = nil, scan: SensorScanReport? = nil, sensors: [SensorEntryReport]? = nil,
+    pairing: PairingReport? = nil, webClients: [WebClientReport]? = nil
   ) {
+    self.pairing = pairing
+    self.webClients = webClients
     self.sensors = sensors
     self.ok = ok
     self.state = state

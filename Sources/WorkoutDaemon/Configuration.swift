@@ -136,6 +136,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
   /// [usb_drive]: the board as a USB drive a laptop reads the rides from (see `UsbDrive`).
   public var usbDrive = UsbDriveSettings()
 
+  /// [web]: a phone's browser as the board's screen (see `WebServer`).
+  public var web = WebSettings()
+
   public struct UsbDriveSettings: Sendable, Equatable {
     public var enabled = false
     /// Which of the exports go onto the drive; FIT alone keeps the image (a copy) small.
@@ -251,7 +254,7 @@ extension DaemonConfiguration {
     var problems: [String] = []
     let known = [
       "service", "session", "auto_pause", "sim", "gps", "buttons", "led", "buzzer", "barometer", "sensors",
-      "export", "usb_drive", "rider", "zones", "metrics",
+      "export", "usb_drive", "rider", "zones", "metrics", "web",
     ]
     for key in root.keys where !known.contains(key) {
       let what = root[key]?.table != nil ? "section [\(key)]" : "key \"\(key)\" outside any section"
@@ -432,6 +435,26 @@ extension DaemonConfiguration {
       }
     }
 
+    let web = Section("web", in: root, file: file)
+    if let enabled = web.bool("enabled") { configuration.web.enabled = enabled }
+    if let address = web.string("address") {
+      if address.isEmpty || address.contains(where: { $0 == " " || $0 == "/" }) {
+        web.problem("address", "must be an address to listen on, like \"0.0.0.0\", \"::\" or \"127.0.0.1\"")
+      } else {
+        configuration.web.address = address
+      }
+    }
+    // 0: a free port the kernel chooses (the log says which), for tests.
+    if let port = web.number("port", 0...65535) {
+      if port == port.rounded() {
+        configuration.web.port = Int(port)
+      } else {
+        web.problem("port", "must be a whole number")
+      }
+    }
+    if let assets = web.path("assets") { configuration.web.assets = assets }
+    if let clients = web.number("max_clients", 2...64) { configuration.web.maximumClients = Int(clients) }
+
     let rider = Section("rider", in: root, file: file)
     configuration.rider.age = rider.number("age", 5...110).map { Int($0.rounded()) }
     configuration.rider.restingHeartRate = rider.number("resting_heart_rate", 25...120)
@@ -506,7 +529,7 @@ extension DaemonConfiguration {
 
     for section in [
       service, session, autoPause, sim, gps, buttons, led, buzzer, barometer, sensors, export, drive, rider, zones,
-      metrics,
+      metrics, web,
     ] {
       problems += section.finish()
     }

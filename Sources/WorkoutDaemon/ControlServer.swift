@@ -37,6 +37,8 @@ final class ControlServer: @unchecked Sendable {
   /// early.
   private let sensors: SensorRoster?
   private let stopping = StopSignal()
+  /// Answers the pairing commands; nil while the web server is off. Set before `start()`.
+  var web: WebServer?
   /// Seconds a client has to send its whole request line.
   static let requestDeadline = 2.0
   static let maximumClients = 64
@@ -158,6 +160,12 @@ final class ControlServer: @unchecked Sendable {
         SensorRoster.commands.contains(request.command)
       {
         reply = sensorCommand(request)
+      } else if let request = try? ControlJSON.decode(ControlRequest.self, from: line),
+        [.pair, .listPairings, .revokePairing].contains(request.command)
+      {
+        reply =
+          web?.handle(request)
+          ?? ControlReply(ok: false, message: "the web server is off: set [web] enabled = true in the configuration")
       } else if let request = try? ControlJSON.decode(ControlRequest.self, from: line) {
         let box = ReplyBox()
         queue.post(.control(request, box))

@@ -115,6 +115,22 @@ public enum WorkoutService {
     board.attach(to: runtime)
     runtime.execute(startup: startupCommands)
 
+    // The phone's screen: off unless enabled; one that cannot start is said once, loudly,
+    // and recording goes on without it.
+    var web: WebServer?
+    if configuration.web.enabled {
+      do {
+        let webServer = try WebServer(settings: configuration.web, store: store, queue: queue, log: log)
+        webServer.start()
+        server.web = webServer
+        web = webServer
+        log(
+          .notice,
+          "web: serving the phone page on \(configuration.web.address):\(webServer.port) from \(webServer.assets)")
+      } catch {
+        log(.error, "web: \(error); the phone page is off until this is fixed and the service restarted")
+      }
+    }
     server.start()
 
     let sink = QueueSink(queue: queue, clock: clock)
@@ -169,6 +185,7 @@ public enum WorkoutService {
     for device in board.devices { device.stop() }
     board.sensors?.stop()
     server.stop()
+    web?.stop()
     board.finish(code: code, log: log)
     return code
   }

@@ -324,3 +324,33 @@ public struct ChannelTotals: Codable, Sendable, Hashable {
     self.maximum = maximum
   }
 }
+
+/// A row of `web_client`: a phone paired with the web server (`workoutctl pair`).
+public struct WebClientRecord: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord,
+  SnakeCaseColumns
+{
+  public static let databaseTableName = "web_client"
+
+  public var id: Int64?
+  /// What the phone's browser called itself when it paired (its User-Agent, shortened).
+  public var name: String
+  /// SHA-256 of its token, hex.
+  public var tokenHash: String
+  public var pairedWall: Double
+  public var lastSeenWall: Double?
+  public var revokedWall: Double?
+
+  public init(
+    id: Int64? = nil, name: String, tokenHash: String, pairedWall: Double, lastSeenWall: Double? = nil,
+    revokedWall: Double? = nil
+  ) {
+    self.id = id
+    self.name = name
+    self.tokenHash = tokenHash
+    self.pairedWall = pairedWall
+    self.lastSeenWall = lastSeenWall
+    self.revokedWall = revokedWall
+  }
+
+  public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}

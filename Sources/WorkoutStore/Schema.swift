@@ -152,6 +152,21 @@ enum Schema {
           ) WITHOUT ROWID;
           """)
     }
+    migrator.registerMigration("v8: phones paired with the web server") { db in
+      // A phone's long-lived token, kept as its SHA-256 only (a copied database opens nothing).
+      // A revoked phone's row stays, with when, so `workoutctl pair --list` can say so.
+      try db.execute(
+        sql: """
+          CREATE TABLE web_client (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,
+            token_hash TEXT NOT NULL UNIQUE,
+            paired_wall REAL NOT NULL,
+            last_seen_wall REAL,
+            revoked_wall REAL
+          );
+          """)
+    }
     return migrator
   }
 }

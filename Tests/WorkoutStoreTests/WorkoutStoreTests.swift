@@ -398,6 +398,8 @@ struct MigrationTests {
         try db.execute(sql: "ALTER TABLE session DROP COLUMN uuid")
         try db.execute(sql: "DROP TABLE export")
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v7:%'")
+        try db.execute(sql: "DROP TABLE web_client")
+        try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v8:%'")
       }
       let applied = try queue.read { db in try Schema.migrator.appliedIdentifiers(db) }
       #expect(applied.count == 2)
@@ -412,6 +414,27 @@ struct MigrationTests {
     #expect(try store.rrIntervals(sessionID: 1).isEmpty, "v5 applied on start")
     #expect(columns.contains("wheel_speed"), "v6 applied on start")
     #expect(try store.session(id: 1)?.uuid.count == 36, "v7 applied on start")
+    #expect(try store.webClients().isEmpty, "v8 applied on start")
+  }
+
+  /// v8 keeps the phones paired with the web server: a token's hash, revocable, never removed.
+  @Test func pairedPhonesAreKeptRevokedAndTouched() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let first = try store.addWebClient(WebClientRecord(name: "phone", tokenHash: "aa", pairedWall: 100))
+    let second = try store.addWebClient(WebClientRecord(name: "tablet", tokenHash: "bb", pairedWall: 200))
+    #expect(first.id == 1 && second.id == 2)
+    #expect(throws: StoreError.self, "a token hash is unique") {
+      _ = try store.addWebClient(WebClientRecord(name: "again", tokenHash: "aa", pairedWall: 300))
+    }
+    try store.touchWebClient(id: 1, wall: 1000)
+    try store.touchWebClient(id: 1, wall: 1030)  // within the minute: not written
+    #expect(try store.webClients().first?.lastSeenWall == 1000)
+    #expect(try store.revokeWebClient(id: 2, wall: 2000))
+    #expect(try !store.revokeWebClient(id: 2, wall: 2001), "revoked once")
+    #expect(try !store.revokeWebClient(id: 9, wall: 2001), "no such phone")
+    let clients = try store.webClients()
+    #expect(clients.map(\.revokedWall) == [nil, 2000])
   }
 
   /// v7 gives each session of an earlier release its own random UUID (version 4, RFC 9562's

@@ -1,0 +1,290 @@
+import Foundation
+import LinuxSupport
+import Testing
+import WorkoutControl
+import WorkoutStore
+
+/// One HTTP exchange on a fresh connection, as a browser (or an attacker) would send it.
+struct WebResponse {
+  var status: Int
+  var headers: [String: String]
+  var body: String
+}
+
+func http(
+  _ method: String, _ path: String, port: Int, headers: [String: String] = [:], body: String? = nil,
+  host: String? = nil
+) throws -> WebResponse {
+  let socket = try TCPSocket.connect(host: "127.0.0.1", port: String(port))
+  var text = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n"
+  for (name, value) in headers { text += "\(name): \(value)\r\n" }
+  if let body { text += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
+  text += "\r\n" + (body ?? "")
+  try socket.send(Array(text.utf8))
+  return try readResponse(socket)
+}
+
+func readResponse(_ socket: TCPSocket, deadline: Double = SystemClocks.monotonic() + 15) throws -> WebResponse {
+  var bytes: [UInt8] = []
+  while true {
+    let chunk = try socket.receive(deadline: deadline)
+    if chunk.isEmpty { break }
+    bytes += chunk
+  }
+  let text = String(decoding: bytes, as: UTF8.self)
+  guard let split = text.range(of: "\r\n\r\n") else { throw TestFailure("no response head in \(text.prefix(200))") }
+  let lines = text[..<split.lowerBound].split(separator: "\r\n")
+  let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+  var headers: [String: String] = [:]
+  for line in lines.dropFirst() {
+    let parts = line.split(separator: ":", maxSplits: 1)
+    if parts.count == 2 { headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces) }
+  }
+  return WebResponse(status: status, headers: headers, body: String(text[split.upperBound...]))
+}
+
+/// A service with its web server on loopback, on a port the kernel chose.
+final class WebService {
+  let dir = ServiceDirectory()
+  let service: ServiceProcess
+  let port: Int
+
+  init(speed: String = "20", extra: String = "") throws {
+    let config = dir.path + "/workoutd.toml"
+    try "[web]\nenabled = true\naddress = \"127.0.0.1\"\nport = 0\n\(extra)".write(
+      toFile: config, atomically: true, encoding: .utf8)
+    service = try ServiceProcess(dir, arguments: ["--speed", speed, "--config", config])
+    try service.waitUntilReady()
+    let log = service.log
+    guard let range = log.range(of: #"serving the phone page on 127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+      let port = Int(log[range].split(separator: ":").last ?? "")
+    else { throw TestFailure("no web server in the log: \(log)") }
+    self.port = port
+  }
+
+  var origin: String { "http://127.0.0.1:\(port)" }
+
+  func ctl(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    try run(binaryDirectory + "/workoutctl", arguments + ["--state-dir", dir.state, "--runtime-dir", dir.runtime])
+  }
+
+  func pairingCode() throws -> String {
+    let reply = try ctl(["pair", "--json"])
+    guard reply.status == 0, let data = reply.output.data(using: .utf8),
+      let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let code = object["code"] as? String
+    else { throw TestFailure("workoutctl pair: \(reply.output)") }
+    return code
+  }
+
+  /// Pairs and returns the token from the cookie.
+  func pair() throws -> String {
+    let response = try http(
+      "POST", "/api/pair", port: port, headers: ["Origin": origin], body: "{\"code\":\"\(try pairingCode())\"}")
+    guard response.status == 200, let cookie = response.headers["set-cookie"],
+      let token = cookie.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last
+    else { throw TestFailure("pairing refused: \(response)") }
+    return String(token)
+  }
+
+  func cookie(_ token: String) -> [String: String] { ["Cookie": "workoutd_token=\(token)"] }
+}
+
+@Suite(.serialized)
+struct WebServerTests {
+  @Test func withoutAPairedTokenNothingIsShownAndNothingChanges() throws {
+    let web = try WebService()
+    try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }
+
+    // The page itself is public (it shows the pairing prompt); the data is not.
+    let page = try http("GET", "/", port: web.port)
+    #expect(page.status == 200 && page.body.contains("Pair this phone"))
+    #expect(page.headers["content-security-policy"]?.contains("script-src 'self'") == true)
+    #expect(try http("GET", "/api/status", port: web.port).status == 401)
+    #expect(try http("GET", "/api/live", port: web.port).status == 401)
+    let wrong = web.cookie("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+    #expect(try http("GET", "/api/status", port: web.port, headers: wrong).status == 401)
+    let blind = try http(
+      "POST", "/api/control", port: web.port, headers: ["Origin": web.origin], body: "{\"command\":\"stop\"}")
+    #expect(blind.status == 401)
+    #expect(try web.service.status().state == .running, "nothing changed")
+
+    // A pairing code from another site's page is refused and stays open for the real page.
+    let code = try web.pairingCode()
+    let forged = try http(
+      "POST", "/api/pair", port: web.port, headers: ["Origin": "http://evil.example"], body: "{\"code\":\"\(code)\"}")
+    #expect(forged.status == 403 && forged.headers["set-cookie"] == nil)
+    let paired = try http(
+      "POST", "/api/pair", port: web.port, headers: ["Origin": web.origin], body: "{\"code\":\"\(code)\"}")
+    #expect(paired.status == 200, "\(paired)")
+    let cookie = try #require(paired.headers["set-cookie"])
+    #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+    let token = String(cookie.split(separator: ";")[0].split(separator: "=", maxSplits: 1)[1])
+    // The code is good once: replayed, it is refused.
+    let replayed = try http(
+      "POST", "/api/pair", port: web.port, headers: ["Origin": web.origin], body: "{\"code\":\"\(code)\"}")
+    #expect(replayed.status == 410 && replayed.headers["set-cookie"] == nil, "\(replayed)")
+
+    let status = try http("GET", "/api/status", port: web.port, headers: web.cookie(token))
+    #expect(status.status == 200 && status.body.contains("\"state\":\"running\""), "\(status.body.prefix(200))")
+
+    // Control from another site, or with no Origin at all, is refused even with the token.
+    for headers in [["Origin": "http://evil.example"], [:], ["Origin": "http://127.0.0.1:1"]] {
+      let attempt = try http(
+        "POST", "/api/control", port: web.port, headers: web.cookie(token).merging(headers) { $1 },
+        body: "{\"command\":\"stop\"}")
+      #expect(attempt.status == 403, "\(headers): \(attempt)")
+    }
+    #expect(try web.service.status().state == .running, "nothing changed")
+    // A GET cannot act.
+    #expect(try http("GET", "/api/control", port: web.port, headers: web.cookie(token)).status == 405)
+
+    // Revoked, the token opens nothing.
+    let list = try web.ctl(["pair", "--list"])
+    #expect(list.status == 0 && list.output.contains("1  paired"), "\(list.output)")
+    let revoke = try web.ctl(["pair", "--revoke", "1"])
+    #expect(revoke.status == 0, "\(revoke.output)")
+    #expect(try http("GET", "/api/status", port: web.port, headers: web.cookie(token)).status == 401)
+    let again = try web.ctl(["pair", "--revoke", "1"])
+    #expect(again.status != 0 && again.output.contains("no paired phone 1"), "\(again.output)")
+    #expect(try web.ctl(["pair", "--list"]).output.contains("REVOKED"))
+
+    // The database keeps the token's hash only; the log never has the token.
+    let store = try WorkoutStore.openForReading(at: web.dir.database)
+    let hashes = try store.webClients().map(\.tokenHash)
+    #expect(hashes.count == 1 && hashes.first != token && hashes.first?.count == 64)
+    #expect(!web.service.log.contains(token))
+    #expect(!web.service.log.contains(code), "the code is not logged either")
+  }
+
+  @Test func aFloodOfGuessesIsLimitedAndPairsNothing() throws {
+    let web = try WebService()
+    let code = try web.pairingCode()
+    var statuses: [Int] = []
+    for guess in 0..<14 {
+      let response = try http(
+        "POST", "/api/pair", port: web.port, headers: ["Origin": web.origin],
+        body: "{\"code\":\"ZZZZ-\(String(format: "%04d", guess))\"}")
+      statuses.append(response.status)
+    }
+    // Five wrong tries void the code, ten in a minute close the desk.
+    #expect(statuses.prefix(5).allSatisfy { $0 == 403 }, "\(statuses)")
+    #expect(statuses[5..<10].allSatisfy { $0 == 410 }, "\(statuses)")
+    #expect(statuses.suffix(4).allSatisfy { $0 == 429 }, "\(statuses)")
+    let limited = try http(
+      "POST", "/api/pair", port: web.port, headers: ["Origin": web.origin], body: "{\"code\":\"\(code)\"}")
+    #expect(limited.status == 429 && limited.headers["retry-after"] != nil, "\(limited)")
+    #expect(try web.ctl(["pair", "--list"]).output.contains("no phones paired"))
+    // One log line for the flood, not one per guess.
+    #expect(web.service.log.components(separatedBy: "web: refused").count - 1 <= 2, "\(web.service.log)")
+  }
+
+  @Test func theLiveFeedFollowsTheButtonsAndThePageControlsTheEngine() throws {
+    let web = try WebService(speed: "5")
+    try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }
+    let token = try web.pair()
+
+    let feed = try TCPSocket.connect(host: "127.0.0.1", port: String(web.port))
+    try feed.send(
+      Array(
+        "GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:\(web.port)\r\nCookie: workoutd_token=\(token)\r\n\r\n".utf8))
+    var received = ""
+    func waitForEvent(_ what: String, _ match: String) throws {
+      try waitFor(what, timeout: 20) {
+        if let chunk = try? feed.receive(deadline: SystemClocks.monotonic() + 1) {
+          received += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let last = received.components(separatedBy: "event: status").last else { return false }
+        return last.contains(match) && last.hasSuffix("\n\n")
+      }
+    }
+    try waitForEvent("the first status", "\"state\":\"running\"")
+    #expect(received.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream"))
+
+    // A button (here workoutctl, the same engine path) and the feed follows.
+    #expect(try web.service.control(.pause).ok)
+    try waitForEvent("the paused state", "\"state\":\"paused\"")
+
+    // The page resumes: the engine, and so workoutctl, see it.
+    let resume = try http(
+      "POST", "/api/control", port: web.port, headers: web.cookie(token).merging(["Origin": web.origin]) { $1 },
+      body: "{\"command\":\"resume\"}")
+    #expect(resume.status == 200 && resume.body.contains("\"ok\":true"), "\(resume)")
+    #expect(try web.service.status().state == .running)
+    try waitForEvent("the running state", "\"state\":\"running\"")
+    let refused = try http(
+      "POST", "/api/control", port: web.port, headers: web.cookie(token).merging(["Origin": web.origin]) { $1 },
+      body: "{\"command\":\"resume\"}")
+    #expect(refused.status == 409, "resuming a running session is refused as a button's would be: \(refused)")
+    let unknown = try http(
+      "POST", "/api/control", port: web.port, headers: web.cookie(token).merging(["Origin": web.origin]) { $1 },
+      body: "{\"command\":\"reboot\"}")
+    #expect(unknown.status == 400)
+    feed.close()
+  }
+
+  @Test func badRequestsAndACrowdAreAnsweredAndTheServerGoesOn() throws {
+    let web = try WebService(extra: "max_clients = 4\n")
+    let socket = try TCPSocket.connect(host: "127.0.0.1", port: String(web.port))
+    try socket.send(Array("GET / HTTP/1.1\r\nHost b\r\n\r\n".utf8))
+    #expect(try readResponse(socket).status == 400)
+    let huge = try TCPSocket.connect(host: "127.0.0.1", port: String(web.port))
+    try huge.send(Array(("GET / HTTP/1.1\r\nHost: b\r\nX: " + String(repeating: "a", count: 9000)).utf8))
+    #expect(try readResponse(huge).status == 431)
+
+    // Four idle connections hold every place: the fifth is told at once.
+    let idle = try (0..<4).map { _ in try TCPSocket.connect(host: "127.0.0.1", port: String(web.port)) }
+    usleep(300_000)
+    let fifth = try TCPSocket.connect(host: "127.0.0.1", port: String(web.port))
+    #expect(try readResponse(fifth).status == 503)
+    for connection in idle { connection.close() }
+    try waitFor("a place to free up", timeout: 10) { try http("GET", "/", port: web.port).status == 200 }
+  }
+
+  @Test func thePairingQRCodeReadsAsTheURL() throws {
+    let web = try WebService()
+    let reply = try web.ctl(["pair"])
+    #expect(reply.status == 0, "\(reply.output)")
+    let url = try #require(
+      reply.output.split(separator: "\n").first { $0.hasPrefix("open on the phone: ") }?.dropFirst(19))
+    #expect(url.hasPrefix("http://127.0.0.1:\(web.port)/#pair="))
+    // The terminal's blocks back into modules (light = full block), then a PBM image for zbarimg,
+    // a real QR decoder, at 4 pixels a module.
+    let rows = reply.output.split(separator: "\n").filter { $0.contains("\u{2588}") }
+    var modules: [[Bool]] = []
+    for row in rows {
+      var upper: [Bool] = []
+      var lower: [Bool] = []
+      for character in row {
+        switch character {
+        case "\u{2588}": upper.append(false); lower.append(false)
+        case "\u{2584}": upper.append(true); lower.append(false)
+        case "\u{2580}": upper.append(false); lower.append(true)
+        default: upper.append(true); lower.append(true)
+        }
+      }
+      modules += [upper, lower]
+    }
+    let scale = 4
+    let width = (modules.first?.count ?? 0) * scale
+    var pbm = "P1\n\(width) \(modules.count * scale)\n"
+    for row in modules {
+      let line = row.flatMap { Array(repeating: $0 ? "1" : "0", count: scale) }.joined(separator: " ")
+      for _ in 0..<scale { pbm += line + "\n" }
+    }
+    let image = web.dir.path + "/qr.pbm"
+    try pbm.write(toFile: image, atomically: true, encoding: .utf8)
+    let decoded = try run("/usr/bin/zbarimg", ["--quiet", "--raw", image])
+    #expect(decoded.status == 0, "\(decoded.output)")
+    // (zbarimg also says on stderr that it found no D-Bus: not the result.)
+    #expect(decoded.output.split(separator: "\n").contains(url), "\(decoded.output)")
+  }
+
+  @Test func pairingWhileTheWebServerIsOffSaysHowToTurnItOn() throws {
+    let dir = ServiceDirectory()
+    let service = try ServiceProcess(dir, arguments: ["--speed", "20"])
+    try service.waitUntilReady()
+    let reply = try run(
+      binaryDirectory + "/workoutctl", ["pair", "--state-dir", dir.state, "--runtime-dir", dir.runtime])
+    #expect(reply.status != 0 && reply.output.contains("[web] enabled = true"), "\(reply.output)")
+  }
+}

@@ -1,0 +1,137 @@
+import Testing
+
+@testable import WorkoutWeb
+
+/// A generator that repeats a fixed sequence: codes and tokens made from it are known.
+struct SequenceGenerator: RandomNumberGenerator {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    return state
+  }
+}
+
+struct SHA256Tests {
+  // FIPS 180-4 examples (NIST's "SHA256.pdf" example values) and a multi-block message.
+  @Test(arguments: [
+    ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+    ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+    (
+      "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+    ),
+    (
+      "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+      "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"
+    ),
+  ])
+  func theStandardsExamples(message: String, digest: String) {
+    #expect(SHA256.hex(Array(message.utf8)) == digest)
+  }
+
+  @Test func aMillionAs() {
+    #expect(
+      SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+        == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+  }
+
+  @Test func messagesAroundTheBlockBoundaries() {
+    // 55, 56 and 64 bytes: the padding fits, spills into a second block, or fills one whole.
+    #expect(
+      SHA256.hex([UInt8](repeating: 0x61, count: 55))
+        == "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318")
+    #expect(
+      SHA256.hex([UInt8](repeating: 0x61, count: 56))
+        == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
+    #expect(
+      SHA256.hex([UInt8](repeating: 0x61, count: 64))
+        == "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb")
+  }
+}
+
+struct PairingDeskTests {
+  @Test func aCodeWorksOnceWhateverItsCaseAndDashes() {
+    var desk = PairingDesk()
+    var generator = SequenceGenerator(state: 1)
+    let code = desk.issue(at: 100, using: &generator)
+    #expect(code.text.count == 9 && code.text.dropFirst(4).first == "-")
+    #expect(code.text.allSatisfy { PairingDesk.alphabet.contains($0) || $0 == "-" })
+    #expect(code.expires == 100 + PairingDesk.codeLifetime)
+    let typed = code.text.lowercased().split(separator: "-").joined(separator: " ")
+    #expect(desk.redeem(typed, at: 110) == .accepted)
+    #expect(desk.redeem(code.text, at: 111) == .noCode, "a code is good once")
+  }
+
+  @Test func aCodeExpires() {
+    var desk = PairingDesk()
+    let code = desk.issue(at: 0)
+    #expect(desk.redeem(code.text, at: PairingDesk.codeLifetime) == .noCode)
+  }
+
+  @Test func aNewCodeVoidsTheOldOne() {
+    var desk = PairingDesk()
+    var generator = SequenceGenerator(state: 7)
+    let first = desk.issue(at: 0, using: &generator)
+    let second = desk.issue(at: 1, using: &generator)
+    #expect(first.text != second.text)
+    #expect(desk.redeem(first.text, at: 2) == .wrong)
+    #expect(desk.redeem(second.text, at: 3) == .accepted)
+  }
+
+  @Test func fiveWrongTriesVoidTheCode() {
+    var desk = PairingDesk()
+    let code = desk.issue(at: 0)
+    for attempt in 0..<PairingDesk.attemptsPerCode {
+      #expect(desk.redeem("AAAA-AAAA", at: Double(attempt)) == .wrong)
+    }
+    #expect(desk.redeem(code.text, at: 10) == .noCode, "guessing voided it: the right code is refused now")
+  }
+
+  @Test func aFloodOfAttemptsIsLimitedThenLetThroughAfterTheWindow() {
+    var desk = PairingDesk()
+    for second in 0..<PairingDesk.failuresPerWindow {
+      #expect(desk.redeem("ZZZZ-ZZZZ", at: Double(second)) == .noCode)
+    }
+    #expect(desk.redeem("ZZZZ-ZZZZ", at: 20) == .limited(retryAfter: 40))
+    // Even a right code waits: the limit is weighed first.
+    let code = desk.issue(at: 21)
+    #expect(desk.redeem(code.text, at: 22) == .limited(retryAfter: 38))
+    #expect(desk.redeem(code.text, at: 60.5) == .accepted)
+  }
+}
+
+struct WebTokenTests {
+  @Test func tokensAre32RandomBytesInBase64URL() {
+    var generator = SequenceGenerator(state: 3)
+    let token = WebToken.make(using: &generator)
+    #expect(token.count == 43)
+    #expect(token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+    #expect(WebToken.make() != WebToken.make())
+    #expect(WebToken.hash(token).count == 64)
+  }
+
+  @Test func base64URLAgreesWithRFC4648() {
+    // RFC 4648 §10's vectors, without padding, in the URL alphabet.
+    #expect(WebToken.base64URL(Array("foobar".utf8)) == "Zm9vYmFy")
+    #expect(WebToken.base64URL(Array("fooba".utf8)) == "Zm9vYmE")
+    #expect(WebToken.base64URL(Array("f".utf8)) == "Zg")
+    #expect(WebToken.base64URL([0xfb, 0xff]) == "-_8")
+  }
+
+  @Test func theTokenIsFoundAmongOtherCookies() {
+    #expect(WebToken.fromCookies("a=1; workoutd_token=abc; b=2") == "abc")
+    #expect(WebToken.fromCookies("workoutd_token=") == nil)
+    #expect(WebToken.fromCookies("xworkoutd_token=abc") == nil)
+    #expect(WebToken.fromCookies(nil) == nil)
+    #expect(WebToken.setCookie("t").contains("HttpOnly; SameSite=Strict"))
+  }
+
+  @Test func onlyTheBoardsOwnPageIsSameOrigin() {
+    #expect(OriginCheck.verdict(origin: "http://192.168.1.20:8080", host: "192.168.1.20:8080") == .sameOrigin)
+    #expect(OriginCheck.verdict(origin: "http://Board.local", host: "board.local") == .sameOrigin)
+    #expect(OriginCheck.verdict(origin: nil, host: "board") == .missingOrigin)
+    #expect(OriginCheck.verdict(origin: "null", host: "board") == .missingOrigin)
+    #expect(OriginCheck.verdict(origin: "http://evil.example", host: "board") == .crossOrigin("http://evil.example"))
+    #expect(OriginCheck.verdict(origin: "http://board:8081", host: "board:8080") == .crossOrigin("http://board:8081"))
+  }
+}
