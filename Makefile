@@ -54,7 +54,7 @@ LAYOUT_FLAGS  = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: symbol-order man versions deb deb-deps all deps decoders build release run test faults fuzz lint format verify-units bench install uninstall test-board test-board-trixie clean
+.PHONY: symbol-order man versions deb deb-deps all deps decoders build release run test test-browser faults fuzz lint format verify-units bench install uninstall test-board test-board-trixie clean
 
 all: build
 
@@ -136,6 +136,14 @@ test: deps lint versions decoders
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory verify-units
 	$(SWIFT) test
+	$(MAKE) --no-print-directory test-browser
+
+# The phone page in a real browser (Debian's chromium, headless, through chromedriver): pairs,
+# watches a replayed ride, controls it, notes a drink, opens the ride page (about 70 s: the ride
+# runs in real time to the simulated button's press). Screenshots in $(ARTIFACTS)/browser.
+ARTIFACTS ?= $(CURDIR)/.build/artifacts
+test-browser: build
+	ARTIFACTS=$(ARTIFACTS)/browser python3 Tests/Browser/browser_test.py --bin $$($(SWIFT) build --show-bin-path)
 
 # What this build is made against: the OS release and the C libraries' versions (bookworm:
 # libgpiod 1.6, libgps 3.22; trixie: libgpiod 2.2, libgps 3.25).

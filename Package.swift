@@ -34,6 +34,8 @@ let package = Package(
     ),
     // Rides in the formats riders' platforms read (FIT), made from the store as points stream.
     .target(name: "WorkoutExport", dependencies: ["WorkoutCore", "WorkoutStore", "CLinuxShims"]),
+    // A stored session's summary, time in zone and metrics, as `show` and the ride page give them.
+    .target(name: "WorkoutReports", dependencies: ["WorkoutCore", "WorkoutStore"]),
     .target(name: "CLinuxShims", cSettings: fortified),
     // libgps from Debian's libgps-dev: gpsd 3.22 (API major 11, bookworm) or 3.25 (API 14, trixie).
     // Only the tests link it: they check our gpsd JSON decoder against libgps's own, line by line.
@@ -56,7 +58,7 @@ let package = Package(
       name: "WorkoutDaemon",
       dependencies: [
         "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutExport", "LinuxSupport", "BoardSim", "BoardLinux",
-        "SensorProtocols", "WorkoutWeb", .product(name: "TOMLKit", package: "TOMLKit"),
+        "SensorProtocols", "WorkoutWeb", "WorkoutReports", .product(name: "TOMLKit", package: "TOMLKit"),
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
@@ -82,7 +84,7 @@ let package = Package(
     .executableTarget(
       name: "workoutctl",
       dependencies: [
-        "WorkoutCore", "WorkoutStore", "WorkoutExport", "WorkoutControl", "LinuxSupport", "CQRencode",
+        "WorkoutCore", "WorkoutStore", "WorkoutExport", "WorkoutControl", "LinuxSupport", "CQRencode", "WorkoutReports",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

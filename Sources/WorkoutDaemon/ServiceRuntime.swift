@@ -6,6 +6,7 @@ import Synchronization
 import WorkoutControl
 import WorkoutCore
 import WorkoutStore
+import WorkoutWeb
 
 /// What reaches the engine thread.
 enum RuntimeMessage: Sendable {
@@ -14,6 +15,8 @@ enum RuntimeMessage: Sendable {
   case terminate(signal: Int32)
   /// The background integrity check of the database finished: `["ok"]` or what it found.
   case integrityChecked([String], seconds: Double)
+  /// A rider's note from the phone page, for session `sessionID` (nil: the current one).
+  case annotate(Annotation, sessionID: Int64?, ReplyBox)
 }
 
 /// A control client's reply, handed from the engine thread to the server thread: a queue of
@@ -169,6 +172,8 @@ final class ServiceRuntime {
       return true
     case .integrityChecked(let result, let seconds):
       perform(core.integrityChecked(result, seconds: seconds, at: clock.now(), host: SystemClocks.monotonic()))
+    case .annotate(let annotation, let sessionID, let reply):
+      reply.fulfil(annotate(annotation, sessionID: sessionID, at: clock.now()))
     }
     return false
   }
@@ -289,6 +294,29 @@ final class ServiceRuntime {
     case nil:
       return ControlReply(ok: false, state: state, message: "no outcome")
     }
+  }
+
+  /// Keeps a rider's note as an `annotation` event of the session, stamped with the board's
+  /// clock, beside the engine's events (it changes nothing the engine keeps). Said in the log
+  /// (a note's words are the rider's: only its kind).
+  private func annotate(_ annotation: Annotation, sessionID: Int64?, at now: Moment) -> ControlReply {
+    guard let id = sessionID ?? core.engine.status(at: now).sessionID else {
+      return ControlReply(ok: false, state: core.engine.state, message: "no workout to note this in: start one first")
+    }
+    let event = SessionEvent(
+      kind: .annotation, moment: now, cause: annotation.kind.rawValue, detail: annotation.detail,
+      value: annotation.value)
+    do {
+      guard try store.session(id: id) != nil else {
+        return ControlReply(ok: false, state: core.engine.state, message: "no session \(id)")
+      }
+      _ = try store.addEvent(EventRecord(sessionID: id, event: event, epoch: clock.epoch))
+    } catch {
+      log(.error, "session \(id): cannot keep a \(annotation.kind.rawValue) from the phone: \(error)")
+      return ControlReply(ok: false, state: core.engine.state, message: "not saved: \(error)")
+    }
+    log(.info, "session \(id): \(annotation.kind == .note ? "a note" : annotation.detail) from the phone")
+    return ControlReply(ok: true, state: core.engine.state, message: "noted in session \(id): \(annotation.detail)")
   }
 
   func statusReport(at now: Moment) -> StatusReport {

@@ -4,6 +4,8 @@ import Logging
 import Synchronization
 import WorkoutControl
 import WorkoutCore
+import WorkoutExport
+import WorkoutReports
 import WorkoutStore
 import WorkoutWeb
 
@@ -65,9 +67,14 @@ final class WebServer: @unchecked Sendable {
   static let idleTimeout = 15.0
   static let requestDeadline = 5.0
 
+  /// Where a download is written before it is sent (the runtime directory).
+  private let scratchDirectory: String
+
   init(
-    settings: WebSettings, store: WorkoutStore, queue: InputQueue<RuntimeMessage>, log: Logger
+    settings: WebSettings, store: WorkoutStore, queue: InputQueue<RuntimeMessage>, log: Logger,
+    scratchDirectory: String
   ) throws(WebServerError) {
+    self.scratchDirectory = scratchDirectory
     self.settings = settings
     self.store = store
     self.queue = queue
@@ -197,6 +204,9 @@ final class WebServer: @unchecked Sendable {
       case .liveFeed:
         streamLiveFeed(to: client)
         return
+      case .download(let id, let format):
+        sendFile(of: id, format: format, to: client)
+        return
       }
     }
   }
@@ -204,6 +214,8 @@ final class WebServer: @unchecked Sendable {
   enum Outcome {
     case response(HTTPResponse)
     case liveFeed
+    /// A session's file in a format, streamed as it is written.
+    case download(Int64, ExportFormat)
   }
 
   func respond(to request: HTTPRequest) -> Outcome {
@@ -232,7 +244,24 @@ final class WebServer: @unchecked Sendable {
       if let refusal = crossOrigin(request) { return .response(refusal) }
       _ = revoke(id: client.id ?? -1)
       return .response(.json(200, "{\"unpaired\":true}", headers: [("Set-Cookie", WebToken.clearCookie)]))
-    case (_, "/api/pair"), (_, "/api/control"), (_, "/api/unpair"):
+    case ("POST", "/api/annotate"):
+      guard authorised(request) != nil else { return .response(unauthorised()) }
+      if let refusal = crossOrigin(request) { return .response(refusal) }
+      return .response(annotate(request))
+    case ("GET", "/api/sessions"):
+      guard authorised(request) != nil else { return .response(unauthorised()) }
+      return .response(rides())
+    case ("GET", let path) where path.hasPrefix("/api/sessions/"):
+      guard authorised(request) != nil else { return .response(unauthorised()) }
+      let rest = path.dropFirst("/api/sessions/".count).split(separator: "/", omittingEmptySubsequences: false)
+      guard let id = Int64(rest.first ?? "") else { return .response(.error(404, "no such session")) }
+      if rest.count == 1 { return .response(ride(id)) }
+      if rest.count == 2, rest[1].hasPrefix("file."), let format = ExportFormat(rawValue: String(rest[1].dropFirst(5)))
+      {
+        return .download(id, format)
+      }
+      return .response(.error(404, "no such endpoint: \(path.prefix(80))"))
+    case (_, "/api/pair"), (_, "/api/control"), (_, "/api/unpair"), (_, "/api/annotate"):
       return .response(.error(405, "use POST", headers: [("Allow", "POST")]))
     case (_, let path) where path.hasPrefix("/api/"):
       return .response(.error(404, "no such endpoint: \(path.prefix(80))"))
@@ -406,6 +435,34 @@ final class WebServer: @unchecked Sendable {
     return .json(reply.ok ? 200 : 409, json)
   }
 
+  /// A drink, a note, an RPE or a mood, for the current workout or `session`.
+  private func annotate(_ request: HTTPRequest) -> HTTPResponse {
+    struct Body: Decodable {
+      var kind: String
+      var amount: Double?
+      var text: String?
+      var value: Double?
+      var mood: String?
+      var session: Int64?
+    }
+    guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+      return .error(400, "expected {\"kind\": \"drink\"|\"note\"|\"rpe\"|\"mood\", ...}")
+    }
+    let annotation: Annotation
+    do {
+      annotation = try Annotation(
+        kind: body.kind, amount: body.amount, text: body.text, value: body.value, mood: body.mood)
+    } catch {
+      return .error(400, error.description)
+    }
+    let box = ReplyBox()
+    queue.post(.annotate(annotation, sessionID: body.session, box))
+    guard let reply = box.wait(seconds: 10), let json = try? ControlJSON.encode(reply) else {
+      return .error(503, "the engine did not answer in time")
+    }
+    return .json(reply.ok ? 200 : 409, json)
+  }
+
   /// The live feed: an event with the status at once, then each new one, and a comment every
   /// 15 s when nothing changed, until the phone goes or the service stops.
   private func streamLiveFeed(to client: TCPSocket) {
@@ -435,6 +492,128 @@ final class WebServer: @unchecked Sendable {
       } catch {
         return
       }
+    }
+  }
+
+  // MARK: - The rides
+
+  /// A connection of its own for the pages' reads (WAL: beside the engine's writes, never
+  /// holding them up), opened per request with a small cache.
+  private func readingStore() throws(StoreError) -> WorkoutStore {
+    try WorkoutStore.openForReading(at: store.path, cacheKiB: 256)
+  }
+
+  private func rides() -> HTTPResponse {
+    do {
+      let reader = try readingStore()
+      let list = try reader.sessions(limit: 200).map { try SessionSummaryJSON(record: $0, store: reader) }
+      return .json(200, try ControlJSON.encode(list))
+    } catch {
+      return .error(503, "cannot read the sessions: \(error)")
+    }
+  }
+
+  /// What the ride page draws: the summary, laps, events, time in zone and metrics (as `show`
+  /// gives them), and at most `chartPoints` points for the charts (every n-th).
+  static let chartPoints = 600
+
+  struct RideJSON: Encodable {
+    var session: SessionSummaryJSON
+    var laps: [LapRecord]
+    var events: [EventRecord]
+    var training: TrainingJSON
+    var samples: Samples
+    var formats: [String]
+
+    struct Samples: Encodable {
+      var timer: [Double] = []
+      var distance: [Double] = []
+      var latitude: [Double?] = []
+      var longitude: [Double?] = []
+      var altitude: [Double?] = []
+      var speed: [Double?] = []
+      var heartRate: [Int?] = []
+      var power: [Int?] = []
+      var cadence: [Double?] = []
+    }
+  }
+
+  private func ride(_ id: Int64) -> HTTPResponse {
+    do {
+      let reader = try readingStore()
+      guard let record = try reader.session(id: id) else { return .error(404, "no session \(id)") }
+      let summary = try SessionSummaryJSON(record: record, store: reader)
+      let laps = try reader.laps(sessionID: id)
+      let events = try reader.events(sessionID: id)
+      let training = try TrainingJSON(
+        store: reader, sessionID: id, endTimer: summary.timer, events: events, laps: laps,
+        firstActivity: summary.activity)
+      let count = try reader.pointCount(sessionID: id)
+      let step = max(1, (count + Self.chartPoints - 1) / Self.chartPoints)
+      var samples = RideJSON.Samples()
+      var from = 0
+      while true {
+        let page = try reader.points(sessionID: id, from: from, limit: 2000)
+        guard let last = page.last else { break }
+        for point in page where point.seq % step == 0 {
+          samples.timer.append(point.timer)
+          samples.distance.append(point.distance)
+          samples.latitude.append(point.lat)
+          samples.longitude.append(point.lon)
+          samples.altitude.append(point.altBaro ?? point.altGPS)
+          samples.speed.append(point.wheelSpeed ?? point.speed)
+          samples.heartRate.append(point.hr)
+          samples.power.append(point.power)
+          samples.cadence.append(point.cadence)
+        }
+        from = last.seq + 1
+      }
+      let ride = RideJSON(
+        session: summary, laps: laps, events: events, training: training, samples: samples,
+        formats: ExportFormat.allCases.map(\.rawValue))
+      return .json(200, try ControlJSON.encode(ride))
+    } catch {
+      return .error(503, "cannot read session \(id): \(error)")
+    }
+  }
+
+  /// Writes the file into the scratch directory as the exporter does (point pages streamed
+  /// from the store: flat memory however long the ride), sends it, removes it.
+  private func sendFile(of id: Int64, format: ExportFormat, to client: TCPSocket) {
+    let directory = scratchDirectory + "/web-\(UInt32.random(in: 0...UInt32.max))"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let written: ExportFile.Written
+    do {
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+      let reader = try readingStore()
+      guard let record = try reader.session(id: id) else {
+        try? client.send(HTTPResponse.error(404, "no session \(id)").serialized(keepAlive: false))
+        return
+      }
+      written = try ExportFile.write(record, from: reader, format: format, into: directory)
+    } catch {
+      log(.warning, "web: cannot make session \(id)'s \(format.rawValue): \(error)")
+      try? client.send(HTTPResponse.error(503, "cannot make the file: \(error)").serialized(keepAlive: false))
+      return
+    }
+    guard let handle = FileHandle(forReadingAtPath: written.path) else { return }
+    defer { try? handle.close() }
+    let types: [ExportFormat: String] = [
+      .fit: "application/vnd.ant.fit", .gpx: "application/gpx+xml", .tcx: "application/vnd.garmin.tcx+xml",
+      .csv: "text/csv; charset=utf-8",
+    ]
+    let head = HTTPResponse(
+      status: 200, contentType: types[format],
+      headers: [("Content-Disposition", "attachment; filename=\"\(written.name)\"")])
+    do {
+      try client.send(head.head(contentLength: Int(written.bytes), keepAlive: false))
+      while true {
+        let chunk = handle.readData(ofLength: 65536)
+        if chunk.isEmpty { break }
+        try client.send(chunk)
+      }
+    } catch {
+      return
     }
   }
 

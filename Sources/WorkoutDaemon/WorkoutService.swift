@@ -120,7 +120,9 @@ public enum WorkoutService {
     var web: WebServer?
     if configuration.web.enabled {
       do {
-        let webServer = try WebServer(settings: configuration.web, store: store, queue: queue, log: log)
+        let webServer = try WebServer(
+          settings: configuration.web, store: store, queue: queue, log: log,
+          scratchDirectory: configuration.runtimeDirectory)
         webServer.start()
         server.web = webServer
         web = webServer

@@ -81,6 +81,24 @@ public struct ExportedSession: Sendable {
     self.serial = serial == 0 ? 1 : serial
   }
 
+  /// The rider's notes from the phone page (`annotation` events), in order, in one line:
+  /// "drink 500 ml at 13:05:10Z; a note at 13:20:00Z; RPE 7 (very hard); mood slightly pleasant";
+  /// nil without any. Where a format has a free-text field for the workout (GPX trk desc, TCX
+  /// Activity Notes), it carries this.
+  public var annotationText: String? {
+    let notes = events.filter { $0.kind == SessionEvent.Kind.annotation.rawValue }.compactMap { event -> String? in
+      guard let detail = event.detail, !detail.isEmpty else { return nil }
+      switch event.cause {
+      case "rpe": return detail
+      case "mood": return "mood \(detail)"
+      default:
+        let time = UTCTime(seconds: Int64(event.wall.rounded(.down)))
+        return "\(detail) at \(time.dateTime.suffix(8))Z"
+      }
+    }
+    return notes.isEmpty ? nil : notes.joined(separator: "; ")
+  }
+
   /// The session's rows from `store`.
   public static func load(_ session: SessionRecord, from store: WorkoutStore) throws(ExportError) -> ExportedSession {
     do {

@@ -57,7 +57,7 @@ public struct GPXActivityWriter: ActivityEncoder {
        </metadata>
        <trk>
         <name>\(XMLText.escaped("workoutd session \(session.id) (\(session.activity))"))</name>
-        <type>\(Self.trackType(session.activity))</type>
+      \(exported.annotationText.map { "  <desc>\(XMLText.escaped($0))</desc>\n" } ?? "")  <type>\(Self.trackType(session.activity))</type>
 
       """
     return Array(text.utf8)

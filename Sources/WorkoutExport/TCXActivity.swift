@@ -229,6 +229,8 @@ public struct TCXActivityWriter: ActivityEncoder {
     // TCX v2 XSD, Device_t: Name, UnitId, ProductID, Version (VersionMajor, VersionMinor,
     // BuildMajor, BuildMinor): this release's "major.minor.patch" as major, minor, patch, 0.
     let version = WorkoutdVersion.string.split(separator: ".").map { Int($0) ?? 0 } + [0, 0, 0]
+    // Activity_t: Id, Lap+, Notes?, Training?, Creator? (TCX v2 XSD).
+    if let notes = exported.annotationText { text += "   <Notes>\(XMLText.escaped(notes))</Notes>\n" }
     text += "   <Creator xsi:type=\"Device_t\">\n    <Name>workoutd</Name>\n"
     text += "    <UnitId>\(exported.serial)</UnitId>\n    <ProductID>1</ProductID>\n    <Version>\n"
     text += "     <VersionMajor>\(version[0])</VersionMajor>\n     <VersionMinor>\(version[1])</VersionMinor>\n"

@@ -212,7 +212,7 @@ public struct LapRecord: Codable, Sendable, Hashable, FetchableRecord, Persistab
 }
 
 extension EventRecord {
-  init(sessionID: Int64?, event: SessionEvent, epoch: String) {
+  public init(sessionID: Int64?, event: SessionEvent, epoch: String) {
     self.init(
       id: nil, sessionID: sessionID, wall: event.moment.wall, monotonic: event.moment.monotonic,
       clockEpoch: epoch, kind: event.kind.rawValue, fromState: event.from?.rawValue,

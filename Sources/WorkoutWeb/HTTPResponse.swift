@@ -66,14 +66,20 @@ public struct HTTPResponse: Sendable {
 
   /// The status line, the fields (with Content-Length and Connection) and the body.
   public func serialized(keepAlive: Bool) -> [UInt8] {
+    head(contentLength: body.count, keepAlive: keepAlive) + body
+  }
+
+  /// The status line and the fields, for a body of `contentLength` bytes sent after it (a file
+  /// streamed from disk).
+  public func head(contentLength: Int, keepAlive: Bool) -> [UInt8] {
     var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
     for field in headers { head += "\(field.name): \(field.value)\r\n" }
     for field in Self.standardHeaders where !headers.contains(where: { $0.name == field.name }) {
       head += "\(field.name): \(field.value)\r\n"
     }
-    head += "Content-Length: \(body.count)\r\n"
+    head += "Content-Length: \(contentLength)\r\n"
     head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"
-    return Array(head.utf8) + body
+    return Array(head.utf8)
   }
 
   /// The head of a server-sent event stream (HTML Living Standard §9.2): no length, the

@@ -4,6 +4,7 @@ import LinuxSupport
 import WorkoutControl
 import WorkoutCore
 import WorkoutExport
+import WorkoutReports
 import WorkoutStore
 
 /// Where the service keeps its database and control socket; the same defaults as workoutd.
@@ -214,54 +215,6 @@ struct Status: ParsableCommand {
       "storage \(status.storage.failing ? "FAILING (\(status.storage.lastError ?? "?"), \(status.storage.pendingWrites) writes held in memory)" : "ok"): \(status.storage.database)"
     )
     print(lines.joined(separator: "\n"))
-  }
-}
-
-/// What `sessions` and `show` print for a session.
-struct SessionSummaryJSON: Codable {
-  var id: Int64
-  var activity: String
-  var state: String
-  var start: Double?
-  var end: Double?
-  var elapsed: Double
-  var timer: Double
-  var distance: Double
-  var ascent: Double
-  var descent: Double
-  var points: Int
-  var averageSpeed: Double?
-  var maxSpeed: Double?
-  var averageHeartRate: Double?
-  var maxHeartRate: Double?
-  var laps: Int?
-
-  init(record: SessionRecord, store: WorkoutStore) throws {
-    id = record.id
-    activity = record.activity
-    state = record.state
-    start = record.startWall
-    end = record.endWall
-    points = record.points
-    let totals: IntervalTotals
-    if let summary = try store.summary(of: record) {
-      totals = summary.totals
-      laps = summary.laps
-    } else {
-      let live = try store.current(of: record)
-      totals = live.builder.totals
-      laps = live.builder.lapNumber - 1
-      points = live.builder.pointCount
-    }
-    elapsed = totals.elapsed
-    timer = totals.timer
-    distance = totals.distance
-    ascent = totals.ascent
-    descent = totals.descent
-    averageSpeed = totals.averageSpeed
-    maxSpeed = totals.maxSpeed
-    averageHeartRate = totals.heartRate.mean
-    maxHeartRate = totals.heartRate.maximum
   }
 }
 

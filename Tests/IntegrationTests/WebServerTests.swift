@@ -215,6 +215,28 @@ struct WebServerTests {
       "POST", "/api/control", port: web.port, headers: web.cookie(token).merging(["Origin": web.origin]) { $1 },
       body: "{\"command\":\"resume\"}")
     #expect(refused.status == 409, "resuming a running session is refused as a button's would be: \(refused)")
+    // A drink from the page is kept in the session; one from another site is not.
+    let drink = try http(
+      "POST", "/api/annotate", port: web.port, headers: web.cookie(token).merging(["Origin": web.origin]) { $1 },
+      body: "{\"kind\":\"drink\",\"amount\":500}")
+    #expect(drink.status == 200 && drink.body.contains("drink 500 ml"), "\(drink)")
+    let forged = try http(
+      "POST", "/api/annotate", port: web.port,
+      headers: web.cookie(token).merging(["Origin": "http://evil.example"]) { $1 }, body: "{\"kind\":\"drink\"}")
+    #expect(forged.status == 403)
+    let bad = try http(
+      "POST", "/api/annotate", port: web.port, headers: web.cookie(token).merging(["Origin": web.origin]) { $1 },
+      body: "{\"kind\":\"rpe\",\"value\":11}")
+    #expect(bad.status == 400 && bad.body.contains("1 to 10"), "\(bad)")
+    let noSession = try http(
+      "POST", "/api/annotate", port: web.port, headers: web.cookie(token).merging(["Origin": web.origin]) { $1 },
+      body: "{\"kind\":\"rpe\",\"value\":5,\"session\":99}")
+    #expect(noSession.status == 409 && noSession.body.contains("no session 99"), "\(noSession)")
+    let sessionID = try #require(try web.service.status().sessionID)
+    let notes = try WorkoutStore.openForReading(at: web.dir.database).events(sessionID: sessionID)
+      .filter { $0.kind == "annotation" }
+    #expect(notes.map(\.detail) == ["drink 500 ml"] && notes.first?.value == 500, "\(notes)")
+
     let unknown = try http(
       "POST", "/api/control", port: web.port, headers: web.cookie(token).merging(["Origin": web.origin]) { $1 },
       body: "{\"command\":\"reboot\"}")

@@ -39,7 +39,7 @@ async function pair(code) {
     $("pair-message").textContent = "paired";
     // The code came in the fragment: drop it from the address bar and history.
     history.replaceState(null, "", location.pathname + "#/live");
-    route();
+    start();
   } else {
     $("pair-message").textContent = (r.body && r.body.error) || ("refused (" + r.status + ")");
   }
@@ -151,6 +151,22 @@ for (const button of document.querySelectorAll("button[data-command]")) {
   });
 }
 
+// MARK: notes from the phone: a drink, a note; after the ride, RPE and mood
+
+async function annotate(fields, messageId) {
+  const r = await api("/api/annotate", {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(fields),
+  });
+  $(messageId).textContent = r.status === 200 ? (r.body && r.body.message) || "noted"
+    : ((r.body && (r.body.message || r.body.error)) || ("not saved (" + r.status + ")"));
+  return r.status === 200;
+}
+
+$("a-drink").addEventListener("click", () => annotate({ kind: "drink", amount: Number($("drink-amount").value) }, "note-message"));
+$("a-note").addEventListener("click", async () => {
+  if (await annotate({ kind: "note", text: $("note-text").value }, "note-message")) $("note-text").value = "";
+});
+
 // MARK: routes
 
 async function start() {
@@ -169,6 +185,9 @@ async function start() {
 }
 
 function route() {
+  // A pairing URL opened while the page is already open (only the fragment changed).
+  const pairing = location.hash.match(/pair=([0-9A-Za-z-]+)/);
+  if (pairing) { $("pair-code").value = pairing[1]; pair(pairing[1]); return; }
   if ($("pairing").hidden === false && !live) return;
   const hash = location.hash || "#/live";
   const ride = hash.match(/^#\/rides\/(\d+)/);
@@ -179,3 +198,207 @@ function route() {
 }
 window.addEventListener("hashchange", route);
 start();
+
+// MARK: the rides
+
+const SVG = "http://www.w3.org/2000/svg";
+const zoneColours = ["#9e9e9e", "#2196f3", "#4caf50", "#ff9800", "#f44336", "#b71c1c", "#880e4f", "#4a148c", "#1a237e"];
+
+function el(tag, attributes, text) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attributes || {})) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function svg(tag, attributes) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attributes || {})) node.setAttribute(k, v);
+  return node;
+}
+
+function fmtDate(wall) {
+  return wall ? new Date(wall * 1000).toISOString().replace("T", " ").slice(0, 16) + " UTC" : "–";
+}
+
+window.loadRides = async function () {
+  const list = $("ride-list");
+  const r = await api("/api/sessions");
+  if (r.status !== 200) { list.textContent = (r.body && r.body.error) || "cannot list the rides"; return; }
+  list.replaceChildren();
+  for (const s of r.body) {
+    const item = el("li");
+    const link = el("a", { href: "#/rides/" + s.id }, "Ride " + s.id + " · " + s.activity);
+    item.append(link, el("div", {}, fmtDate(s.start) + " · " + fmt(s.distance / 1000, 2) + " km · " +
+      fmtTimer(s.timer) + " · " + s.state));
+    list.append(item);
+  }
+  if (!r.body.length) list.append(el("li", {}, "no rides yet"));
+};
+
+/// A line chart of `ys` against `xs`, with optional horizontal bands (zones) behind it.
+function lineChart(title, xs, ys, options) {
+  options = options || {};
+  const width = 600, height = 160, pad = 28;
+  const points = xs.map((x, i) => [x, ys[i]]).filter((p) => p[1] !== null && p[1] !== undefined);
+  const box = el("div", { class: "chart-box" });
+  box.append(el("h3", {}, title));
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img", "aria-label": title });
+  if (points.length < 2) {
+    const text = svg("text", { x: 10, y: 30 }); text.textContent = "no data"; chart.append(text);
+    box.append(chart);
+    return box;
+  }
+  const x0 = Math.min(...points.map((p) => p[0])), x1 = Math.max(...points.map((p) => p[0]));
+  let y0 = Math.min(...points.map((p) => p[1])), y1 = Math.max(...points.map((p) => p[1]));
+  if (options.bands) { y0 = Math.min(y0, options.bands[0][0]); y1 = Math.max(y1, options.bands[options.bands.length - 1][0]); }
+  if (y1 === y0) y1 = y0 + 1;
+  const sx = (x) => pad + (x - x0) / (x1 - x0 || 1) * (width - 2 * pad);
+  const sy = (y) => height - pad / 2 - (y - y0) / (y1 - y0) * (height - pad);
+  for (const [index, band] of (options.bands || []).entries()) {
+    const top = index + 1 < options.bands.length ? options.bands[index + 1][0] : y1;
+    const from = Math.max(band[0], y0), to = Math.min(top, y1);
+    if (to <= from) continue;
+    chart.append(svg("rect", { x: pad, y: sy(to), width: width - 2 * pad, height: sy(from) - sy(to),
+      fill: zoneColours[index % zoneColours.length], opacity: 0.25 }));
+  }
+  chart.append(svg("polyline", { points: points.map((p) => sx(p[0]).toFixed(1) + "," + sy(p[1]).toFixed(1)).join(" "),
+    fill: "none", stroke: "#000", "stroke-width": 2 }));
+  for (const [y, anchor] of [[y0, "end"], [y1, "end"]]) {
+    const label = svg("text", { x: pad - 3, y: sy(y) + 4, "text-anchor": anchor, "font-size": 11 });
+    label.textContent = Math.round(y);
+    chart.append(label);
+  }
+  box.append(chart);
+  return box;
+}
+
+function trackChart(samples) {
+  const box = el("div", { class: "chart-box" });
+  box.append(el("h3", {}, "Track"));
+  const pts = samples.latitude.map((lat, i) => [lat, samples.longitude[i]]).filter((p) => p[0] !== null && p[1] !== null);
+  const size = 300;
+  const chart = svg("svg", { viewBox: `0 0 ${size} ${size}`, class: "chart", role: "img", "aria-label": "Track" });
+  if (pts.length >= 2) {
+    const midLat = pts.reduce((a, p) => a + p[0], 0) / pts.length;
+    const k = Math.cos(midLat * Math.PI / 180);   // equirectangular: a degree east is cos(lat) of one north
+    const xs = pts.map((p) => p[1] * k), ys = pts.map((p) => p[0]);
+    const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+    const span = Math.max(x1 - x0, y1 - y0) || 1e-6;
+    // One scale for both axes (the shape kept), the track centred in the square.
+    const ox = (span - (x1 - x0)) / 2, oy = (span - (y1 - y0)) / 2;
+    const sx = (x) => 10 + (x - x0 + ox) / span * (size - 20), sy = (y) => size - 10 - (y - y0 + oy) / span * (size - 20);
+    chart.append(svg("polyline", { points: pts.map((p, i) => sx(xs[i]).toFixed(1) + "," + sy(ys[i]).toFixed(1)).join(" "),
+      fill: "none", stroke: "#000", "stroke-width": 2 }));
+    chart.append(svg("circle", { cx: sx(xs[0]), cy: sy(ys[0]), r: 5, fill: "#0a0" }));
+    chart.append(svg("circle", { cx: sx(xs[xs.length - 1]), cy: sy(ys[ys.length - 1]), r: 5, fill: "#c00" }));
+  } else {
+    const text = svg("text", { x: 10, y: 30 }); text.textContent = "no positions"; chart.append(text);
+  }
+  box.append(chart);
+  return box;
+}
+
+/// Bars of seconds per zone; with laps, one stacked bar per lap.
+function zoneChart(zone) {
+  const box = el("div", { class: "chart-box" });
+  box.append(el("h3", {}, "Time in zone: " + (zone.quantity === "heartRate" ? "heart rate" : "power") + " (" + zone.zones + ")"));
+  const rows = [["all", zone.seconds]].concat(zone.laps.length > 1 ? zone.laps.map((l, i) => ["lap " + (i + 1), l]) : []);
+  const width = 600, rowHeight = 22, height = rows.length * rowHeight + 10;
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img", "aria-label": "Time in zone" });
+  rows.forEach(([label, seconds], row) => {
+    const total = seconds.reduce((a, b) => a + b, 0) || 1;
+    const text = svg("text", { x: 2, y: row * rowHeight + 18, "font-size": 12 }); text.textContent = label; chart.append(text);
+    let x = 60;
+    seconds.forEach((s, i) => {
+      const w = s / total * (width - 70);
+      if (w > 0) chart.append(svg("rect", { x, y: row * rowHeight + 5, width: w, height: rowHeight - 6, fill: zoneColours[i % zoneColours.length] }));
+      x += w;
+    });
+  });
+  box.append(chart);
+  const table = el("table");
+  const head = el("tr"); head.append(el("th", {}, "zone"), ...zone.seconds.map((_, i) => el("th", {}, "Z" + (i + 1))));
+  table.append(head);
+  for (const [label, seconds] of rows) {
+    const tr = el("tr"); tr.append(el("td", {}, label), ...seconds.map((s) => el("td", {}, fmtTimer(s)))); table.append(tr);
+  }
+  box.append(table);
+  return box;
+}
+
+function zoneBands(zone) {
+  // "0-120,120-140,140-160,160-175,175- bpm": each zone's lower bound.
+  return zone.zones.replace(/[^0-9.,-]/g, "").split(",").map((r) => [Number(r.split("-")[0])]);
+}
+
+window.loadRide = async function (id) {
+  const body = $("ride-body");
+  body.replaceChildren(el("p", {}, "loading…"));
+  const r = await api("/api/sessions/" + id);
+  if (r.status !== 200) { body.replaceChildren(el("p", {}, (r.body && r.body.error) || "cannot load the ride")); return; }
+  const ride = r.body, s = ride.session, samples = ride.samples;
+  $("ride-title").textContent = "Ride " + s.id + " · " + s.activity;
+  const summary = el("table");
+  for (const [label, value] of [
+    ["Start", fmtDate(s.start)], ["Distance", fmt(s.distance / 1000, 2) + " km"], ["Timer", fmtTimer(s.timer)],
+    ["Elapsed", fmtTimer(s.elapsed)], ["Avg speed", fmt(s.averageSpeed && s.averageSpeed * 3.6, 1) + " km/h"],
+    ["Ascent", fmt(s.ascent, 0) + " m"], ["Avg / max HR", fmt(s.averageHeartRate, 0) + " / " + fmt(s.maxHeartRate, 0)],
+    ["Avg power / NP", fmt(ride.training.metrics.averagePower, 0) + " / " + fmt(ride.training.metrics.normalizedPower, 0) + " W"],
+  ]) { const tr = el("tr"); tr.append(el("td", {}, label), el("td", {}, value)); summary.append(tr); }
+  const downloads = el("p", { class: "downloads" });
+  for (const format of ride.formats) {
+    downloads.append(el("a", { href: "/api/sessions/" + s.id + "/file." + format, "data-format": format, download: "" }, format.toUpperCase()));
+  }
+  const hrZone = ride.training.zones.find((z) => z.quantity === "heartRate");
+  const powerZone = ride.training.zones.find((z) => z.quantity === "cyclingPower");
+  const km = samples.distance.map((d) => d / 1000), minutes = samples.timer.map((t) => t / 60);
+  const charts = [
+    trackChart(samples),
+    lineChart("Elevation m, by km", km, samples.altitude),
+    lineChart("Speed km/h, by minute", minutes, samples.speed.map((v) => v === null ? null : v * 3.6)),
+    lineChart("Heart rate bpm, by minute", minutes, samples.heartRate, { bands: hrZone ? zoneBands(hrZone) : null }),
+    lineChart("Power W, by minute", minutes, samples.power, { bands: powerZone ? zoneBands(powerZone) : null }),
+  ];
+  const zones = el("div");
+  zones.append(el("h2", {}, "Time in zone"));
+  if (!ride.training.zones.length) zones.append(el("p", {}, "no zones were set for this ride"));
+  for (const zone of ride.training.zones) zones.append(zoneChart(zone));
+  const laps = el("table");
+  const lh = el("tr"); lh.append(...["Lap", "Timer", "km", "Avg km/h", "Avg HR", "Avg W", "Trigger"].map((h) => el("th", {}, h)));
+  laps.append(lh);
+  for (const lap of ride.laps) {
+    const tr = el("tr");
+    tr.append(...[lap.number, fmtTimer(lap.timer), fmt(lap.distance / 1000, 2), fmt(lap.avgSpeed && lap.avgSpeed * 3.6, 1),
+      fmt(lap.avgHr, 0), fmt(lap.avgPower, 0), lap.trigger].map((v) => el("td", {}, String(v))));
+    laps.append(tr);
+  }
+  const events = el("ul");
+  for (const event of ride.events) {
+    const words = [new Date(event.wall * 1000).toISOString().slice(11, 19), event.kind];
+    if (event.fromState) words.push(event.fromState + " → " + event.toState);
+    if (event.cause) words.push("(" + event.cause + ")");
+    if (event.detail) words.push(event.detail);
+    events.append(el("li", {}, words.join(" ")));
+  }
+  // How hard it was, and how it felt: after the ride, as HealthKit asks.
+  const rating = el("div", { class: "rating" });
+  const rpe = el("select", { id: "r-rpe", "aria-label": "Perceived exertion" });
+  rpe.append(el("option", { value: "" }, "effort (RPE)…"));
+  for (let i = 1; i <= 10; i++) rpe.append(el("option", { value: String(i) }, String(i)));
+  const mood = el("select", { id: "r-mood", "aria-label": "Mood" });
+  mood.append(el("option", { value: "" }, "mood…"));
+  for (const m of ["very unpleasant", "unpleasant", "slightly unpleasant", "neutral", "slightly pleasant", "pleasant", "very pleasant"]) {
+    mood.append(el("option", { value: m }, m));
+  }
+  const save = el("button", { id: "r-save", type: "button" }, "Save");
+  const said = el("p", { id: "r-message", class: "message", role: "status" });
+  save.addEventListener("click", async () => {
+    let ok = true;
+    if (rpe.value) ok = await annotate({ kind: "rpe", value: Number(rpe.value), session: s.id }, "r-message") && ok;
+    if (mood.value) ok = await annotate({ kind: "mood", mood: mood.value, session: s.id }, "r-message") && ok;
+    if (ok) window.loadRide(s.id);
+  });
+  rating.append(el("h2", {}, "How was it?"), rpe, mood, save, said);
+  body.replaceChildren(summary, downloads, rating, ...charts, zones, el("h2", {}, "Laps"), laps, el("h2", {}, "Events"), events);
+};

@@ -161,6 +161,10 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     /// The workout went on to another activity (`detail`: its type; `value`: its number, the
     /// first being 1; `cause`: what asked).
     case activity
+    /// What the rider noted from the phone page (`cause`: "drink", "note", "rpe", "mood";
+    /// `detail`: the words; `value`: millilitres, the RPE 1-10, the mood's valence -1...1).
+    /// Written by the service beside the engine's events, during the ride or after it.
+    case annotation
   }
 
   public var kind: Kind

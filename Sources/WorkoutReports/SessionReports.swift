@@ -1,0 +1,181 @@
+import Foundation
+import WorkoutCore
+import WorkoutStore
+
+// What `workoutctl sessions`/`show` print as JSON and the phone's ride page shows: one
+// derivation of a stored session, shared by the two.
+
+/// What `sessions` and `show` print for a session.
+public struct SessionSummaryJSON: Codable {
+  public var id: Int64
+  public var activity: String
+  public var state: String
+  public var start: Double?
+  public var end: Double?
+  public var elapsed: Double
+  public var timer: Double
+  public var distance: Double
+  public var ascent: Double
+  public var descent: Double
+  public var points: Int
+  public var averageSpeed: Double?
+  public var maxSpeed: Double?
+  public var averageHeartRate: Double?
+  public var maxHeartRate: Double?
+  public var laps: Int?
+
+  public init(record: SessionRecord, store: WorkoutStore) throws {
+    id = record.id
+    activity = record.activity
+    state = record.state
+    start = record.startWall
+    end = record.endWall
+    points = record.points
+    let totals: IntervalTotals
+    if let summary = try store.summary(of: record) {
+      totals = summary.totals
+      laps = summary.laps
+    } else {
+      let live = try store.current(of: record)
+      totals = live.builder.totals
+      laps = live.builder.lapNumber - 1
+      points = live.builder.pointCount
+    }
+    elapsed = totals.elapsed
+    timer = totals.timer
+    distance = totals.distance
+    ascent = totals.ascent
+    descent = totals.descent
+    averageSpeed = totals.averageSpeed
+    maxSpeed = totals.maxSpeed
+    averageHeartRate = totals.heartRate.mean
+    maxHeartRate = totals.heartRate.maximum
+  }
+}
+
+/// A stored session's time in zone (whole and per lap) and training metrics, as `show` and
+/// `zones rebucket` print them: derived from its points.
+public struct TrainingJSON: Codable {
+  public struct ZoneJSON: Codable {
+    public var quantity: String
+    public var source: String
+    /// "0-120,120-140,...,175- bpm".
+    public var zones: String
+    /// Seconds in each zone, from zone 1.
+    public var seconds: [Double]
+    /// Per lap, seconds in each zone.
+    public var laps: [[Double]]
+  }
+
+  public struct MetricsJSON: Codable {
+    public var workKilojoules: Double?
+    public var averagePower: Double?
+    public var averagePowerWithoutZeros: Double?
+    /// Which of the two the rider's setting made the average ("withZeros", "withoutZeros").
+    public var powerAveraging: String
+    public var normalizedPower: Double?
+    public var ftp: Double?
+    public var intensityFactor: Double?
+    public var trainingStressScore: Double?
+    /// Seconds → best mean power, W.
+    public var bestPower: [String: Double]
+    public var estimatedFTP: Double?
+    public var bestTwentyMinuteHeartRate: Double?
+  }
+
+  /// A multisport workout's activities (one for any other), each derived from its points:
+  /// those after its `activity` event and up to the next.
+  public struct ActivityJSON: Codable {
+    public var number: Int
+    public var type: String
+    public var startWall: Double?
+    public var timer: Double
+    public var distance: Double
+    public var averageHeartRate: Double?
+    public var maxHeartRate: Double?
+    public var averagePower: Double?
+    /// Per zone configuration (as `zones`), seconds in each zone during this activity.
+    public var zones: [[Double]]
+  }
+
+  public var zones: [ZoneJSON]
+  public var metrics: MetricsJSON
+  public var activities: [ActivityJSON]
+
+  /// The session's own zones come from its `zoneConfiguration` events and FTP from its `ftp`
+  /// event, unless `zones` (re-bucketing) or `ftp` are given.
+  public init(
+    store: WorkoutStore, sessionID: Int64, endTimer: Double, events: [EventRecord], laps: [LapRecord],
+    firstActivity: String = "", zones override: [ZoneConfiguration]? = nil, ftp overrideFTP: Double? = nil
+  ) throws {
+    let recorded = events.filter { $0.kind == SessionEvent.Kind.zoneConfiguration.rawValue }
+    let configurations =
+      override ?? recorded.compactMap { $0.detail.flatMap(SessionAnalysis.configuration(fromEvent:)) }
+    let ftp = overrideFTP ?? events.first { $0.kind == SessionEvent.Kind.ftp.rawValue }?.value
+    // A session from before the setting averaged with the zeros.
+    let averaging =
+      events.last { $0.kind == SessionEvent.Kind.powerAveraging.rawValue }
+      .flatMap { $0.detail.flatMap(PowerAveraging.init(rawValue:)) } ?? .withZeros
+    var lapEnds: [Double] = []
+    var sum = 0.0
+    for lap in laps {
+      sum += lap.timer
+      lapEnds.append(sum)
+    }
+    let points = try store.points(sessionID: sessionID)
+    let samples = points.map { TrainingSample(timer: $0.timer, heartRate: $0.hr, power: $0.power) }
+    let (breakdowns, metrics) = SessionAnalysis.analyze(
+      samples, zones: configurations, lapEnds: lapEnds, endTimer: endTimer)
+    self.zones = breakdowns.map {
+      ZoneJSON(
+        quantity: $0.configuration.quantity.rawValue, source: $0.configuration.source.rawValue,
+        zones: $0.configuration.text, seconds: $0.workout.seconds, laps: $0.laps.map(\.seconds))
+    }
+    // The activities: the first from the session, each further one from its event; a point
+    // after an activity's event is that activity's (as a point up to a lap's end is the lap's).
+    let changes = events.filter { $0.kind == SessionEvent.Kind.activity.rawValue }.sorted { $0.wall < $1.wall }
+    var groups: [(type: String, start: Double?, points: ArraySlice<PointRecord>)] = []
+    var from = points.startIndex
+    let starts: [(String, Double?)] = [(firstActivity, nil)] + changes.map { ($0.detail ?? "other", $0.wall) }
+    for (index, change) in changes.enumerated() {
+      let end = points[from...].firstIndex { $0.wall > change.wall } ?? points.endIndex
+      groups.append((starts[index].0, starts[index].1, points[from..<end]))
+      from = end
+    }
+    groups.append((starts[changes.count].0, starts[changes.count].1, points[from...]))
+    // Each activity's zones: the same configurations, the activity's points only.
+    var activityEnds: [Double] = []
+    for group in groups.dropLast() { activityEnds.append(group.points.last?.timer ?? activityEnds.last ?? 0) }
+    let byActivity =
+      changes.isEmpty
+      ? breakdowns.map { [$0.workout.seconds] }
+      : SessionAnalysis.analyze(samples, zones: configurations, lapEnds: activityEnds, endTimer: endTimer).zones.map {
+        $0.laps.map(\.seconds)
+      }
+    activities = groups.enumerated().map { index, group in
+      let hr = group.points.compactMap(\.hr)
+      let watts = group.points.compactMap(\.power)
+      let before = index == 0 ? nil : groups[index - 1].points.last
+      return ActivityJSON(
+        number: index + 1, type: group.type, startWall: group.start ?? group.points.first?.wall,
+        timer: (group.points.last?.timer ?? 0) - (before?.timer ?? 0),
+        distance: (group.points.last?.distance ?? 0) - (before?.distance ?? 0),
+        averageHeartRate: hr.isEmpty ? nil : Double(hr.reduce(0, +)) / Double(hr.count),
+        maxHeartRate: hr.max().map(Double.init),
+        averagePower: averaging == .withZeros
+          ? (watts.isEmpty ? nil : Double(watts.reduce(0, +)) / Double(watts.count))
+          : watts.filter { $0 > 0 }.isEmpty
+            ? nil : Double(watts.reduce(0, +)) / Double(watts.filter { $0 > 0 }.count),
+        zones: byActivity.map { index < $0.count ? $0[index] : [] })
+    }
+    var best: [String: Double] = [:]
+    for seconds in [5, 60, 300, 1200] { best[String(seconds)] = metrics.bestPower(seconds) }
+    self.metrics = MetricsJSON(
+      workKilojoules: metrics.powerSamples > 0 ? metrics.work / 1000 : nil, averagePower: metrics.averagePower,
+      averagePowerWithoutZeros: metrics.averagePowerWithoutZeros, powerAveraging: averaging.rawValue,
+      normalizedPower: metrics.normalizedPower,
+      ftp: ftp, intensityFactor: ftp.flatMap { metrics.intensityFactor(ftp: $0) },
+      trainingStressScore: ftp.flatMap { metrics.trainingStressScore(ftp: $0) }, bestPower: best,
+      estimatedFTP: metrics.estimatedFTP, bestTwentyMinuteHeartRate: metrics.bestTwentyMinuteHeartRate)
+  }
+}
