@@ -35,10 +35,10 @@ public final class MonotonicCondition: @unchecked Sendable {
     return try body()
   }
 
-  /// Wakes one waiter (call while holding the mutex).
+  /// Wakes one waiter (with or without the mutex held: POSIX allows both).
   public func signal() { pthread_cond_signal(condition) }
 
-  /// Wakes every waiter (call while holding the mutex).
+  /// Wakes every waiter (with or without the mutex held).
   public func broadcast() { pthread_cond_broadcast(condition) }
 
   /// Waits (holding the mutex) until woken or until `deadline`, CLOCK_MONOTONIC seconds (nil or

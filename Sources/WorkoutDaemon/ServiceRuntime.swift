@@ -80,6 +80,10 @@ final class ServiceRuntime {
   private var pulledReplayFinished = false
   /// Devices this loop reads itself (gpsd on the real board), when the core says so.
   var engineReadDevices: [any EngineReadDevice] = []
+  /// The phone page's live feed: whether a phone watches, and where the status goes after
+  /// each commit while one does (made on this thread, where the state is).
+  var statusWanted: () -> Bool = { false }
+  var statusCommitted: ((StatusReport) -> Void)?
   /// True while the held writes are being written (an action asking for it again waits).
   private var writing = false
 
@@ -227,6 +231,7 @@ final class ServiceRuntime {
       }
       perform(core.committed(at: clock.now(), host: SystemClocks.monotonic()))
     }
+    if let statusCommitted, statusWanted() { statusCommitted(statusReport(at: clock.now())) }
   }
 
   private func setSystemClock(by offset: Double) {

@@ -60,6 +60,8 @@ final class WebServer: @unchecked Sendable {
   private let desk = Mutex(PairingDesk())
   /// Tokens in use (hash -> the phone's row), read from the database at start and kept with it.
   private let tokens = Mutex([String: WebClientRecord]())
+  /// When each phone's last-seen time was last written (CLOCK_MONOTONIC).
+  private let touched = Mutex([Int64: Double]())
   /// Refusals logged once per minute at most, counted between.
   private let refusals = Mutex((logged: -Double.infinity, unlogged: 0))
 
@@ -280,7 +282,17 @@ final class WebServer: @unchecked Sendable {
       noteRefusal("a request with a token that is not (or no longer) paired")
       return nil
     }
-    if let id = client.id { try? store.touchWebClient(id: id, wall: SystemClocks.wall()) }
+    // Last seen, written at most once a minute per phone (each request is not a transaction).
+    let now = SystemClocks.monotonic()
+    if let id = client.id,
+      touched.withLock({ touched in
+        guard now - (touched[id] ?? -.infinity) >= 60 else { return false }
+        touched[id] = now
+        return true
+      })
+    {
+      try? store.touchWebClient(id: id, wall: SystemClocks.wall())
+    }
     return client
   }
 
@@ -665,9 +677,11 @@ enum WebAssets {
   }
 }
 
-/// The status as phones see it: asked of the engine once a second while a phone watches (and
-/// at once after a control from the page), handed to every watcher. With no watcher its thread
-/// sleeps without a timeout: no wake-ups on an idle board.
+/// The status as phones see it. The engine hands it over after each commit while a phone
+/// watches (`wanted`, an atomic read: nothing is made for nobody), so the live feed costs the
+/// engine no extra wake-up; when nothing was committed for 2 s (no session, an idle board), or
+/// at once after a control from the page, this thread asks the engine itself. With no watcher
+/// its thread sleeps without a timeout: no wake-ups on an idle board.
 final class LiveFeed: @unchecked Sendable {
   enum Next {
     case status(Int, String)
@@ -675,19 +689,39 @@ final class LiveFeed: @unchecked Sendable {
     case stopped
   }
 
-  private let condition = MonotonicCondition()
+  /// The feed thread's wake-ups (a watcher came, a status was handed, a refresh asked) apart
+  /// from the watchers' (a new status), so neither wakes the other's threads for nothing.
+  private let work = MonotonicCondition()
+  private let news = MonotonicCondition()
   private let queue: InputQueue<RuntimeMessage>
   private let log: Logger
-  // Guarded by `condition`.
+  private let watching = Atomic<Int>(0)
+  // Guarded by `work`.
   private var watchers = 0
+  private var refreshAsked = false
+  private var handed: StatusReport?
+  private var feedStopping = false
+  // Guarded by `news`.
   private var sequence = 0
   private var latest = ""
   private var stopping = false
-  private var refreshAsked = false
+  /// Seconds without a status from the engine before this thread asks for one.
+  static let askAfter = 2.0
 
   init(queue: InputQueue<RuntimeMessage>, log: Logger) {
     self.queue = queue
     self.log = log
+  }
+
+  /// Whether anyone watches (the engine thread asks before making a status).
+  var wanted: Bool { watching.load(ordering: .relaxed) > 0 }
+
+  /// The engine's status after a commit, taken on the engine thread: encoded on this one.
+  func hand(_ status: StatusReport) {
+    work.locked { handed = status }
+    // Signalled after the mutex is let go: the feed thread wakes to a free mutex, not to wait
+    // for this one (a second context switch).
+    work.signal()
   }
 
   func start() {
@@ -699,64 +733,96 @@ final class LiveFeed: @unchecked Sendable {
   }
 
   func stop() {
-    condition.locked {
+    work.locked {
+      feedStopping = true
+      work.signal()
+    }
+    news.locked {
       stopping = true
-      condition.broadcast()
+      news.broadcast()
     }
   }
 
   func subscribe() {
-    condition.locked {
+    work.locked {
       watchers += 1
+      watching.wrappingAdd(1, ordering: .relaxed)
       refreshAsked = true
-      condition.broadcast()
+      work.signal()
     }
   }
 
   func unsubscribe() {
-    condition.locked { watchers -= 1 }
+    work.locked {
+      watchers -= 1
+      watching.wrappingSubtract(1, ordering: .relaxed)
+    }
   }
 
   /// Asks for a new status now (after a control from the page).
   func refresh() {
-    condition.locked {
+    work.locked {
       refreshAsked = true
-      condition.broadcast()
+      work.signal()
     }
   }
 
   func next(after seen: Int, until deadline: Double) -> Next {
-    condition.locked {
+    news.locked {
       while !stopping && sequence <= seen {
-        if !condition.wait(until: deadline) { return stopping ? .stopped : .quiet }
+        if !news.wait(until: deadline) { return stopping ? .stopped : .quiet }
       }
       return stopping ? .stopped : .status(sequence, latest)
     }
   }
 
+  private func publish(_ status: StatusReport) {
+    guard let json = try? ControlJSON.encode(status) else { return }
+    news.locked {
+      sequence += 1
+      latest = json
+    }
+    news.broadcast()
+  }
+
   private func run() {
+    var lastPublished = -Double.infinity
     while true {
-      let go = condition.locked { () -> Bool in
-        while !stopping && watchers == 0 { _ = condition.wait(until: nil) }
-        refreshAsked = false
-        return !stopping
+      enum Work {
+        case stop
+        case publish(StatusReport)
+        case ask
       }
-      guard go else { return }
-      let box = ReplyBox()
-      queue.post(.control(ControlRequest(command: .status), box))
-      if let status = box.wait(seconds: 5)?.status, let json = try? ControlJSON.encode(status) {
-        condition.locked {
-          sequence += 1
-          latest = json
-          condition.broadcast()
+      let next = work.locked { () -> Work in
+        while true {
+          if feedStopping { return .stop }
+          if watchers == 0 {
+            handed = nil
+            _ = work.wait(until: nil)
+            continue
+          }
+          if let status = handed {
+            handed = nil
+            return .publish(status)
+          }
+          if refreshAsked || SystemClocks.monotonic() >= lastPublished + Self.askAfter {
+            refreshAsked = false
+            return .ask
+          }
+          _ = work.wait(until: lastPublished + Self.askAfter)
         }
       }
-      // Once a second, or at once when asked.
-      let deadline = SystemClocks.monotonic() + 1
-      condition.locked {
-        while !stopping && !refreshAsked {
-          if !condition.wait(until: deadline) { break }
-        }
+      switch next {
+      case .stop:
+        return
+      case .publish(let status):
+        publish(status)
+        lastPublished = SystemClocks.monotonic()
+      case .ask:
+        let box = ReplyBox()
+        queue.post(.control(ControlRequest(command: .status), box))
+        if let status = box.wait(seconds: 5)?.status { publish(status) }
+        lastPublished = SystemClocks.monotonic()
       }
     }
   }

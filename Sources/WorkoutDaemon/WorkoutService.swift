@@ -125,6 +125,9 @@ public enum WorkoutService {
           scratchDirectory: configuration.runtimeDirectory)
         webServer.start()
         server.web = webServer
+        let feed = webServer.feed
+        runtime.statusWanted = { feed.wanted }
+        runtime.statusCommitted = { feed.hand($0) }
         web = webServer
         log(
           .notice,

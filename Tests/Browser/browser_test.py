@@ -148,8 +148,12 @@ def main():
                 f'[web]\nenabled = true\naddress = "127.0.0.1"\nport = {web_port}\n')
 
     log = open(os.path.join(work, "workoutd.log"), "w")
-    service = subprocess.Popen([os.path.join(args.bin, "workoutd"), "--state-dir", state, "--runtime-dir", runtime,
-                                "--config", config], stderr=log)
+
+    def start_service():
+        return subprocess.Popen([os.path.join(args.bin, "workoutd"), "--state-dir", state, "--runtime-dir", runtime,
+                                 "--config", config], stderr=log)
+
+    service = start_service()
     driver_port = free_port()
     chromedriver = subprocess.Popen([shutil.which("chromedriver") or "/usr/bin/chromedriver", f"--port={driver_port}"],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -242,10 +246,21 @@ def main():
             wait_for("the stop", 15, lambda: engine_state() in ("stopped", "ended"))
             wait_for("the page to follow", 10, lambda: browser.text("#state").lower() in ("stopped", "ended"))
 
+        def the_link_drops_and_comes_back():
+            nonlocal service
+            service.terminate()
+            service.wait(timeout=20)
+            wait_for("the page to say the figures are stale", 15,
+                     lambda: "no link" in browser.text("#link") and "old" in browser.text("#link"))
+            stale = browser.text("#link")
+            service = start_service()
+            wait_for("the page to reconnect by itself", 30, lambda: browser.text("#link") == "live")
+            print(f"  (the page said {stale!r}, then live again)", flush=True)
+
         def the_ride_page():
             browser.go(f"http://127.0.0.1:{web_port}/#/rides")
             wait_for("the ride list", 15, lambda: browser.displayed("#rides") and "Ride 1" in browser.text("#ride-list"))
-            browser.click("#ride-list a")
+            browser.click('#ride-list a[href="#/rides/1"]')
             wait_for("the ride page", 15, lambda: browser.displayed("#ride") and browser.script(
                 "return document.querySelectorAll('#ride-body svg.chart').length") >= 4)
             body = browser.text("#ride-body")
@@ -279,6 +294,7 @@ def main():
         step("pause and resume from the page, seen by workoutctl", pause_and_resume_from_the_page)
         step("the page follows the simulated pause button", the_page_follows_the_button)
         step("stop needs a confirm", stop_needs_a_confirm)
+        step("the link drops and comes back", the_link_drops_and_comes_back)
         step("the ride page", the_ride_page)
     except Exception:
         pass
@@ -299,7 +315,7 @@ def main():
         if failures:
             print(open(log.name).read()[-3000:])
         shutil.rmtree(work, ignore_errors=True)
-    print(f"browser: {8 - len(failures) if not failures else 'stopped at the first failure;'} "
+    print(f"browser: {9 - len(failures) if not failures else 'stopped at the first failure;'} "
           f"{len(failures)} failed; screenshots in {artifacts}")
     return 1 if failures else 0
 

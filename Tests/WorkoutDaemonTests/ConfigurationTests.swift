@@ -56,6 +56,30 @@ struct ConfigurationTests {
     #expect(settings.autoPause?.stopSpeed == ActivityType.running.defaultAutoPause?.stopSpeed)
   }
 
+  @Test func theWebServerIsOffUnlessEnabledAndItsKeysAreChecked() throws {
+    let defaults = try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd)
+    #expect(!defaults.web.enabled && defaults.web.address == "0.0.0.0" && defaults.web.port == 8080)
+    let set = try DaemonConfiguration.parse(
+      "[web]\nenabled = true\naddress = \"127.0.0.1\"\nport = 8443\nmax_clients = 4\nassets = \"/srv/web\"\n",
+      file: "t.toml", environment: noSystemd)
+    #expect(set.web.enabled && set.web.address == "127.0.0.1" && set.web.port == 8443)
+    #expect(set.web.maximumClients == 4 && set.web.assets == "/srv/web")
+    for (text, words) in [
+      ("port = 70000", "[web] port must be between"), ("port = 80.5", "[web] port must be a whole number"),
+      ("address = \"\"", "[web] address must be an address"), ("max_clients = 1", "[web] max_clients"),
+      ("colour = \"red\"", "unknown key"),
+    ] {
+      #expect(throws: ConfigurationError.self) {
+        _ = try DaemonConfiguration.parse("[web]\n" + text + "\n", file: "t.toml", environment: noSystemd)
+      }
+      do {
+        _ = try DaemonConfiguration.parse("[web]\n" + text + "\n", file: "t.toml", environment: noSystemd)
+      } catch {
+        #expect(error.description.contains(words), "\(text): \(error)")
+      }
+    }
+  }
+
   @Test func exportsAreOnByDefaultIntoTheStateDirectory() throws {
     let defaults = try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd)
     #expect(defaults.export.enabled && defaults.export.formats == [.fit, .gpx])
