@@ -207,7 +207,7 @@ faults: build
 # once fixed: the unit tests replay those). Prints each target's executions per second.
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS  = fuzz-ble-heart-rate fuzz-ble-cycling-power fuzz-ble-csc fuzz-ble-readables \
-                fuzz-ble-revolutions fuzz-att-pdu fuzz-ble-scan
+                fuzz-ble-revolutions fuzz-att-pdu fuzz-ble-scan fuzz-http-request
 FUZZ_BUILD    = $(SWIFT) build --scratch-path .build/fuzz -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
 fuzz: deps
 	@for t in $(FUZZ_TARGETS); do $(FUZZ_BUILD) --product $$t >/dev/null || { $(FUZZ_BUILD) --product $$t; exit 1; }; done

@@ -106,7 +106,7 @@ let package = Package(
       dependencies: ["SensorProtocols", "WorkoutCore", "WorkoutTestSupport", "BLEFuzzChecks"]),
     // make fuzz: the properties the libFuzzer targets below check, which the unit tests run on
     // the seed corpora too.
-    .target(name: "BLEFuzzChecks", dependencies: ["SensorProtocols"], path: "Tests/Fuzz/Checks"),
+    .target(name: "BLEFuzzChecks", dependencies: ["SensorProtocols", "WorkoutWeb"], path: "Tests/Fuzz/Checks"),
     .testTarget(
       name: "BoardLinuxTests",
       dependencies: ["BoardLinux", "LinuxSupport", "SensorProtocols", "WorkoutCore", "WorkoutTestSupport", "CGPS"]),
@@ -126,7 +126,7 @@ let package = Package(
     // ATT codec and the scan's management/advertising decoders (Tests/Fuzz/<name>); an ordinary build makes harmless executables of them.
     + [
       "fuzz-ble-heart-rate", "fuzz-ble-cycling-power", "fuzz-ble-csc", "fuzz-ble-readables", "fuzz-ble-revolutions",
-      "fuzz-att-pdu", "fuzz-ble-scan",
+      "fuzz-att-pdu", "fuzz-ble-scan", "fuzz-http-request",
     ].map { .executableTarget(name: $0, dependencies: ["BLEFuzzChecks"], path: "Tests/Fuzz/" + $0) },
   swiftLanguageModes: [.v6]
 )

@@ -148,9 +148,17 @@ public struct HTTPRequestParser: Sendable {
 
   /// The next whole request, or nil until more bytes arrive.
   public mutating func next() throws(HTTPParseError) -> HTTPRequest? {
-    // RFC 9112 §2.2: empty lines before a request line are ignored.
-    while buffer.starts(with: [13, 10]) { buffer.removeFirst(2) }
-    while buffer.first == 10 { buffer.removeFirst() }
+    // RFC 9112 §2.2: empty lines (CRLF or a bare LF, in any mix) before a request line are
+    // ignored, however the reads split them (the fuzzer found "\n\r\n" handled two ways).
+    while true {
+      if buffer.starts(with: [13, 10]) {
+        buffer.removeFirst(2)
+      } else if buffer.first == 10 {
+        buffer.removeFirst()
+      } else {
+        break
+      }
+    }
     guard let end = headerEnd() else {
       if buffer.count > headerLimit { throw .headerTooLarge(limit: headerLimit) }
       return nil

@@ -47,6 +47,20 @@ struct HTTPRequestParserTests {
     #expect(requests.first?.keepsAlive == false)
   }
 
+  @Test func blankLinesInAnyMixAreSkippedHoweverTheReadsSplitThem() throws {
+    // Found by the fuzzer: "\n\r\n" before a request was read two ways, split or whole.
+    let text = "\n\r\n\nGET / HTTP/1.1\r\nHost: b\r\n\r\n"
+    #expect(try parse(text).map(\.path) == ["/"])
+    for cut in 1..<text.utf8.count {
+      var parser = HTTPRequestParser()
+      parser.append(Array(text.utf8).prefix(cut))
+      var requests = try parser.next().map { [$0] } ?? []
+      parser.append(Array(text.utf8).dropFirst(cut))
+      while let request = try parser.next() { requests.append(request) }
+      #expect(requests.map(\.path) == ["/"], "cut at \(cut)")
+    }
+  }
+
   @Test(arguments: [
     ("GET /\r\n\r\n", 400),
     ("GET / HTTP/1.1\r\n\r\n", 400),  // no Host

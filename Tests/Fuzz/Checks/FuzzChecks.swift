@@ -1,4 +1,5 @@
 import SensorProtocols
+import WorkoutWeb
 
 /// The properties the fuzz targets check on every input, one function per target. Each
 /// returns nil when the input is fine, or what went wrong; the fuzz targets (Tests/Fuzz/*)
@@ -8,8 +9,43 @@ public enum FuzzChecks {
   public static let targets: [String: @Sendable ([UInt8]) -> String?] = [
     "fuzz-ble-heart-rate": heartRate, "fuzz-ble-cycling-power": cyclingPower, "fuzz-ble-csc": csc,
     "fuzz-ble-readables": readables, "fuzz-ble-revolutions": revolutions, "fuzz-att-pdu": att,
-    "fuzz-ble-scan": scan,
+    "fuzz-ble-scan": scan, "fuzz-http-request": httpRequest,
   ]
+
+  /// The web server's request parser (not BLE, but the same kind of untrusted bytes): the first
+  /// byte chooses where the rest is split in two, as two reads from a socket would split it;
+  /// both ways give the same requests and the same verdict, never a trap; a request's field
+  /// names are lower-case and its body within the limit.
+  public static func httpRequest(_ bytes: [UInt8]) -> String? {
+    guard let selector = bytes.first else { return nil }
+    let input = Array(bytes.dropFirst())
+    func parse(_ pieces: [[UInt8]]) -> ([HTTPRequest], HTTPParseError?) {
+      var parser = HTTPRequestParser(headerLimit: 512, bodyLimit: 256)
+      var requests: [HTTPRequest] = []
+      for piece in pieces {
+        parser.append(piece)
+        do {
+          while let request = try parser.next() { requests.append(request) }
+        } catch {
+          return (requests, error)
+        }
+      }
+      return (requests, nil)
+    }
+    let whole = parse([input])
+    let cut = input.isEmpty ? 0 : Int(selector) % (input.count + 1)
+    let split = parse([Array(input[..<cut]), Array(input[cut...])])
+    guard whole.0 == split.0 else { return "split at \(cut): \(split.0.count) requests, whole: \(whole.0.count)" }
+    // Split, an over-long header can be refused before its end arrives; otherwise the same.
+    if whole.1 != split.1, !(split.1.map { if case .headerTooLarge = $0 { true } else { false } } ?? false) {
+      return "split at \(cut): \(String(describing: split.1)), whole: \(String(describing: whole.1))"
+    }
+    for request in whole.0 {
+      if request.headers.contains(where: { $0.name != $0.name.lowercased() }) { return "a field name not lower-cased" }
+      if request.body.count > 256 { return "a body over the limit" }
+    }
+    return nil
+  }
 
   /// A decoded measurement encodes back to a value that decodes to the same measurement, of
   /// the same length when no reserved flag bit allowed trailing bytes.
