@@ -159,6 +159,7 @@ def main():
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     browser = None
     failures = []
+    passes = []
 
     def ctl(*words):
         return subprocess.run([os.path.join(args.bin, "workoutctl"), *words, "--state-dir", state,
@@ -171,6 +172,7 @@ def main():
         started = time.monotonic()
         try:
             body()
+            passes.append(name)
             print(f"PASS {name} ({time.monotonic() - started:.1f} s)", flush=True)
         except Exception as error:
             failures.append(name)
@@ -315,8 +317,8 @@ def main():
         if failures:
             print(open(log.name).read()[-3000:])
         shutil.rmtree(work, ignore_errors=True)
-    print(f"browser: {9 - len(failures) if not failures else 'stopped at the first failure;'} "
-          f"{len(failures)} failed; screenshots in {artifacts}")
+    print(f"browser: {len(passes)} passed, {len(failures)} failed"
+          f"{' (it stops at the first failure)' if failures else ''}; screenshots in {artifacts}")
     return 1 if failures else 0
 
 
