@@ -29,6 +29,21 @@ public enum TCPConnectError: Error, Sendable, Hashable, CustomStringConvertible 
   }
 }
 
+/// `getaddrinfo(3)` for a stream socket of either family; free the list with `freeaddrinfo`.
+func resolve(host: String, port: String, flags: Int32) throws(TCPConnectError) -> UnsafeMutablePointer<addrinfo>? {
+  var hints = addrinfo()
+  hints.ai_family = AF_UNSPEC
+  hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+  hints.ai_flags = flags
+  var list: UnsafeMutablePointer<addrinfo>?
+  let status = getaddrinfo(host, port, &hints, &list)
+  if status != 0 {
+    let reason = status == EAI_SYSTEM ? String(cString: strerror(Glibc.errno)) : String(cString: gai_strerror(status))
+    throw .resolve(host: host, port: port, code: status, reason: reason)
+  }
+  return list
+}
+
 /// A TCP client socket (`tcp(7)`): close-on-exec, closed when released. Writes never raise
 /// SIGPIPE (`MSG_NOSIGNAL`): a peer that has gone is an EPIPE error, on any thread.
 public final class TCPSocket: Sendable {
@@ -52,16 +67,7 @@ public final class TCPSocket: Sendable {
   /// address that accepts, in `getaddrinfo`'s order. Blocks until connected or refused: call it
   /// where waiting for a remote host or DNS stalls nothing else.
   public static func connect(host: String, port: String) throws(TCPConnectError) -> TCPSocket {
-    var hints = addrinfo()
-    hints.ai_family = AF_UNSPEC
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-    hints.ai_flags = AI_ADDRCONFIG
-    var list: UnsafeMutablePointer<addrinfo>?
-    let status = getaddrinfo(host, port, &hints, &list)
-    if status != 0 {
-      let reason = status == EAI_SYSTEM ? String(cString: strerror(Glibc.errno)) : String(cString: gai_strerror(status))
-      throw .resolve(host: host, port: port, code: status, reason: reason)
-    }
+    let list = try resolve(host: host, port: port, flags: AI_ADDRCONFIG)
     defer { freeaddrinfo(list) }
     var lastError = SystemError("connect", errno: EADDRNOTAVAIL, context: "\(host):\(port)")
     var entry = list
@@ -174,16 +180,7 @@ public final class TCPListener: Sendable {
 
   /// Binds `host` ("0.0.0.0", "::", "127.0.0.1", a name) and `port`, and listens.
   public static func listen(host: String, port: Int, backlog: Int32 = 32) throws(TCPConnectError) -> TCPListener {
-    var hints = addrinfo()
-    hints.ai_family = AF_UNSPEC
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
-    var list: UnsafeMutablePointer<addrinfo>?
-    let status = getaddrinfo(host, String(port), &hints, &list)
-    if status != 0 {
-      let reason = status == EAI_SYSTEM ? String(cString: strerror(Glibc.errno)) : String(cString: gai_strerror(status))
-      throw .resolve(host: host, port: String(port), code: status, reason: reason)
-    }
+    let list = try resolve(host: host, port: String(port), flags: AI_PASSIVE | AI_NUMERICSERV)
     defer { freeaddrinfo(list) }
     var lastError = SystemError("bind", errno: EADDRNOTAVAIL, context: "\(host):\(port)")
     var entry = list

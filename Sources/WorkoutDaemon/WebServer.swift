@@ -661,15 +661,7 @@ enum WebAssets {
   ]
 
   static func candidates() -> [String] {
-    let executable =
-      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    let binDirectory = (executable as NSString).deletingLastPathComponent
-    let sourceTree = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().path
-    return [
-      "\(binDirectory)/../share/workoutd/web", "/usr/share/workoutd/web", "/usr/local/share/workoutd/web",
-      "\(sourceTree)/board/web",
-    ].map { ($0 as NSString).standardizingPath }
+    SharedData.candidates(installed: "web", inSourceTree: "board/web")
   }
 
   static func find() -> String? {

@@ -256,23 +256,30 @@ public enum WorkoutService {
 /// November 2026; no ride it records can be older.
 let earliestPlausibleGPSTime: Double = 1_793_491_200  // 2026-11-01T00:00:00Z
 
-/// Where the bundled ride (board/sim/rides) is found: next to an installed binary, in the
-/// system's data directories, or in the source tree for `make run`.
-enum BundledRide {
-  static let fileName = "garmin-edge-500-2011-09-25.csv"
-
-  static func candidates() -> [String] {
+/// Where the package's data (`$(DATADIR)/workoutd/...`) is found: next to an installed binary
+/// (`../share/workoutd`), in the system's data directories, or in the source tree (`make run`,
+/// the tests).
+enum SharedData {
+  static func candidates(installed path: String, inSourceTree sourcePath: String) -> [String] {
     let executable =
       (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     let binDirectory = (executable as NSString).deletingLastPathComponent
     let sourceTree = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent().path
     return [
-      "\(binDirectory)/../share/workoutd/rides/\(fileName)",
-      "/usr/share/workoutd/rides/\(fileName)",
-      "/usr/local/share/workoutd/rides/\(fileName)",
-      "\(sourceTree)/board/sim/rides/\(fileName)",
+      "\(binDirectory)/../share/workoutd/\(path)", "/usr/share/workoutd/\(path)", "/usr/local/share/workoutd/\(path)",
+      "\(sourceTree)/\(sourcePath)",
     ].map { ($0 as NSString).standardizingPath }
+  }
+}
+
+/// Where the bundled ride (board/sim/rides) is found: next to an installed binary, in the
+/// system's data directories, or in the source tree for `make run`.
+enum BundledRide {
+  static let fileName = "garmin-edge-500-2011-09-25.csv"
+
+  static func candidates() -> [String] {
+    SharedData.candidates(installed: "rides/\(fileName)", inSourceTree: "board/sim/rides/\(fileName)")
   }
 
   static func find() -> String? {
