@@ -119,7 +119,10 @@ let package = Package(
       ]),
     .testTarget(
       name: "IntegrationTests",
-      dependencies: ["WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport"]
+      dependencies: [
+        "WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport",
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ]
     ),
   ]
     // make fuzz: libFuzzer targets for the BLE decoders, the speed/cadence calculators, the

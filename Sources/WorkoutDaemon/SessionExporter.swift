@@ -46,9 +46,9 @@ final class SessionExporter: Sendable {
     self.log = log
   }
 
-  /// Starts the thread, with a first pass.
-  func start() throws(SystemError) {
-    queue.post(.pass)
+  /// Starts the thread, with a first pass unless told not to (then the first `kick()` makes it).
+  func start(firstPass: Bool = true) throws(SystemError) {
+    if firstPass { queue.post(.pass) }
     try DeviceThread.detach(name: "exporter") { [self] in
       do {
         try DeviceThread.lowerThisThreadsPriority(toNice: Self.nice)
@@ -131,15 +131,16 @@ final class SessionExporter: Sendable {
     guard let reader else { return failing("cannot read \(databasePath)") }
     var failures: [String] = []
     for format in formats {
-      let sessions: [SessionRecord]
+      let sessionIDs: [Int64]
       do {
-        sessions = try reader.sessionsNotExported(format: format.rawValue, destination: destination)
+        sessionIDs = try reader.sessionIDsNotExported(format: format.rawValue, destination: destination)
       } catch {
         failures.append("cannot list the sessions to export as \(format.rawValue.uppercased()): \(error)")
         continue
       }
-      for session in sessions {
+      for sessionID in sessionIDs {
         do {
+          guard let session = try reader.session(id: sessionID) else { continue }  // deleted meanwhile
           let file = try ExportFile.write(session, from: reader, format: format, into: directory)
           try ledger.recordExport(
             ExportRecord(
@@ -147,7 +148,7 @@ final class SessionExporter: Sendable {
               bytes: file.bytes, points: file.points, writtenWall: Date().timeIntervalSince1970))
           log(.info, "exported session \(session.id) to \(file.path) (\(file.points) points, \(file.bytes) bytes)")
         } catch {
-          let failure = "session \(session.id) as \(format.rawValue.uppercased()): \(error)"
+          let failure = "session \(sessionID) as \(format.rawValue.uppercased()): \(error)"
           log(.warning, "cannot export \(failure); the other sessions go on, it is tried again at the next pass")
           failures.append(failure)
         }
@@ -166,7 +167,7 @@ final class SessionExporter: Sendable {
   static let nice: Int32 = 10
   /// The exporter's own page cache: it reads each session once, in order, so a large cache
   /// buys nothing and would stay in the service's memory between passes.
-  static let readerCacheKiB = 256
+  static let readerCacheKiB = 64
 
   /// Makes `path` and its missing parents (mode 0750: the service's group reads the exports);
   /// nil when done, else why not (strerror's words).

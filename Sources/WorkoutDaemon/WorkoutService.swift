@@ -151,19 +151,6 @@ public enum WorkoutService {
       "ready: database \(store.path), control socket \(server.path), \(board.name) board, \(settings.activity.rawValue)"
     )
 
-    if store.integrityCheckIsDue {
-      // Off the engine thread, on a read-only connection of its own: recording goes on.
-      do {
-        try DeviceThread.detach(name: "integrity check") {
-          let started = SystemClocks.monotonic()
-          let result = store.backgroundIntegrityCheck()
-          queue.post(.integrityChecked(result, seconds: SystemClocks.monotonic() - started))
-        }
-      } catch {
-        log(.error, "cannot start the background integrity check of \(store.path): \(error); it runs at the next start")
-      }
-    }
-
     if !configuration.usbDrive.enabled && access(configuration.usbDriveImage, F_OK) == 0 {
       UsbDrive.retire(image: configuration.usbDriveImage, log: log)
     }
@@ -175,13 +162,31 @@ public enum WorkoutService {
         drive: configuration.usbDrive.enabled
           ? UsbDrive(image: configuration.usbDriveImage, formats: configuration.usbDrive.formats, log: log) : nil)
       do {
-        try sessionExporter.start()
+        // With an integrity check to run, the exporter's first pass (a catch-up of many
+        // sessions after an upgrade) waits for it: the two at once would hold both their
+        // connections' caches and working memory at the same moment (make bench's READY peak).
+        try sessionExporter.start(firstPass: !store.integrityCheckIsDue)
         runtime.sessionEnded = { _ in sessionExporter.kick() }
         exporter = sessionExporter
       } catch {
         // Told as a device fault: status, the LED, an event, this line.
         log(.error, "cannot start the exporter: \(error); sessions are exported at the next start")
         sink.post(.device(DeviceStatus(device: .exports, condition: .failing, detail: "cannot start: \(error)")))
+      }
+    }
+
+    if store.integrityCheckIsDue {
+      // Off the engine thread, on a read-only connection of its own: recording goes on.
+      do {
+        try DeviceThread.detach(name: "integrity check") { [exporter] in
+          let started = SystemClocks.monotonic()
+          let result = store.backgroundIntegrityCheck()
+          queue.post(.integrityChecked(result, seconds: SystemClocks.monotonic() - started))
+          exporter?.kick()
+        }
+      } catch {
+        log(.error, "cannot start the background integrity check of \(store.path): \(error); it runs at the next start")
+        exporter?.kick()
       }
     }
 

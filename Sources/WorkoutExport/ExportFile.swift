@@ -187,7 +187,7 @@ public struct ActivityEncoderEnd: Sendable {
 /// whole file under its name or none (and a temporary file the next export replaces).
 public enum ExportFile {
   /// Points read from the store at a time.
-  static let page = 2_000
+  static let page = 250
 
   /// The first 8 hex digits of the session's UUID: with the start time to the second, unique
   /// among any rider's sessions, from any board or database.

@@ -256,6 +256,34 @@ extension PointRecord {
     return point
   }
 
+  /// Read column by column rather than through `Decodable`: exports and the ride page read
+  /// every point of a session, and the generic path (a coding key made from each column's name,
+  /// for every column of every row) was most of their CPU and touched much more code. Errors
+  /// are GRDB's, as with `Decodable`: a NULL where a value must be, a missing column.
+  public init(row: Row) throws {
+    sessionID = try row.decode(forColumn: "session_id")
+    seq = try row.decode(forColumn: "seq")
+    wall = try row.decode(forColumn: "wall")
+    monotonic = try row.decode(forColumn: "monotonic")
+    elapsed = try row.decode(forColumn: "elapsed")
+    timer = try row.decode(forColumn: "timer")
+    distance = try row.decode(forColumn: "distance")
+    lat = try row.decode(forColumn: "lat")
+    lon = try row.decode(forColumn: "lon")
+    altGPS = try row.decode(forColumn: "alt_gps")
+    altBaro = try row.decode(forColumn: "alt_baro")
+    speed = try row.decode(forColumn: "speed")
+    hr = try row.decode(forColumn: "hr")
+    cadence = try row.decode(forColumn: "cadence")
+    power = try row.decode(forColumn: "power")
+    temperature = try row.decode(forColumn: "temperature")
+    fixDim = try row.decode(forColumn: "fix_dim")
+    hError = try row.decode(forColumn: "h_error")
+    pressure = try row.decode(forColumn: "pressure")
+    humidity = try row.decode(forColumn: "humidity")
+    wheelSpeed = try row.decode(forColumn: "wheel_speed")
+  }
+
   /// One prepared statement for every recorded second (GRDB's `insert` would build its
   /// arguments through a dictionary each time).
   static let insertSQL = """

@@ -793,17 +793,24 @@ public final class WorkoutStore: Sendable {
     }
   }
 
-  /// Ended sessions with no `format` file in `destination` yet, oldest first.
-  public func sessionsNotExported(format: String, destination: String) throws(StoreError) -> [SessionRecord] {
+  /// The ids of ended sessions with no `format` file in `destination` yet, oldest first. Ids,
+  /// not records: a session row carries its checkpoint and summary (~8 KB), and a catch-up
+  /// after an upgrade lists hundreds of them; each is read when its turn comes (`session(id:)`).
+  public func sessionIDsNotExported(format: String, destination: String) throws(StoreError) -> [Int64] {
     try read { db in
-      try SessionRecord.fetchAll(
+      try Int64.fetchAll(
         db,
         sql: """
-          SELECT * FROM session WHERE state = 'ended' AND NOT EXISTS (
+          SELECT id FROM session WHERE state = 'ended' AND NOT EXISTS (
             SELECT 1 FROM export WHERE export.session_id = session.id AND format = ? AND destination = ?)
           ORDER BY id
           """, arguments: [format, destination])
     }
+  }
+
+  /// The ids of ended sessions, oldest first.
+  public func endedSessionIDs() throws(StoreError) -> [Int64] {
+    try read { db in try Int64.fetchAll(db, sql: "SELECT id FROM session WHERE state = 'ended' ORDER BY id") }
   }
 
   /// The files recorded under `destination` (the service's exports directory), oldest session

@@ -359,18 +359,19 @@ struct Export: ParsableCommand {
         FileHandle.standardError.write(Data("workoutctl: not recorded in the export table: \(error)\n".utf8))
       }
     }
-    var jobs: [(SessionRecord, ExportFormat)] = []
+    // Sessions by id, each read when its turn comes: hundreds of session rows (~8 KB each with
+    // their checkpoints) are not held at once.
+    var jobs: [(Int64, ExportFormat)] = []
     if let session {
-      guard let record = try store.session(id: session) else {
+      guard try store.session(id: session) != nil else {
         throw fail("no session \(session) in \(locations.database)")
       }
-      jobs = formats.map { (record, $0) }
+      jobs = formats.map { (session, $0) }
     } else if all {
-      let ended = try store.sessions(limit: Int.max).filter { $0.state == SessionState.ended.rawValue }
-      jobs = ended.reversed().flatMap { record in formats.map { (record, $0) } }
+      jobs = try store.endedSessionIDs().flatMap { id in formats.map { (id, $0) } }
     } else if let destination {
       for format in formats {
-        jobs += try store.sessionsNotExported(format: format.rawValue, destination: destination).map { ($0, format) }
+        jobs += try store.sessionIDsNotExported(format: format.rawValue, destination: destination).map { ($0, format) }
       }
       if jobs.isEmpty { FileHandle.standardError.write(Data("workoutctl: nothing new for \(destination)\n".utf8)) }
     }
@@ -381,8 +382,9 @@ struct Export: ParsableCommand {
       archive = TarStream(descriptor: STDOUT_FILENO, label: "standard output")
     }
     var sent: [ExportRecord] = []
-    for (record, format) in jobs {
+    for (sessionID, format) in jobs {
       do {
+        guard let record = try store.session(id: sessionID) else { continue }  // deleted meanwhile
         let written = try ExportFile.write(record, from: store, format: format, into: directory)
         let entry = ExportRecord(
           sessionID: record.id, format: format.rawValue, destination: destination ?? "", name: written.name,

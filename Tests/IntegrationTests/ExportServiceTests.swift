@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import WorkoutControl
 import WorkoutCore
@@ -185,6 +186,53 @@ struct ExportServiceTests {
     #expect(
       try Data(contentsOf: URL(fileURLWithPath: exports + "/\(name).fit"))
         == Data(contentsOf: URL(fileURLWithPath: dir.path + "/copy/\(name).fit")))
+  }
+
+  /// A start with the integrity check due (no record of one, as after an unclean stop) and
+  /// sessions never exported: the check runs first and the exporter's catch-up after it, not
+  /// both at once (their memory at the same moment was the READY peak on a large database).
+  @Test func theCatchUpWaitsForADueIntegrityCheck() throws {
+    let dir = ServiceDirectory()
+    let ride = try Self.shortRide(in: dir)
+    let exports = dir.state + "/exports"
+    let off = try Self.config("[export]\nenabled = false\n", in: dir)
+    let record = try ServiceProcess(
+      dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
+    #expect(try record.waitForExit(timeout: 120) == 0, "\(record.log)")
+    #expect(files(exports).isEmpty)
+    unlink(dir.database + ".checked")
+    // A larger file, so that the check takes longer than the first export (~0.1 s here): a
+    // table the service does not know, which quick_check reads like any other.
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.write { db in
+      try db.execute(sql: "CREATE TABLE filler (data BLOB)")
+      try db.execute(
+        sql: """
+          WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+          INSERT INTO filler SELECT randomblob(2000) FROM n
+          """)
+    }
+    try queue.close()
+
+    let on = try Self.config("[export]\nformats = [\"fit\"]\n", in: dir)
+    let start = try ServiceProcess(dir, arguments: ["--speed", "1", "--config", on])
+    // The first file the exporter writes (its temporary file, then the FIT): the check's
+    // record must be there already.
+    var checkedBeforeExport: Bool?
+    try waitFor("the exporter's first file", timeout: 60, interval: 0.001) {
+      guard !files(exports).isEmpty else { return false }
+      checkedBeforeExport = FileManager.default.fileExists(atPath: dir.database + ".checked")
+      return true
+    }
+    try waitFor("the session's export", timeout: 60) { start.log.contains("exported session 1 to") }
+    start.signal(SIGTERM)
+    #expect(try start.waitForExit() == 0)
+    #expect(checkedBeforeExport == true, "\(start.log)")
+    let lines = start.log.split(separator: "\n")
+    let checked = try #require(lines.firstIndex { $0.contains("passed its integrity check") }, "\(start.log)")
+    let exported = try #require(lines.firstIndex { $0.contains("exported session 1 to") })
+    #expect(checked < exported, "\(start.log)")
+    #expect(FileManager.default.fileExists(atPath: dir.database + ".checked"))
   }
 
   /// A kill -9 while the service writes an export (caught by its temporary file appearing)

@@ -101,12 +101,13 @@ struct TestFailure: Error, CustomStringConvertible {
   init(_ description: String) { self.description = description }
 }
 
-/// Polls `condition` every 50 ms until it holds or `timeout` passes (then throws).
-func waitFor(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
+/// Polls `condition` every `interval` seconds (50 ms) until it holds or `timeout` passes (then
+/// throws).
+func waitFor(_ what: String, timeout: Double, interval: Double = 0.05, _ condition: () throws -> Bool) throws {
   let deadline = Date().addingTimeInterval(timeout)
   while Date() < deadline {
     if (try? condition()) == true { return }
-    usleep(50_000)
+    usleep(UInt32(interval * 1_000_000))
   }
   if try condition() { return }
   throw TestFailure("timed out after \(timeout) s waiting for \(what)")

@@ -299,6 +299,32 @@ struct MigrationTests {
     #expect(try store.points(sessionID: 1).last?.altBaro != nil)
   }
 
+  /// `PointRecord(row:)` reads each column by its name: every column comes back as written,
+  /// a NULL as nil, and a NULL where a value must be is an error, not a trap.
+  @Test func everyColumnOfAPointIsReadBackAsWritten() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    _ = try recordRide(into: store, seconds: 1)
+    let full = PointRecord(
+      sessionID: 1, seq: 100, wall: 1_700_000_000.25, monotonic: 12.5, elapsed: 99.75, timer: 98.5,
+      distance: 1234.5, lat: 46.05, lon: 14.5, altGPS: 301.5, altBaro: 299.25, speed: 7.75, hr: 151,
+      cadence: 88.5, power: 245, temperature: 21.5, fixDim: 3, hError: 4.25, pressure: 97_654.5,
+      humidity: 45.5, wheelSpeed: 7.5)
+    let empty = PointRecord(
+      sessionID: 1, seq: 101, wall: 1_700_000_001, monotonic: 13.5, elapsed: 100.75, timer: 99.5, distance: 1240,
+      lat: nil, lon: nil, altGPS: nil, altBaro: nil, speed: nil, hr: nil, cadence: nil, power: nil,
+      temperature: nil, fixDim: nil, hError: nil, pressure: nil, humidity: nil, wheelSpeed: nil)
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.write { db in
+      for point in [full, empty] { try db.execute(sql: PointRecord.insertSQL, arguments: point.insertArguments) }
+    }
+    #expect(try store.points(sessionID: 1, from: 100) == [full, empty])
+    try queue.read { db in
+      let row = try #require(try Row.fetchOne(db, sql: "SELECT NULL AS session_id, 1 AS seq"))
+      #expect(throws: (any Error).self) { try PointRecord(row: row) }
+    }
+  }
+
   @Test func wheelSpeedIsStoredWithPointsAndGivesTheDistanceIndoors() throws {
     let dir = TemporaryDirectory()
     let store = try recordBarometer(into: dir, seconds: 10, stop: true) { _ in
@@ -470,7 +496,7 @@ struct MigrationTests {
       #expect(bytes[8] >> 6 == 0b10, "RFC 9562 variant: \(uuid)")
     }
     #expect(try store.exports(sessionID: 1).isEmpty)
-    #expect(try store.sessionsNotExported(format: "fit", destination: "/x").isEmpty, "no session has ended")
+    #expect(try store.sessionIDsNotExported(format: "fit", destination: "/x").isEmpty, "no session has ended")
   }
 }
 
