@@ -10,8 +10,9 @@ that never run; ordered together they need fewer 64 KiB windows, and the service
 How: the release build of this checkout, objcopy'd without its debug info (valgrind 3.19 cannot
 read it), runs under valgrind's callgrind, which names every function executed:
   1. the linux board on a real gpsd (gpsfake replaying the bundled 1 Hz capture): start, idle,
-     `workoutctl start`, recording, lap, pause, resume, stop, status, SIGTERM; and a second start
-     that resumes a session left running (SIGKILL);
+     `workoutctl start`, recording, lap, pause, resume, SIGTERM; a second start that resumes the
+     session left running, then stop (its exports), status, SIGTERM; and a third start with the
+     export table emptied (the exporter's catch-up pass, as after an upgrade);
   2. the simulated board replaying a short ride at full speed to its end.
 Functions are ordered by how often they ran (the per-second path first, then what a ride runs
 once), those of run 1 before those only run 2 needs. The order file lists mangled names; lld
@@ -102,7 +103,16 @@ def linux_board_run(binary, bin_dir, work):
     state, runtime = os.path.join(work, "state"), os.path.join(work, "run")
     outputs = []
     try:
-        for attempt, ending in (("first", "sigterm"), ("resumed", "sigterm")):
+        for attempt in ("first", "resumed", "catch-up"):
+            if attempt == "catch-up":
+                # A start with ended sessions never exported (the first start after an upgrade,
+                # or an exports directory emptied): the exporter's catch-up pass, whose peak
+                # memory is READY's (make bench's ready.py).
+                shutil.rmtree(os.path.join(state, "exports"), ignore_errors=True)
+                db = sqlite3.connect(os.path.join(state, "workoutd.db"))
+                db.execute("DELETE FROM export")
+                db.commit()
+                db.close()
             out = os.path.join(work, f"callgrind.linux.{attempt}")
             notify = benchlib.NotifySocket(work)
             log = open(os.path.join(work, f"workoutd.{attempt}.log"), "w")
@@ -123,6 +133,9 @@ def linux_board_run(binary, bin_dir, work):
                 ctl(bin_dir, state, runtime, "resume")
                 wait_points(state, 30, 120)
                 # Left running: the second start resumes it, as after a crash or an upgrade.
+                proc.send_signal(signal.SIGTERM)
+            elif attempt == "catch-up":
+                time.sleep(10)
                 proc.send_signal(signal.SIGTERM)
             else:
                 wait_points(state, 40, 120)
