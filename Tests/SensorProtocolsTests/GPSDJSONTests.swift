@@ -124,4 +124,123 @@ struct GPSDJSONTests {
     // A strict prefix of a one-object line is never a whole object.
     #expect(decoded == 0)
   }
+
+  /// The TPV decoder as it was written first, over `members(of:)`: every member as a String
+  /// key and a value, matched by String comparison. The decoder the service runs matches keys
+  /// on bytes without making Strings; it must give exactly this. (Numbers are the same
+  /// scanner's in both: `exactDecimals` holds them to `Double(String)`.)
+  static func referenceTPV(_ line: some StringProtocol) -> TPVSnapshot? {
+    guard let members = GPSDJSON.members(of: line) else { return nil }
+    var isTPV = false
+    var snapshot = TPVSnapshot()
+    var otherAltitude = false
+    func integer(_ value: Double) -> Int? {
+      guard value.isFinite, value.rounded() == value, abs(value) < 1e15 else { return nil }
+      return Int(value)
+    }
+    for (key, value) in members {
+      switch (key, value) {
+      case ("class", .string(let name)): isTPV = name == "TPV"
+      case ("time", .string(let text)): snapshot.time = GPSDJSON.parseTime(text)
+      case ("mode", .number(let n)): snapshot.mode = integer(n) ?? 0
+      case ("status", .number(let n)): snapshot.status = integer(n) ?? 0
+      case ("leapseconds", .number(let n)): snapshot.leapSeconds = integer(n) ?? 0
+      case ("ept", .number(let n)): snapshot.timeError = n
+      case ("lat", .number(let n)): snapshot.latitude = n
+      case ("lon", .number(let n)): snapshot.longitude = n
+      case ("altHAE", .number(let n)): snapshot.altitudeHAE = n
+      case ("altMSL", .number(let n)): snapshot.altitudeMSL = n
+      case ("geoidSep", .number(let n)): snapshot.geoidSeparation = n
+      case ("eph", .number(let n)): snapshot.eph = n
+      case ("epx", .number(let n)): snapshot.epx = n
+      case ("epy", .number(let n)): snapshot.epy = n
+      case ("epv", .number(let n)): snapshot.epv = n
+      case ("track", .number(let n)): snapshot.track = n
+      case ("speed", .number(let n)): snapshot.speed = n
+      case ("eps", .number(let n)): snapshot.eps = n
+      case ("climb", .number(let n)): snapshot.climb = n
+      case ("alt", .number(let n)), ("depth", .number(let n)): if n.isFinite { otherAltitude = true }
+      default: break
+      }
+    }
+    guard isTPV else { return nil }
+    if snapshot.time?.seconds == 0 { snapshot.time = nil }
+    var fields: GPSDFieldMask = [.status]
+    if snapshot.time != nil { fields.insert(.time) }
+    if snapshot.timeError.isFinite { fields.insert(.timeError) }
+    if snapshot.longitude.isFinite { fields.insert(.position) }
+    if snapshot.altitudeHAE.isFinite || snapshot.altitudeMSL.isFinite || otherAltitude { fields.insert(.altitude) }
+    if snapshot.epx.isFinite && snapshot.epy.isFinite { fields.insert(.horizontalError) }
+    if snapshot.epv.isFinite { fields.insert(.verticalError) }
+    if snapshot.track.isFinite { fields.insert(.track) }
+    if snapshot.speed.isFinite { fields.insert(.speed) }
+    if snapshot.climb.isFinite { fields.insert(.climb) }
+    if snapshot.eps.isFinite { fields.insert(.speedError) }
+    if snapshot.mode != 0 { fields.insert(.mode) }
+    snapshot.fields = fields
+    return snapshot
+  }
+
+  @Test("TPVs decode as the first decoder read them: every capture line and thousands of corruptions")
+  func fastTPVMatchesReference() throws {
+    var rng = SeededRandom(seed: 0x7470_7666)
+    var compared = 0
+    for name in GPSDCaptures.names {
+      let lines = try GPSDCaptures.lines(name + ".log.chk").filter { $0.hasPrefix("{") }
+      for line in lines {
+        #expect(GPSDJSON.tpv(from: line) == Self.referenceTPV(line), "\(name): \(line)")
+        compared += 1
+      }
+      // Corrupted TPVs: a byte changed, or a digit, a quote, a brace, a backslash put in.
+      for line in lines.filter({ $0.hasPrefix(#"{"class":"TPV""#) }).prefix(10) {
+        let bytes = Array(line.utf8)
+        for _ in 0..<50 {
+          var mutated = bytes
+          let at = Int(rng.next() % UInt64(mutated.count))
+          let pick: [UInt8] = [
+            48 + UInt8(rng.next() % 10), 34, 125, 92, 46, 101, 45, 44, 32, UInt8(truncatingIfNeeded: rng.next()),
+          ]
+          mutated[at] = pick[Int(rng.next() % UInt64(pick.count))]
+          let text = String(decoding: mutated, as: UTF8.self)
+          guard Array(text.utf8) == mutated else { continue }  // not UTF-8: the reference reads Strings
+          #expect(GPSDJSON.tpv(from: text) == Self.referenceTPV(text), "\(text)")
+          compared += 1
+        }
+      }
+    }
+    #expect(compared > 5_000)
+  }
+
+  @Test("numbers read in place are exactly what Double(String) reads")
+  func exactDecimals() {
+    var rng = SeededRandom(seed: 0x6e75_6d62)
+    var fast = 0
+    func check(_ text: String) {
+      let read = Array(text.utf8).withUnsafeBufferPointer { GPSDJSON.exactDecimal($0) }
+      guard let read else { return }
+      fast += 1
+      let reference = Double(text)
+      #expect(
+        reference != nil && read.bitPattern == reference!.bitPattern,
+        "\(text): \(read) against \(String(describing: reference))")
+    }
+    for text in [
+      "0", "-0", "0.0", "-0.000", "1", "1.", ".5", "-.5", "0.005", "48.149963333", "-179.999999999",
+      "9007199254740992", "9007199254740993", "1e22", "1e23", "1.5e-22", "123456789012345678", "3.5E+1",
+      "1e-7", "-1E-7", "0e999", "00012.5000", "4.9406564584124654e-324",
+    ] {
+      check(text)
+    }
+    // gpsd's shapes: degrees to 9 places, metres to 3 or 4, small reals, exponents.
+    for _ in 0..<200_000 {
+      let whole = Int(rng.next() % 400) - 200
+      let places = Int(rng.next() % 13)
+      var fraction = ""
+      for _ in 0..<places { fraction += String(rng.next() % 10) }
+      var text = "\(whole)" + (places > 0 ? "." + fraction : "")
+      if rng.next() % 8 == 0 { text += "e" + String(Int(rng.next() % 50) - 25) }
+      check(text)
+    }
+    #expect(fast > 150_000, "most of gpsd's shapes take the exact path")
+  }
 }

@@ -87,6 +87,10 @@ public final class GPSDConnection {
   private var completeLines: [(end: Int, arrival: Double)] = []
   private var completeHead = 0
   private var chunk = [UInt8](repeating: 0, count: 16_384)
+  /// The last `recv` took less than `chunk` holds: the socket had nothing more then, so the
+  /// next look for a line returns nil without asking it again (an EAGAIN `recv` a second is
+  /// a system call for nothing on the recording path); the look after that reads it again.
+  private var drained = false
   /// The first bytes of the line `read()` last returned, for messages about a peer that is
   /// not gpsd.
   private var lineStart: [UInt8] = []
@@ -125,6 +129,7 @@ public final class GPSDConnection {
     close()
     received.removeAll(keepingCapacity: true)
     receivedHead = 0
+    drained = false
     completeLines.removeAll()
     completeHead = 0
     lastArrival = nil
@@ -220,6 +225,10 @@ public final class GPSDConnection {
         completeLines.removeAll(keepingCapacity: true)
         completeHead = 0
       }
+      if drained {
+        drained = false
+        return nil
+      }
       var arrival = -Double.infinity
       let got = chunk.withUnsafeMutableBytes { buffer in
         shim_receive_stamped(fileDescriptor, buffer.baseAddress, buffer.count, &arrival)
@@ -237,11 +246,18 @@ public final class GPSDConnection {
         throw GPSDError(operation: .read, code: 0, message: "connection closed by gpsd")
       }
       if !arrival.isFinite { arrival = SystemClocks.wall() }
+      drained = got < chunk.count
       bytesReceived += got
       let start = received.count
       received.append(contentsOf: chunk[0..<got])
-      for index in start..<received.count where received[index] == 10 {
-        completeLines.append((index + 1, arrival))
+      received.withUnsafeBufferPointer { all in
+        guard let base = all.baseAddress else { return }
+        var from = start
+        while from < all.count, let newline = memchr(base + from, 10, all.count - from) {
+          let end = base.distance(to: newline.assumingMemoryBound(to: UInt8.self)) + 1
+          completeLines.append((end, arrival))
+          from = end
+        }
       }
       let unfinished = received.count - (completeLines.last?.end ?? receivedHead)
       if unfinished > Self.maximumLineLength {

@@ -456,16 +456,18 @@ struct GPSDSourceLoop {
   private mutating func placeEarlierEpochs() {
     guard !batch.isEmpty else { return }
     if batch.count > 1 {
-      var newestTime: [Double: Double] = [:]  // stamp -> newest GPS time among its TPVs
-      for (message, stamp) in batch {
-        if case .tpv(let snapshot) = message, let time = snapshot.time?.secondsSince1970 {
-          newestTime[stamp] = max(newestTime[stamp] ?? time, time)
-        }
+      // The newest GPS time among the TPVs sharing each stamp (a batch holds a few reports:
+      // looked up by scanning, not hashed).
+      let times: [Double?] = batch.map { entry in
+        if case .tpv(let snapshot) = entry.message { snapshot.time?.secondsSince1970 } else { nil }
       }
+      let stamps = batch.map(\.arrivedAt)
       for index in batch.indices {
-        guard case .tpv(let snapshot) = batch[index].message, let time = snapshot.time?.secondsSince1970,
-          let newest = newestTime[batch[index].arrivedAt]
-        else { continue }
+        guard let time = times[index] else { continue }
+        var newest = time
+        for other in stamps.indices where stamps[other] == stamps[index] {
+          if let otherTime = times[other] { newest = max(newest, otherTime) }
+        }
         batch[index].arrivedAt -= min(max(0, newest - time), 60)
       }
       for index in batch.indices.dropLast().reversed() {

@@ -34,12 +34,78 @@ public enum GPSDJSON {
 
   /// As `members(of:)`, over raw bytes.
   public static func members(of bytes: UnsafeBufferPointer<UInt8>) -> [(key: String, value: Value)]? {
-    guard bytes.count <= maximumLineLength else { return nil }
+    var result: [(key: String, value: Value)] = []
+    result.reserveCapacity(24)  // a TPV has about 20 members: one allocation
+    let wellFormed = forEachMember(of: bytes) { key, value in
+      result.append((key.string(in: bytes), value.value(in: bytes)))
+    }
+    return wellFormed ? result : nil
+  }
+
+  /// Hands each top-level member of a JSON object line to `body`, in order, without making a
+  /// String or an array (strings are where their bytes are); false if the line is not one
+  /// well-formed JSON object, and then what `body` was given must be thrown away. The grammar
+  /// of `members(of:)`, which is built on it.
+  static func forEachMember(of bytes: UnsafeBufferPointer<UInt8>, _ body: (Token, Token) -> Void) -> Bool {
+    guard bytes.count <= maximumLineLength else { return false }
     var scanner = Scanner(bytes: bytes)
     scanner.skipSpace()
-    guard let result = scanner.object() else { return nil }
+    guard scanner.object(body) else { return false }
     scanner.skipSpace()
-    return scanner.atEnd ? result : nil
+    return scanner.atEnd
+  }
+
+  /// A value as the scanner found it: a string as the range of its bytes (or decoded, when it
+  /// holds escapes), a number already read.
+  enum Token {
+    /// The bytes between the quotes, which hold no escape.
+    case string(Range<Int>)
+    /// A string with escapes, decoded.
+    case escapedString(String)
+    case number(Double)
+    case bool(Bool)
+    case null
+    /// An array or object, checked and skipped.
+    case composite
+
+    func value(in bytes: UnsafeBufferPointer<UInt8>) -> Value {
+      switch self {
+      case .string, .escapedString: .string(string(in: bytes))
+      case .number(let n): .number(n)
+      case .bool(let b): .bool(b)
+      case .null: .null
+      case .composite: .composite
+      }
+    }
+
+    /// A string token's text ("" for any other token).
+    func string(in bytes: UnsafeBufferPointer<UInt8>) -> String {
+      switch self {
+      case .string(let range): String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+      case .escapedString(let text): text
+      default: ""
+      }
+    }
+
+    /// Whether this is a string token whose text is `text`'s bytes, compared without making a
+    /// String.
+    func isString(_ text: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+      switch self {
+      case .string(let range):
+        return text.withUTF8Buffer { equal(UnsafeBufferPointer(rebasing: bytes[range]), $0) }
+      case .escapedString(let decoded):
+        var decoded = decoded
+        return decoded.withUTF8 { d in text.withUTF8Buffer { equal(d, $0) } }
+      default:
+        return false
+      }
+    }
+  }
+
+  static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard a.count == b.count else { return false }
+    for i in 0..<a.count where a[i] != b[i] { return false }
+    return true
   }
 
   /// The `class` of a report line ("TPV", "SKY", "DEVICE", ...), or nil if it is not a JSON
@@ -60,39 +126,56 @@ public enum GPSDJSON {
     return bytes.withUnsafeBufferPointer { tpv(from: $0) }
   }
 
-  /// As `tpv(from:)`, over raw bytes (the line as read from gpsd's socket).
+  /// As `tpv(from:)`, over raw bytes (the line as read from gpsd's socket). Each member's key
+  /// is matched on its bytes and numbers are read in place: a TPV a second or more is the
+  /// service's steadiest work, and making a String of every key and number was most of it.
   public static func tpv(from bytes: UnsafeBufferPointer<UInt8>) -> TPVSnapshot? {
-    guard let members = members(of: bytes) else { return nil }
     var isTPV = false
     var snapshot = TPVSnapshot()
     // Read only for the altitude bit, as libgps counts them: the deprecated "alt" and a
     // marine receiver's "depth".
     var otherAltitude = false
-    for (key, value) in members {
-      switch (key, value) {
-      case ("class", .string(let name)): isTPV = name == "TPV"
-      case ("time", .string(let text)): snapshot.time = parseTime(text)
-      case ("mode", .number(let n)): snapshot.mode = integer(n) ?? 0
-      case ("status", .number(let n)): snapshot.status = integer(n) ?? 0
-      case ("leapseconds", .number(let n)): snapshot.leapSeconds = integer(n) ?? 0
-      case ("ept", .number(let n)): snapshot.timeError = n
-      case ("lat", .number(let n)): snapshot.latitude = n
-      case ("lon", .number(let n)): snapshot.longitude = n
-      case ("altHAE", .number(let n)): snapshot.altitudeHAE = n
-      case ("altMSL", .number(let n)): snapshot.altitudeMSL = n
-      case ("geoidSep", .number(let n)): snapshot.geoidSeparation = n
-      case ("eph", .number(let n)): snapshot.eph = n
-      case ("epx", .number(let n)): snapshot.epx = n
-      case ("epy", .number(let n)): snapshot.epy = n
-      case ("epv", .number(let n)): snapshot.epv = n
-      case ("track", .number(let n)): snapshot.track = n
-      case ("speed", .number(let n)): snapshot.speed = n
-      case ("eps", .number(let n)): snapshot.eps = n
-      case ("climb", .number(let n)): snapshot.climb = n
-      case ("alt", .number(let n)), ("depth", .number(let n)): if n.isFinite { otherAltitude = true }
-      default: break
+    let wellFormed = forEachMember(of: bytes) { key, value in
+      guard let member = TPVMember(key, in: bytes) else { return }
+      if member == .class {
+        switch value {
+        case .string, .escapedString: isTPV = value.isString("TPV", in: bytes)
+        default: break
+        }
+        return
+      }
+      if member == .time {
+        switch value {
+        case .string(let range): snapshot.time = parseTime(UnsafeBufferPointer(rebasing: bytes[range]))
+        case .escapedString(let text): snapshot.time = parseTime(text)
+        default: break
+        }
+        return
+      }
+      guard case .number(let n) = value else { return }
+      switch member {
+      case .mode: snapshot.mode = integer(n) ?? 0
+      case .status: snapshot.status = integer(n) ?? 0
+      case .leapseconds: snapshot.leapSeconds = integer(n) ?? 0
+      case .ept: snapshot.timeError = n
+      case .lat: snapshot.latitude = n
+      case .lon: snapshot.longitude = n
+      case .altHAE: snapshot.altitudeHAE = n
+      case .altMSL: snapshot.altitudeMSL = n
+      case .geoidSep: snapshot.geoidSeparation = n
+      case .eph: snapshot.eph = n
+      case .epx: snapshot.epx = n
+      case .epy: snapshot.epy = n
+      case .epv: snapshot.epv = n
+      case .track: snapshot.track = n
+      case .speed: snapshot.speed = n
+      case .eps: snapshot.eps = n
+      case .climb: snapshot.climb = n
+      case .alt, .depth: if n.isFinite { otherAltitude = true }
+      case .class, .time: break
       }
     }
+    guard wellFormed else { return nil }
     guard isTPV else { return nil }
     if snapshot.time?.seconds == 0 { snapshot.time = nil }
     var fields: GPSDFieldMask = [.status]
@@ -109,6 +192,49 @@ public enum GPSDJSON {
     if snapshot.mode != 0 { fields.insert(.mode) }
     snapshot.fields = fields
     return snapshot
+  }
+
+  /// The TPV members libgps reads (`json_tpv_read`'s attributes that `TPVSnapshot` keeps),
+  /// known by their key's bytes.
+  enum TPVMember: CaseIterable {
+    case `class`, time, mode, status, leapseconds, ept, lat, lon, altHAE, altMSL, geoidSep, eph, epx, epy, epv
+    case track, speed, eps, climb, alt, depth
+
+    /// Each key as gpsd writes it (the case's name), its first 8 bytes packed into an
+    /// integer, and its length: mostly one integer compare a member.
+    private static let table: [(packed: UInt64, length: Int, member: TPVMember, key: [UInt8])] =
+      allCases.map { member in
+        let key = Array("\(member)".utf8)
+        return key.withUnsafeBufferPointer { (pack($0), key.count, member, key) }
+      }
+
+    private static func pack(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+      var packed: UInt64 = 0
+      for (i, byte) in bytes.prefix(8).enumerated() { packed |= UInt64(byte) << (8 * UInt64(i)) }
+      return packed
+    }
+
+    init?(_ key: Token, in bytes: UnsafeBufferPointer<UInt8>) {
+      switch key {
+      case .string(let range): self.init(UnsafeBufferPointer(rebasing: bytes[range]))
+      case .escapedString(let text):
+        var text = text
+        guard let member = text.withUTF8({ TPVMember($0) }) else { return nil }
+        self = member
+      default: return nil
+      }
+    }
+
+    init?(_ key: UnsafeBufferPointer<UInt8>) {
+      let packed = Self.pack(key)
+      for entry in Self.table where entry.packed == packed && entry.length == key.count {
+        // A key longer than 8 bytes: the rest must match too.
+        if key.count > 8, !entry.key.withUnsafeBufferPointer({ GPSDJSON.equal($0, key) }) { continue }
+        self = entry.member
+        return
+      }
+      return nil
+    }
   }
 
   /// What a DEVICE report says about a receiver: its path and whether gpsd has it open.
@@ -174,7 +300,11 @@ public enum GPSDJSON {
   /// nanoseconds), into a `GPSDTime`; nil unless the text is exactly that shape with fields in
   /// range. Seconds up to 60 are accepted (a leap second).
   public static func parseTime(_ text: some StringProtocol) -> GPSDTime? {
-    let b = Array(text.utf8)
+    Array(text.utf8).withUnsafeBufferPointer { parseTime($0) }
+  }
+
+  /// As `parseTime(_:)`, over the text's bytes.
+  static func parseTime(_ b: UnsafeBufferPointer<UInt8>) -> GPSDTime? {
     guard b.count >= 20, b.count <= 40 else { return nil }
     func digits(_ range: Range<Int>) -> Int64? {
       var value: Int64 = 0
@@ -218,6 +348,71 @@ public enum GPSDJSON {
     return Int(value)
   }
 
+  /// Powers of ten a Double holds exactly (10^22 is the largest: 5^22 < 2^53).
+  private static let exactPowersOfTen: [Double] = (0...22).map { exponent in
+    (0..<exponent).reduce(1.0) { value, _ in value * 10 }
+  }
+
+  /// A plain decimal number (`-?digits[.digits][e[+-]digits]`) whose digits make an integer of
+  /// at most 2^53 and whose power of ten is within ±22, read without `strtod`: the integer and
+  /// the power are both exact Doubles, so one IEEE multiplication or division rounds the
+  /// quotient correctly, as `strtod` does (Clinger, "How to Read Floating Point Numbers
+  /// Accurately", 1990: the fast path). gpsd writes its reals this way ("48.149963333",
+  /// "0.005"). nil for anything else, which `Double(String)` then reads.
+  static func exactDecimal(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
+    var i = 0
+    let negative = b.first == 45
+    if negative { i = 1 }
+    var mantissa: UInt64 = 0
+    var significant = 0
+    var exponent = 0
+    var sawDigit = false
+    while i < b.count, b[i] >= 48, b[i] <= 57 {
+      guard significant < 17 else { return nil }
+      mantissa = mantissa * 10 + UInt64(b[i] - 48)
+      if mantissa != 0 { significant += 1 }
+      sawDigit = true
+      i += 1
+    }
+    if i < b.count, b[i] == 46 {  // .
+      i += 1
+      while i < b.count, b[i] >= 48, b[i] <= 57 {
+        guard significant < 17 else { return nil }
+        mantissa = mantissa * 10 + UInt64(b[i] - 48)
+        if mantissa != 0 { significant += 1 }
+        exponent -= 1
+        sawDigit = true
+        i += 1
+      }
+    }
+    guard sawDigit else { return nil }
+    if i < b.count, b[i] == 101 || b[i] == 69 {  // e E
+      i += 1
+      var negativeExponent = false
+      if i < b.count, b[i] == 43 || b[i] == 45 {
+        negativeExponent = b[i] == 45
+        i += 1
+      }
+      var written = 0
+      var digits = 0
+      while i < b.count, b[i] >= 48, b[i] <= 57 {
+        guard digits < 4 else { return nil }
+        written = written * 10 + Int(b[i] - 48)
+        digits += 1
+        i += 1
+      }
+      guard digits > 0 else { return nil }
+      exponent += negativeExponent ? -written : written
+    }
+    guard i == b.count, mantissa <= 1 << 53 else { return nil }
+    if mantissa == 0 { return negative ? -0.0 : 0.0 }
+    guard exponent >= -22, exponent <= 22 else { return nil }
+    let value =
+      exponent < 0
+      ? Double(mantissa) / exactPowersOfTen[-exponent] : Double(mantissa) * exactPowersOfTen[exponent]
+    return negative ? -value : value
+  }
+
   /// A recursive-descent reader over one line's bytes; every access is bounds-checked.
   private struct Scanner {
     let bytes: UnsafeBufferPointer<UInt8>
@@ -239,36 +434,49 @@ public enum GPSDJSON {
       return true
     }
 
-    mutating func object() -> [(key: String, value: Value)]? {
-      guard expect(123) else { return nil }  // {
-      var result: [(key: String, value: Value)] = []
-      result.reserveCapacity(24)  // a TPV has about 20 members: one allocation
+    /// One object, each member handed to `body` as it is read (see `forEachMember`).
+    mutating func object(_ body: (Token, Token) -> Void) -> Bool {
+      guard expect(123) else { return false }  // {
       skipSpace()
-      if expect(125) { return result }  // }
+      if expect(125) { return true }  // }
       while true {
         skipSpace()
-        guard let key = string() else { return nil }
+        guard current == 34, let key = stringToken() else { return false }
         skipSpace()
-        guard expect(58) else { return nil }  // :
+        guard expect(58) else { return false }  // :
         skipSpace()
-        guard let value = value() else { return nil }
-        result.append((key, value))
+        guard let value = token() else { return false }
+        body(key, value)
         skipSpace()
         if expect(44) { continue }  // ,
-        return expect(125) ? result : nil
+        return expect(125)
       }
     }
 
-    mutating func value() -> Value? {
+    mutating func token() -> Token? {
       guard let c = current else { return nil }
       switch c {
-      case 34: return string().map(Value.string)
+      case 34: return stringToken()
       case 123, 91: return skipComposite() ? .composite : nil
       case 116: return literal("true") ? .bool(true) : nil
       case 102: return literal("false") ? .bool(false) : nil
       case 110: return literal("null") ? .null : nil
-      default: return number().map(Value.number)
+      default: return number().map(Token.number)
       }
+    }
+
+    /// A string at `index` (its opening quote): where its bytes are when it has no escape
+    /// (most strings), else decoded by `string()`, which also refuses bad escapes and
+    /// control characters.
+    mutating func stringToken() -> Token? {
+      guard current == 34 else { return nil }
+      var end = index + 1
+      while end < bytes.count, bytes[end] != 34, bytes[end] != 92, bytes[end] >= 32 { end += 1 }
+      if end < bytes.count, bytes[end] == 34 {
+        defer { index = end + 1 }
+        return .string(index + 1..<end)
+      }
+      return string().map(Token.escapedString)
     }
 
     mutating func literal(_ word: StaticString) -> Bool {
@@ -290,8 +498,9 @@ public enum GPSDJSON {
         index += 1
       }
       guard sawDigit, index - start <= 64 else { return nil }
-      let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-      return Double(text)
+      let digits = UnsafeBufferPointer(rebasing: bytes[start..<index])
+      if let exact = GPSDJSON.exactDecimal(digits) { return exact }
+      return Double(String(decoding: digits, as: UTF8.self))
     }
 
     mutating func string() -> String? {
@@ -350,12 +559,12 @@ public enum GPSDJSON {
       while true {
         skipSpace()
         if open == 123 {
-          guard string() != nil else { return false }
+          guard stringToken() != nil else { return false }
           skipSpace()
           guard expect(58) else { return false }
           skipSpace()
         }
-        guard value() != nil else { return false }
+        guard token() != nil else { return false }
         skipSpace()
         if expect(44) { continue }
         return expect(close)
