@@ -190,6 +190,15 @@ public enum WorkoutService {
       }
     }
 
+    // Room for the WAL's frames, written once now rather than grown by every commit of the
+    // next quarter-hour (see `preallocateWAL`); after READY, as it writes about 2 MB.
+    do {
+      try store.preallocateWAL()
+    } catch {
+      log(
+        .warning, "cannot make room in the WAL of \(store.path) (\(error)); each commit grows it until it is full size")
+    }
+
     let code = runtime.run()
     exporter?.finish(waiting: 10)
     for device in board.devices { device.stop() }

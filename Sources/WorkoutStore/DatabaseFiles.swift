@@ -29,9 +29,14 @@ struct DatabaseFiles {
   /// the header's own checksum; and that there is a database for it to belong to.
   func walCondition() -> WALCondition {
     guard let walSize = Self.size(of: wal), walSize > 0 else { return .empty }
-    guard let header = Self.read(wal, bytes: 32), header.count == 32 else {
+    guard let start = Self.read(wal, bytes: 56), start.count >= 32 else {
       return .unmatched("its WAL (\(walSize) bytes) is shorter than a WAL header")
     }
+    // Zeros where the header and the first frame's header would be: the room the service
+    // made (`WorkoutStore.preallocateWAL`) and no frame written into it since. SQLite ignores
+    // such a WAL, and there is nothing in it to lose.
+    if start.count == 56, start.allSatisfy({ $0 == 0 }) { return .empty }
+    let header = Array(start.prefix(32))
     let magic = Self.bigEndian32(header, at: 0)
     guard magic & 0xFFFF_FFFE == 0x377F_0682 else {
       return .unmatched("its WAL (\(walSize) bytes) does not start with a WAL header")
@@ -94,6 +99,22 @@ struct DatabaseFiles {
     guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
     defer { try? handle.close() }
     return (try? handle.read(upToCount: bytes)).map { [UInt8]($0) }
+  }
+
+  /// A system call on one of the database's files that failed: which, on what, and errno's
+  /// words.
+  struct SystemCallError: Error, CustomStringConvertible {
+    let call: String
+    let path: String
+    let code: Int32
+
+    init(call: String, path: String, code: Int32 = errno) {
+      self.call = call
+      self.path = path
+      self.code = code
+    }
+
+    var description: String { "\(call) \(path): \(String(cString: strerror(code)))" }
   }
 
   // MARK: - Who may write

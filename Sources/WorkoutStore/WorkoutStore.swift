@@ -438,6 +438,59 @@ public final class WorkoutStore: Sendable {
     return moved
   }
 
+  /// Frames the WAL is made room for: SQLite's automatic checkpoint runs once it holds
+  /// `wal_autocheckpoint` (1000) frames, and the writer then starts it again from the front;
+  /// a few more for the commit that crosses the line.
+  static let walPreallocatedFrames = 1024
+
+  /// Makes the WAL `walPreallocatedFrames` frames long with written zeros, if it is shorter
+  /// (SQLite truncates it to nothing when the service closes the database), and syncs it.
+  ///
+  /// Why: a commit that appends to the WAL changes its size and allocates blocks, so each
+  /// durable commit also writes the file's metadata (`fdatasync` writes the inode; with ext4's
+  /// journal, a journal commit every second) until the WAL has reached its length for the
+  /// first time, about 17 minutes of a ride at a frame a second. Over blocks written before,
+  /// a commit changes no metadata that `fdatasync` must write. Zeros past the last frame are
+  /// not frames (their salt is not the header's), and a WAL whose header is still zero holds
+  /// none (SQLite ignores it; `DatabaseFiles.walCondition` reads it as empty). Done inside a
+  /// write transaction, so that no frame is written meanwhile; only past the file's end.
+  ///
+  /// The service calls it after READY (about 2 MB written and synced: on an SD card a tenth
+  /// of a second or more, which READY does not wait for); it is never needed for
+  /// correctness, so a failure is the caller's to log, and the WAL then grows as it fills.
+  public func preallocateWAL() throws(StoreError) {
+    do {
+      try queue.writeWithoutTransaction { db in
+        try db.execute(sql: "BEGIN IMMEDIATE TRANSACTION")
+        defer { try? db.execute(sql: "ROLLBACK TRANSACTION") }
+        let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+        let target = 32 + Self.walPreallocatedFrames * (pageSize + 24)
+        let wal = path + "-wal"
+        let descriptor = Glibc.open(wal, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { throw DatabaseFiles.SystemCallError(call: "open", path: wal) }
+        defer { Glibc.close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw DatabaseFiles.SystemCallError(call: "fstat", path: wal) }
+        var offset = Int(info.st_size)
+        guard offset < target else { return }
+        let zeros = [UInt8](repeating: 0, count: 65_536)
+        while offset < target {
+          let written = zeros.withUnsafeBytes {
+            pwrite(descriptor, $0.baseAddress, min($0.count, target - offset), off_t(offset))
+          }
+          if written < 0 {
+            if errno == EINTR { continue }
+            throw DatabaseFiles.SystemCallError(call: "pwrite", path: wal)
+          }
+          offset += written
+        }
+        guard fdatasync(descriptor) == 0 else { throw DatabaseFiles.SystemCallError(call: "fdatasync", path: wal) }
+      }
+    } catch {
+      throw StoreError(error)
+    }
+  }
+
   private func migrate() throws(StoreError) {
     do {
       try Schema.migrator.migrate(queue)
@@ -459,9 +512,18 @@ public final class WorkoutStore: Sendable {
   /// BEGIN and COMMIT are statements prepared once too (GRDB's `inTransaction` compiles both
   /// anew each time: a tenth of the commit's own CPU). A failure rolls back what the
   /// transaction did, as `inTransaction` would, and the error names what failed.
+  ///
+  /// Nearly every recorded second writes one point and nothing else: then the insert is its
+  /// own transaction (SQLite's autocommit: the statement takes the write lock as BEGIN
+  /// IMMEDIATE does, and commits, durably, when it is done, or rolls itself back), which
+  /// spares two statements' execution a second.
   public func write(_ commands: [EngineCommand], clock: ClockStamp) throws(StoreError) {
     do {
       try queue.writeWithoutTransaction { db in
+        if let (sessionID, point) = Self.lonePoint(in: commands) {
+          try insert(point, of: sessionID, in: db)
+          return
+        }
         try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
         do {
           for command in commands {
@@ -486,8 +548,7 @@ public final class WorkoutStore: Sendable {
       var record = EventRecord(sessionID: sessionID, event: event, epoch: clock.epoch)
       try record.insert(db)
     case .recordPoint(let sessionID, let point):
-      let statement = try db.cachedStatement(sql: PointRecord.insertSQL)
-      try statement.execute(arguments: PointRecord(sessionID: sessionID, point: point).insertArguments)
+      try insert(point, of: sessionID, in: db)
     case .recordRRIntervals(let sessionID, let sequence, let intervals):
       let insert = try db.cachedStatement(sql: RRIntervalRecord.insertSQL)
       for (position, interval) in intervals.enumerated() {
@@ -526,6 +587,35 @@ public final class WorkoutStore: Sendable {
         arguments: [seconds, sessionID, clock.epoch])
     case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log:
       break
+    }
+  }
+
+  /// The point, when it is the only command of `commands` for the store.
+  static func lonePoint(in commands: [EngineCommand]) -> (Int64, TrackPoint)? {
+    var found: (Int64, TrackPoint)?
+    for command in commands {
+      switch command {
+      case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log:
+        continue
+      case .recordPoint(let sessionID, let point) where found == nil:
+        found = (sessionID, point)
+      default:
+        return nil
+      }
+    }
+    return found
+  }
+
+  /// Inserts a point, bound and stepped with SQLite's calls on GRDB's cached statement (see
+  /// `PointRecord.bind`), and resets the statement, so that it is never left mid-step.
+  private func insert(_ point: TrackPoint, of sessionID: Int64, in db: Database) throws {
+    let statement = try db.cachedStatement(sql: PointRecord.insertSQL).sqliteStatement
+    PointRecord(sessionID: sessionID, point: point).bind(to: statement)
+    let code = sqlite3_step(statement)
+    sqlite3_reset(statement)
+    guard code == SQLITE_DONE else {
+      throw DatabaseError(
+        resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: PointRecord.insertSQL)
     }
   }
 

@@ -392,6 +392,61 @@ struct StartUpFaultTests {
     #expect(!FileManager.default.fileExists(atPath: dir.database + ".check-failed"))
   }
 
+  /// The WAL made full size with zeros before the ride: commits go into it without growing
+  /// it (so without changing its metadata), a crash in the middle replays exactly what was
+  /// committed (the zeros after the last frame are no frames), and asking again writes nothing.
+  @Test func aPreallocatedWALTakesTheRideWithoutGrowingAndSurvivesACrash() throws {
+    let dir = TemporaryDirectory()
+    let crashed = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    try store.preallocateWAL()
+    let wal = dir.database + "-wal"
+    let size = try #require(DatabaseFiles.size(of: wal))
+    #expect(size == 32 + WorkoutStore.walPreallocatedFrames * (WorkoutStore.newDatabasePageSize + 24))
+    try recordRide(into: store, seconds: 120)
+    #expect(DatabaseFiles.size(of: wal) == size, "no commit grew the WAL")
+    try store.preallocateWAL()
+    #expect(DatabaseFiles.size(of: wal) == size)
+    try crashCopy(of: dir, to: crashed)
+    let (reopened, notices) = try WorkoutStore.open(at: crashed.database, wallNow: 0)
+    #expect(notices.contains { if case .uncleanStop = $0 { true } else { false } })
+    #expect(try reopened.pointCount(sessionID: 1) == 120)
+    #expect(reopened.backgroundIntegrityCheck() == ["ok"])
+  }
+
+  /// A WAL of nothing but zeros is the room a start made and nothing written into it (a kill
+  /// right after the start): an empty WAL, not one to move aside. Zeros for a header before
+  /// bytes that are not zero are still a WAL that cannot be matched.
+  @Test(arguments: [false, true])
+  func aWALOfZerosIsEmptyButNotAZeroHeaderBeforeFrames(_ framesAfter: Bool) throws {
+    let dir = TemporaryDirectory()
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try recordRide(into: store, seconds: 10)
+    }
+    #expect(DatabaseFiles.size(of: dir.database + "-wal") == 0, "a clean close empties the WAL")
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try store.preallocateWAL()
+    }
+    // The clean close above emptied it again: put back what a kill after the start leaves.
+    var bytes = [UInt8](repeating: 0, count: 32 + 1024 * 2072)
+    if framesAfter { bytes[40] = 1 }
+    try Data(bytes).write(to: URL(fileURLWithPath: dir.database + "-wal"))
+    switch DatabaseFiles(path: dir.database).walCondition() {
+    case .empty: #expect(!framesAfter)
+    case .unmatched(let reason): #expect(framesAfter, "\(reason)")
+    case .uncleanStop: Issue.record("zeros read as frames")
+    }
+    let (reopened, notices) = try WorkoutStore.open(at: dir.database, wallNow: 1_795_323_600)
+    if framesAfter {
+      #expect(notices.contains { if case .movedAside = $0 { true } else { false } }, "\(notices)")
+    } else {
+      #expect(notices.isEmpty, "\(notices)")
+      #expect(try reopened.pointCount(sessionID: 1) == 10)
+    }
+  }
+
   @Test func theWALKeepsItsSizeBetweenCheckpoints() throws {
     let dir = TemporaryDirectory()
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)

@@ -299,8 +299,10 @@ struct MigrationTests {
     #expect(try store.points(sessionID: 1).last?.altBaro != nil)
   }
 
-  /// `PointRecord(row:)` reads each column by its name: every column comes back as written,
-  /// a NULL as nil, and a NULL where a value must be is an error, not a trap.
+  /// A point written the service's way (`PointRecord.bind`, SQLite's own bind calls) and one
+  /// written through GRDB's arguments are the same rows, and `PointRecord(row:)` reads each
+  /// column by its name: every column comes back as written, a NULL as nil, and a NULL where a
+  /// value must be is an error, not a trap.
   @Test func everyColumnOfAPointIsReadBackAsWritten() throws {
     let dir = TemporaryDirectory()
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
@@ -314,11 +316,16 @@ struct MigrationTests {
       sessionID: 1, seq: 101, wall: 1_700_000_001, monotonic: 13.5, elapsed: 100.75, timer: 99.5, distance: 1240,
       lat: nil, lon: nil, altGPS: nil, altBaro: nil, speed: nil, hr: nil, cadence: nil, power: nil,
       temperature: nil, fixDim: nil, hError: nil, pressure: nil, humidity: nil, wheelSpeed: nil)
+    try store.write(
+      [.recordPoint(sessionID: 1, full.trackPoint), .recordPoint(sessionID: 1, empty.trackPoint)], clock: testClock)
+    var copies = [full, empty]
+    copies[0].seq = 200
+    copies[1].seq = 201
     let queue = try DatabaseQueue(path: dir.database)
     try queue.write { db in
-      for point in [full, empty] { try db.execute(sql: PointRecord.insertSQL, arguments: point.insertArguments) }
+      for point in copies { try db.execute(sql: PointRecord.insertSQL, arguments: point.insertArguments) }
     }
-    #expect(try store.points(sessionID: 1, from: 100) == [full, empty])
+    #expect(try store.points(sessionID: 1, from: 100) == [full, empty] + copies)
     try queue.read { db in
       let row = try #require(try Row.fetchOne(db, sql: "SELECT NULL AS session_id, 1 AS seq"))
       #expect(throws: (any Error).self) { try PointRecord(row: row) }
