@@ -15,6 +15,11 @@
 #include <linux/input.h>
 #include <unistd.h>
 #include <malloc.h>
+#include <math.h>
+#include <limits.h>
+#include <stdint.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 int shim_socket_stamp_arrivals(int fd) {
   int on = 1;
@@ -160,3 +165,34 @@ int shim_event_signal(int fd) {
 
 
 int shim_syncfs(int fd) { return syncfs(fd); }
+
+int shim_word_wait(unsigned int *word, unsigned int expected, double deadline) {
+  struct timespec at;
+  struct timespec *until = NULL;
+  if (isfinite(deadline)) {
+    if (deadline < 0) deadline = 0;
+    at.tv_sec = (time_t)deadline;
+    at.tv_nsec = (long)((deadline - (double)at.tv_sec) * 1e9);
+    if (at.tv_nsec >= 1000000000L) at.tv_nsec = 999999999L;
+    until = &at;
+  }
+  for (;;) {
+    // FUTEX_WAIT_BITSET takes an absolute time on CLOCK_MONOTONIC (no FUTEX_CLOCK_REALTIME).
+    long result = syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, expected, until, NULL,
+                          FUTEX_BITSET_MATCH_ANY);
+    if (result == 0) return 0;
+    if (errno == EAGAIN) return 0;  // the word changed before the wait began
+    if (errno == EINTR) continue;
+    return errno;
+  }
+}
+
+void shim_word_wake(unsigned int *word) {
+  syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+unsigned int shim_word_load(unsigned int *word) { return __atomic_load_n(word, __ATOMIC_SEQ_CST); }
+
+unsigned int shim_word_add(unsigned int *word, unsigned int value) {
+  return __atomic_add_fetch(word, value, __ATOMIC_SEQ_CST);
+}

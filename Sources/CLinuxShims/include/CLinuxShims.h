@@ -22,6 +22,17 @@ int shim_event_open(void);
 /// Adds 1 to the eventfd's counter (makes it readable); returns 0 or -1 with errno set.
 int shim_event_signal(int fd);
 
+/// A 32-bit word threads wait on (futex(2)), read and changed with sequentially consistent
+/// atomics. `shim_word_wait` sleeps while the word holds `expected`, until woken or until
+/// `deadline` (CLOCK_MONOTONIC seconds, absolute; infinity or NaN: none). Returns 0 when woken
+/// or when the word no longer held `expected`, ETIMEDOUT when the deadline passed first.
+int shim_word_wait(unsigned int *word, unsigned int expected, double deadline);
+/// Wakes every thread waiting on the word.
+void shim_word_wake(unsigned int *word);
+unsigned int shim_word_load(unsigned int *word);
+/// Adds `value` (wrapping) and returns the new value.
+unsigned int shim_word_add(unsigned int *word, unsigned int value);
+
 /// SO_TIMESTAMPNS on a socket: the kernel stamps each packet with its arrival on CLOCK_REALTIME,
 /// so a reader that takes its data later still knows when it came. 0 or -1 with errno set.
 int shim_socket_stamp_arrivals(int fd);
