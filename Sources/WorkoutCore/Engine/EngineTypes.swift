@@ -248,8 +248,12 @@ public struct ActiveSession: Sendable, Hashable, Codable {
 }
 
 /// An effect the runtime carries out. Store commands from one step go in one transaction.
+///
+/// The cases that carry a whole session, summary or lap are `indirect` (their payload in a box
+/// of its own): an enum is as large as its largest case, and with an `ActiveSession` inline
+/// every command, a point or a log line, took 2.3 KB, copied at each step.
 public enum EngineCommand: Sendable, Hashable {
-  case openSession(ActiveSession)
+  indirect case openSession(ActiveSession)
   /// An event of a session, or of the service when `sessionID` is nil (a device gone missing
   /// while no session runs).
   case recordEvent(sessionID: Int64?, SessionEvent)
@@ -257,11 +261,11 @@ public enum EngineCommand: Sendable, Hashable {
   /// A heart-rate strap's RR intervals (1/1024 s, oldest first) that arrived in the second the
   /// point `sequence` closes; in the same step, so the same transaction, as that point.
   case recordRRIntervals(sessionID: Int64, sequence: Int, [UInt16])
-  case recordLap(sessionID: Int64, LapSummary)
+  indirect case recordLap(sessionID: Int64, LapSummary)
   /// Save the session's state and resume snapshot.
-  case saveSnapshot(ActiveSession)
+  indirect case saveSnapshot(ActiveSession)
   /// Write the summary; once committed, tell the engine `sessionFinalized`.
-  case finalizeSession(sessionID: Int64, SessionSummary)
+  indirect case finalizeSession(sessionID: Int64, SessionSummary)
   /// Add `seconds` to the wall times the session recorded in this run of the service (points
   /// from `firstPoint`, laps from `firstLap`, and events stamped with the current clock epoch):
   /// they were written with a wall clock GPS has now shown to be off.

@@ -443,25 +443,24 @@ public struct SessionEngine: Sendable {
     default: break
     }
     noteFixChanges(fixMonitor.observe(reading, at: now.monotonic), at: now, into: &step)
-    guard var current = session else { return false }
-    session = nil  // `current` is the only reference while it changes: no copy-on-write
+    // The session is changed in place, through the optional: taking it out into a variable
+    // and putting it back copied all of it (2.3 KB) twice for every reading.
+    guard let state = session?.state, let pausedBySystem = session?.machine.pausedBySystem else { return false }
     // Distance counts while running, and while auto-paused (see LiveBuilder.observe).
-    let counting = current.state == .running || (current.state == .paused && current.machine.pausedBySystem)
-    current.builder.observe(reading, at: now, in: current.state, countingDistance: counting)
+    let counting = state == .running || (state == .paused && pausedBySystem)
+    session?.builder.observe(reading, at: now, in: state, countingDistance: counting)
     var signal: SessionSignal?
     // Auto-pause follows GPS speed, or a wheel sensor's where GPS has no current fix (indoors).
     let speedReading: Bool
     switch reading {
     case .gps: speedReading = true
-    case .wheelSpeed: speedReading = !current.builder.hasCurrentFix(at: now.monotonic)
+    case .wheelSpeed: speedReading = session?.builder.hasCurrentFix(at: now.monotonic) == false
     default: speedReading = false
     }
-    if speedReading, let speed = current.builder.currentSpeed(at: now) {
-      let (state, pausedBySystem) = (current.state, current.machine.pausedBySystem)
-      signal = current.autoPause?.observe(
+    if speedReading, let speed = session?.builder.currentSpeed(at: now) {
+      signal = session?.autoPause?.observe(
         speed: speed, at: now.monotonic, state: state, pausedBySystem: pausedBySystem)
     }
-    session = current
     guard let signal else { return false }
     return apply(signal, at: now, into: &step)
   }
