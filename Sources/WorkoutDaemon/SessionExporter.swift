@@ -102,11 +102,15 @@ final class SessionExporter: Sendable {
   func kick() { queue.post(.pass) }
 
   /// Lets a pass under way finish, waiting up to `seconds`; what is left is done at the next start.
-  func finish(waiting seconds: Double) {
+  /// Asks the thread to end and waits for it at most `seconds`; true if it ended.
+  @discardableResult
+  func finish(waiting seconds: Double) -> Bool {
     queue.post(.finish)
     if done.next(until: SystemClocks.monotonic() + seconds) == nil {
       log(.notice, "exports into \(directory) not finished at stop; the next start completes them")
+      return false
     }
+    return true
   }
 
   /// One pass: every configured format of every ended session not yet in the directory. A

@@ -200,12 +200,18 @@ public enum WorkoutService {
     }
 
     let code = runtime.run()
-    exporter?.finish(waiting: 10)
+    let exportsFinished = exporter?.finish(waiting: 10) ?? true
     for device in board.devices { device.stop() }
     board.sensors?.stop()
     server.stop()
     web?.stop()
     board.finish(code: code, log: log)
+    // Nothing else writes now: the WAL is kept at its size for the next start. (An exporter
+    // still at work could write its ledger after the close: then SQLite closes as it would.)
+    if exportsFinished {
+      let closed = store.closeKeepingWAL()  // not inside log(): its message is only made at that level
+      log(.info, closed)
+    }
     return code
   }
 

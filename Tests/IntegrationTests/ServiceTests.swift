@@ -54,6 +54,43 @@ struct ServiceTests {
     #expect(try second.waitForExit() == 0)
   }
 
+  /// SIGTERM keeps the WAL at the size the start made it, its header zero, everything in the
+  /// database: the next start finds a clean stop and writes no room again; a kill -9 after
+  /// that is still an unclean stop.
+  @Test func aCleanStopKeepsTheWALForTheNextStart() throws {
+    let dir = ServiceDirectory()
+    let first = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try first.waitUntilReady()
+    try waitFor("some points", timeout: 60) { try first.status().points > 20 }
+    first.signal(SIGTERM)
+    #expect(try first.waitForExit() == 0)
+    #expect(first.log.contains("its WAL kept at"), "\(first.log)")
+    let wal = dir.database + "-wal"
+    func fileSize(_ path: String) -> Int? {
+      (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+    }
+    let size = try #require(fileSize(wal))
+    #expect(size > 2_000_000, "the room the start made")
+    let handle = try #require(FileHandle(forReadingAtPath: wal))
+    let head = try #require(try handle.read(upToCount: 56))
+    #expect(head.count == 56 && head.allSatisfy { $0 == 0 })
+
+    let second = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try second.waitUntilReady()
+    #expect(!second.log.contains("not clean"), "\(second.log)")
+    let before = try second.status().points
+    try waitFor("points to go on", timeout: 60) { try second.status().points > before + 10 }
+    #expect(fileSize(wal) == size, "no room made again, no commit grew it")
+    second.signal(SIGKILL)
+    try second.waitForExit()
+
+    let third = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try third.waitUntilReady()
+    #expect(third.log.contains("the last stop was not clean"), "\(third.log)")
+    third.signal(SIGTERM)
+    #expect(try third.waitForExit() == 0)
+  }
+
   @Test func killNineWhilePausedResumesPaused() throws {
     let dir = ServiceDirectory()
     let first = try ServiceProcess(dir, arguments: ["--speed", Self.speed])

@@ -447,6 +447,54 @@ struct StartUpFaultTests {
     }
   }
 
+  /// A clean stop keeps the WAL at its size, its frames all in the database and its header
+  /// zero: the next start finds a clean stop, every point, and no room to make again. With a
+  /// reader still in the WAL at the stop, nothing is zeroed: SQLite closes as it would, and
+  /// what the WAL holds is replayed at the next start.
+  @Test(arguments: [false, true])
+  func aCleanStopKeepsTheWALAtItsSizeUnlessAReaderHoldsIt(_ readerHolds: Bool) throws {
+    let dir = TemporaryDirectory()
+    let wal = dir.database + "-wal"
+    let size: Int
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try store.preallocateWAL()
+      size = try #require(DatabaseFiles.size(of: wal))
+      try recordRide(into: store, seconds: 40)
+      var readOnly = Configuration()
+      readOnly.readonly = true
+      let reader = try DatabaseQueue(path: dir.database, configuration: readOnly)
+      if readerHolds {
+        try reader.read { db in
+          _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM point")
+          let outcome = store.closeKeepingWAL()
+          #expect(outcome.contains("left to SQLite"), "\(outcome)")
+        }
+      } else {
+        let outcome = store.closeKeepingWAL()
+        #expect(outcome.contains("kept at \(size) bytes"), "\(outcome)")
+      }
+      try reader.close()
+    }
+    if readerHolds {
+      // The reader was the last to close, and a reader cannot checkpoint: the frames wait in
+      // the WAL for the next start, which replays them (as after any stop another process
+      // outlived).
+      #expect(DatabaseFiles(path: dir.database).walCondition() != .empty)
+    } else {
+      #expect(DatabaseFiles.size(of: wal) == size)
+      let handle = try #require(FileHandle(forReadingAtPath: wal))
+      let head = try #require(try handle.read(upToCount: 56))
+      #expect(head.allSatisfy { $0 == 0 })
+    }
+    let (store, notices) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    #expect(notices.isEmpty == !readerHolds, "\(notices)")
+    #expect(try store.pointCount(sessionID: 1) == 40)
+    try store.preallocateWAL()
+    #expect(DatabaseFiles.size(of: wal) == size)
+    #expect(store.backgroundIntegrityCheck() == ["ok"])
+  }
+
   @Test func theWALKeepsItsSizeBetweenCheckpoints() throws {
     let dir = TemporaryDirectory()
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
