@@ -157,6 +157,43 @@ def commit_probe(directory, commits=40):
         os.unlink(path)
 
 
+def floor_phase(work, seconds, logger, gpx, watcher):
+    """The floor: what one durable commit a second costs by itself on this machine, with the
+    database set up as workoutd's (Benchmarks/Floor/durable-logger.c: a timer, one row of a
+    point's columns inserted in WAL mode with synchronous=FULL, nothing else), run after the
+    recording phase with workoutd stopped, gpxlogger still on the same gpsd. Returns its CPU
+    per second and gpxlogger's per fix in the same phase: whatever workoutd does beyond a
+    durable commit a second is above this line, on any machine."""
+    source = os.path.join(benchlib.ROOT, "Benchmarks", "Floor", "durable-logger.c")
+    binary = os.path.join(work, "durable-logger")
+    built = subprocess.run(["cc", "-O2", "-Wall", "-o", binary, source, "-lsqlite3"], capture_output=True, text=True)
+    if built.returncode != 0:
+        print(f"floor phase skipped: cannot build {source}: {built.stderr.strip()}")
+        return None
+    os.makedirs(os.path.join(work, "floor"), exist_ok=True)
+    proc = subprocess.Popen([binary, os.path.join(work, "floor", "floor.db"), str(int(seconds + 10))],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        time.sleep(3)  # its WAL made full size, its first commits in
+        a = {"time": time.monotonic(), "floor": benchlib.proc_counters(proc.pid),
+             "logger": benchlib.proc_counters(logger.pid)}
+        time.sleep(seconds)
+        b = {"time": time.monotonic(), "floor": benchlib.proc_counters(proc.pid),
+             "logger": benchlib.proc_counters(logger.pid)}
+    finally:
+        proc.kill()
+        proc.wait()
+    elapsed = b["time"] - a["time"]
+    _, fixes = watcher.fixes(a["time"], b["time"])
+    fl, lg = benchlib.delta(b["floor"], a["floor"]), benchlib.delta(b["logger"], a["logger"])
+    figures = {"floor.seconds": elapsed, "floor.logger.cpu_us_per_s": fl["cpu"] / elapsed * 1e6,
+               "floor.logger.wakeups_per_s": fl["switches"] / elapsed,
+               "floor.gpxlogger.cpu_us_per_fix": lg["cpu"] / fixes * 1e6 if fixes else None}
+    if figures["floor.gpxlogger.cpu_us_per_fix"]:
+        figures["floor.ratio"] = figures["floor.logger.cpu_us_per_s"] / figures["floor.gpxlogger.cpu_us_per_fix"]
+    return figures
+
+
 def free_port():
     """A free loopback port below the ephemeral range (see Tests/Support/GPSFake.swift: a port in
     that range can be taken by a client's own retrying connection)."""
@@ -316,6 +353,8 @@ def main():
                         help="keep the capture's non-GNSS sentences (instruments, autopilot)")
     parser.add_argument("--idle", type=float, default=30)
     parser.add_argument("--recording", type=float, default=120)
+    parser.add_argument("--floor", type=float, default=60,
+                        help="seconds of the floor phase (Benchmarks/Floor/durable-logger.c); 0 skips it")
     args = parser.parse_args()
     for program in ("/usr/bin/gpsfake", "/usr/bin/gpxlogger", "/usr/sbin/gpsd"):
         if not os.access(program, os.X_OK):
@@ -371,6 +410,9 @@ def main():
         memory = {"logger": benchlib.peak_memory(logger.pid),
                   **{d.label: benchlib.peak_memory(d.proc.pid) for d in daemons}}
         states = {d.label: d.ctl("status", "--json").stdout for d in daemons}
+        for d in daemons:
+            d.stop()
+        floor = floor_phase(work, args.floor, logger, gpx, watcher) if args.floor > 0 else None
     finally:
         for d in daemons:
             d.stop()
@@ -414,14 +456,21 @@ def main():
                     w["cpu"] / w["points"] * 1e6 - figures["commit_cpu_us"] if w["points"] else None,
             })
 
+    if floor is not None:
+        figures.update(floor)
+
     def part(owner):
         """This binary's figures, named as in the table (and in the stored baseline)."""
         out = {k.replace(f".{owner}.", ".workoutd."): v for k, v in figures.items() if f".{owner}." in k}
         out.update({k: v for k, v in figures.items() if ".gpxlogger." in k or k.count(".") == 1})
+        out.update({k: v for k, v in figures.items() if k.startswith("floor.")})
         fix = out.get("recording.gpxlogger.cpu_us_per_fix")
         if fix and out.get("recording.workoutd.cpu_us_per_point") is not None:
             out["recording.ratio"] = out["recording.workoutd.cpu_us_per_point"] / fix
             out["recording.own_ratio"] = out["recording.workoutd.own_cpu_us_per_point"] / fix
+            if out.get("floor.logger.cpu_us_per_s") is not None:
+                out["recording.workoutd.above_floor_us"] = (
+                    out["recording.workoutd.cpu_us_per_point"] - out["floor.logger.cpu_us_per_s"])
         return out
 
     new = part("this build")
@@ -453,6 +502,10 @@ def main():
         R("recording.gpxlogger.cpu_us_per_fix", "gpxlogger CPU µs / fix", "%.0f"),
         R("recording.gpxlogger.cpu_us_per_tpv", "  (gpxlogger CPU µs / TPV)", "%.0f"),
         R("recording.ratio", "ratio workoutd / gpxlogger", "%.1f", ("<= 2x", lambda v, f: v <= 2)),
+        R("floor.logger.cpu_us_per_s", "floor: one durable SQLite insert a second (C), CPU µs/s", "%.0f"),
+        R("floor.gpxlogger.cpu_us_per_fix", "  gpxlogger CPU µs / fix beside it", "%.0f"),
+        R("floor.ratio", "  ratio floor / gpxlogger", "%.1f"),
+        R("recording.workoutd.above_floor_us", "  workoutd's CPU above the floor, µs / recorded s", "%.0f"),
         R("recording.workoutd.own_cpu_us_per_point", "  workoutd less the commit's kernel CPU", "%.0f"),
         R("recording.own_ratio", "  ratio, less the commit", "%.1f", ("<= 2x", lambda v, f: v <= 2)),
         R("recording.workoutd.wakeups_per_s", "workoutd context switches/s recording", "%.1f"),
