@@ -599,15 +599,17 @@ def case_full_disk(env, d):
         service.wait_ready()
         wait_points(env, d, service, 10)
         filler = os.path.join(state, "filler")
-        with open(filler, "wb") as f:
+        # Unbuffered: a buffered file's close would write its tail again and raise ENOSPC anew.
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
             block = b"\0" * 65536
-            try:
-                for _ in range(4096):
-                    f.write(block)
-                    f.flush()
-            except OSError as error:
-                if error.errno != errno.ENOSPC:
-                    raise
+            for _ in range(4096):
+                os.write(fd, block)
+        except OSError as error:
+            if error.errno != errno.ENOSPC:
+                raise
+        finally:
+            os.close(fd)
         failing = wait_until("storage.failing", 30, lambda: (lambda s: s if s and s["storage"].get("failing")
                                                                else None)(status(env, d)), service)
         if not failing["storage"].get("lastError"):
