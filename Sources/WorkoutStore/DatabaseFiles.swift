@@ -14,8 +14,10 @@ struct DatabaseFiles {
 
   /// What the WAL beside the database says about the last stop.
   enum WALCondition: Equatable {
-    /// Absent or empty: the last connection closed cleanly (it checkpoints and truncates a
-    /// persistent WAL to zero bytes).
+    /// Nothing in it: absent or empty (SQLite's last connection checkpoints and truncates a
+    /// persistent WAL to zero bytes), or its room kept with no frame of its header's in it
+    /// (`WorkoutStore.closeKeepingWAL`, `preallocateWAL`): the last stop was clean, or came
+    /// before anything was written.
     case empty
     /// Frames a clean close would have checkpointed: the service crashed, was killed or lost
     /// power. SQLite replays them; the database deserves an integrity check.
@@ -32,8 +34,8 @@ struct DatabaseFiles {
     guard let start = Self.read(wal, bytes: 56), start.count >= 32 else {
       return .unmatched("its WAL (\(walSize) bytes) is shorter than a WAL header")
     }
-    // Zeros where the header and the first frame's header would be: the room the service
-    // made (`WorkoutStore.preallocateWAL`) and no frame written into it since. SQLite ignores
+    // Zeros where the header and the first frame's header would be: room made for the WAL
+    // whose header never reached the disk (a power cut while it was made). SQLite ignores
     // such a WAL, and there is nothing in it to lose.
     if start.count == 56, start.allSatisfy({ $0 == 0 }) { return .empty }
     let header = Array(start.prefix(32))
@@ -62,7 +64,34 @@ struct DatabaseFiles {
         return .unmatched("its WAL is for pages of \(walPageSize) bytes, the database's are \(pageSize)")
       }
     }
+    // A frame is the header's only if it carries the header's salts (SQLite's recovery reads
+    // frames from the first until one does not): without a first frame, none.
+    guard start.count == 56, Array(start[40..<48]) == Array(header[16..<24]) else { return .empty }
     return .uncleanStop(bytes: walSize)
+  }
+
+  /// A WAL header (https://sqlite.org/fileformat.html, "WAL File Format") for pages of
+  /// `pageSize` with fresh random salts and no frame: what SQLite writes when it starts a WAL
+  /// afresh, so that SQLite, this release and earlier ones all read it as an empty WAL, and
+  /// frames still in the file from before (their salts are the old ones) as none. Checksums
+  /// in the machine's byte order (little-endian: magic 0x377f0682), as SQLite writes them.
+  static func emptyWALHeader(pageSize: Int, checkpointSequence: UInt32, avoidingSalt: [UInt8]) -> [UInt8] {
+    var header = [UInt8](repeating: 0, count: 32)
+    func put(_ value: UInt32, at index: Int) {
+      for byte in 0..<4 { header[index + byte] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(byte))) }
+    }
+    put(0x377F_0682, at: 0)
+    put(3_007_000, at: 4)
+    put(UInt32(pageSize), at: 8)
+    put(checkpointSequence, at: 12)
+    repeat {
+      put(UInt32.random(in: 0...UInt32.max), at: 16)
+      put(UInt32.random(in: 0...UInt32.max), at: 20)
+    } while Array(header[16..<24]) == avoidingSalt
+    let (s0, s1) = walChecksum(Array(header[0..<24]), bigEndian: false)
+    put(s0, at: 24)
+    put(s1, at: 28)
+    return header
   }
 
   /// The WAL checksum: pairs of 32-bit words, s0 += x0 + s1, s1 += x1 + s0, modulo 2^32.
@@ -85,7 +114,7 @@ struct DatabaseFiles {
     return bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
   }
 
-  private static func bigEndian32(_ bytes: [UInt8], at index: Int) -> UInt32 {
+  static func bigEndian32(_ bytes: [UInt8], at index: Int) -> UInt32 {
     word(bytes, at: index, bigEndian: true)
   }
 

@@ -473,6 +473,15 @@ public final class WorkoutStore: Sendable {
         guard fstat(descriptor, &info) == 0 else { throw DatabaseFiles.SystemCallError(call: "fstat", path: wal) }
         var offset = Int(info.st_size)
         guard offset < target else { return }
+        if offset < 32 {
+          // No WAL yet (SQLite writes its header with the first frame): a header of no frame,
+          // so that the room reads as an empty WAL to anyone, before the first commit too.
+          let header = DatabaseFiles.emptyWALHeader(pageSize: pageSize, checkpointSequence: 0, avoidingSalt: [])
+          guard header.withUnsafeBytes({ pwrite(descriptor, $0.baseAddress, $0.count, 0) }) == header.count else {
+            throw DatabaseFiles.SystemCallError(call: "pwrite", path: wal)
+          }
+          offset = header.count
+        }
         // A page at a time: the kernel's page cache sizes a folio by the write that makes it
         // (Linux 6.x, ext4's large folios), and a commit that dirties 2 KB of a 64 KB folio
         // then writes all of it back (measured: 26 KB written a recorded second, not 8.4).
@@ -496,12 +505,14 @@ public final class WorkoutStore: Sendable {
 
   /// Closes the database at a clean stop and keeps its WAL at its size for the next start, so
   /// that the room `preallocateWAL` made is made once, not at every start: every frame is
-  /// checkpointed into the database first (`wal_checkpoint(RESTART)`, synced), then the WAL's
-  /// header and first frame header are overwritten with zeros (an empty WAL: SQLite ignores it,
-  /// `DatabaseFiles.walCondition` reads it as a clean stop) and SQLite is told not to truncate
-  /// it on closing (`journal_size_limit` -1). The zeros go in under the write lock, and only if
-  /// no frame was written since the checkpoint (the header is as it was): nothing committed can
-  /// be lost, even to another process writing beside the service.
+  /// checkpointed into the database first (`wal_checkpoint(RESTART)`, synced), then the WAL
+  /// gets a new header with new salts (`DatabaseFiles.emptyWALHeader`: what SQLite's next
+  /// writer would write; the frames after it are then frames of nothing, so SQLite, this
+  /// release and earlier ones read an empty WAL: this release a clean stop, earlier ones an
+  /// unclean one, which costs them a background check, not the data), and SQLite is told not to
+  /// truncate it on closing (`journal_size_limit` -1). The header goes in under the write lock,
+  /// and only if no frame was written since the checkpoint (the header is as it was): nothing
+  /// committed can be lost, even to another process writing beside the service.
   ///
   /// When it cannot (a reader still in the WAL, another process's frames), the database is
   /// closed as SQLite closes it (the last connection to close truncates the WAL to nothing),
@@ -534,8 +545,13 @@ public final class WorkoutStore: Sendable {
         let descriptor = Glibc.open(wal, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { throw DatabaseFiles.SystemCallError(call: "open", path: wal) }
         defer { Glibc.close(descriptor) }
-        let zeros = [UInt8](repeating: 0, count: 56)
-        guard zeros.withUnsafeBytes({ pwrite(descriptor, $0.baseAddress, $0.count, 0) }) == 56,
+        // A new header, as SQLite's next writer would write: the frames after it keep the
+        // old salts, so they are frames of nothing.
+        let pageSize = Int(DatabaseFiles.bigEndian32(before, at: 8))
+        let header = DatabaseFiles.emptyWALHeader(
+          pageSize: pageSize, checkpointSequence: DatabaseFiles.bigEndian32(before, at: 12) &+ 1,
+          avoidingSalt: Array(before[40..<48]))
+        guard header.withUnsafeBytes({ pwrite(descriptor, $0.baseAddress, $0.count, 0) }) == header.count,
           fdatasync(descriptor) == 0
         else { throw DatabaseFiles.SystemCallError(call: "pwrite", path: wal) }
         try db.execute(sql: "PRAGMA journal_size_limit = -1")

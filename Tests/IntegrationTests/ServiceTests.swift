@@ -71,9 +71,11 @@ struct ServiceTests {
     }
     let size = try #require(fileSize(wal))
     #expect(size > 2_000_000, "the room the start made")
+    // A WAL header (magic 0x377f0682) whose salts no frame after it carries.
     let handle = try #require(FileHandle(forReadingAtPath: wal))
-    let head = try #require(try handle.read(upToCount: 56))
-    #expect(head.count == 56 && head.allSatisfy { $0 == 0 })
+    let head = [UInt8](try #require(try handle.read(upToCount: 56)))
+    #expect(head.count == 56 && head[0..<4] == [0x37, 0x7F, 0x06, 0x82])
+    #expect(head[16..<24] != head[40..<48])
 
     let second = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
     try second.waitUntilReady()
