@@ -111,6 +111,8 @@ void shim_name_this_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0)
 
 int shim_release_free_heap(void) { return malloc_trim(0); }
 
+int shim_use_one_malloc_arena(void) { return mallopt(M_ARENA_MAX, 1); }
+
 int shim_input_use_monotonic_clock(int fd) {
   int clock = CLOCK_MONOTONIC;
   return ioctl(fd, EVIOCSCLOCKID, &clock);

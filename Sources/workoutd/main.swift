@@ -50,6 +50,7 @@ struct Workoutd: ParsableCommand {
   var checkConfig = false
 
   mutating func run() throws {
+    ProcessMemory.useOneHeapArena()  // before any thread: see its comment
     let path = config ?? "/etc/workoutd/workoutd.toml"
     var configuration: DaemonConfiguration
     do {

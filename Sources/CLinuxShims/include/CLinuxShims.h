@@ -11,6 +11,8 @@ void shim_name_this_thread(const char *name);
 /// malloc_trim(3) with no padding: gives the free memory of every malloc arena back to the
 /// kernel (a thread's arena keeps what a burst of work freed). Returns 1 if any was released.
 int shim_release_free_heap(void);
+/// mallopt(M_ARENA_MAX, 1): every thread allocates from the one malloc arena. Returns 1 if set.
+int shim_use_one_malloc_arena(void);
 /// syncfs(2): writes out the whole file system `fd` is on (glibc declares it only with
 /// _GNU_SOURCE, which Swift's Glibc module does not see).
 int shim_syncfs(int fd);
