@@ -36,6 +36,19 @@ struct ExportServiceTests {
     try run(binaryDirectory + "/workoutctl", arguments + ["--state-dir", dir.state, "--runtime-dir", dir.runtime])
   }
 
+  /// The short ride recorded to its end with exports off: an ended session none of whose
+  /// files exist yet. Returns the ride and the exports directory.
+  func recordShortRideWithoutExports(in dir: ServiceDirectory) throws -> (ride: String, exports: String) {
+    let ride = try Self.shortRide(in: dir)
+    let off = try Self.config("[export]\nenabled = false\n", in: dir)
+    let record = try ServiceProcess(
+      dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
+    #expect(try record.waitForExit(timeout: 120) == 0, "\(record.log)")
+    let exports = dir.state + "/exports"
+    #expect(files(exports).isEmpty)
+    return (ride, exports)
+  }
+
   func files(_ directory: String) -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
   }
@@ -162,13 +175,7 @@ struct ExportServiceTests {
   /// a temporary file) is finished at the next start, and the temporary file goes.
   @Test func anUnfinishedExportIsCompletedAtTheNextStart() throws {
     let dir = ServiceDirectory()
-    let ride = try Self.shortRide(in: dir)
-    let exports = dir.state + "/exports"
-    let off = try Self.config("[export]\nenabled = false\n", in: dir)
-    let first = try ServiceProcess(
-      dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
-    #expect(try first.waitForExit(timeout: 120) == 0, "\(first.log)")
-    #expect(files(exports).isEmpty)
+    let (ride, exports) = try recordShortRideWithoutExports(in: dir)
     let session = try #require(try WorkoutStore.openForReading(at: dir.database).session(id: 1))
     let name = "20110925-130021Z-\(session.uuid.prefix(8))"
     try FileManager.default.createDirectory(atPath: exports, withIntermediateDirectories: true)
@@ -193,13 +200,7 @@ struct ExportServiceTests {
   /// both at once (their memory at the same moment was the READY peak on a large database).
   @Test func theCatchUpWaitsForADueIntegrityCheck() throws {
     let dir = ServiceDirectory()
-    let ride = try Self.shortRide(in: dir)
-    let exports = dir.state + "/exports"
-    let off = try Self.config("[export]\nenabled = false\n", in: dir)
-    let record = try ServiceProcess(
-      dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride, "--config", off])
-    #expect(try record.waitForExit(timeout: 120) == 0, "\(record.log)")
-    #expect(files(exports).isEmpty)
+    let (_, exports) = try recordShortRideWithoutExports(in: dir)
     unlink(dir.database + ".checked")
     // A larger file, so that the check takes longer than the first export (~0.1 s here): a
     // table the service does not know, which quick_check reads like any other.

@@ -164,21 +164,7 @@ struct GPSDJSONTests {
       }
     }
     guard isTPV else { return nil }
-    if snapshot.time?.seconds == 0 { snapshot.time = nil }
-    var fields: GPSDFieldMask = [.status]
-    if snapshot.time != nil { fields.insert(.time) }
-    if snapshot.timeError.isFinite { fields.insert(.timeError) }
-    if snapshot.longitude.isFinite { fields.insert(.position) }
-    if snapshot.altitudeHAE.isFinite || snapshot.altitudeMSL.isFinite || otherAltitude { fields.insert(.altitude) }
-    if snapshot.epx.isFinite && snapshot.epy.isFinite { fields.insert(.horizontalError) }
-    if snapshot.epv.isFinite { fields.insert(.verticalError) }
-    if snapshot.track.isFinite { fields.insert(.track) }
-    if snapshot.speed.isFinite { fields.insert(.speed) }
-    if snapshot.climb.isFinite { fields.insert(.climb) }
-    if snapshot.eps.isFinite { fields.insert(.speedError) }
-    if snapshot.mode != 0 { fields.insert(.mode) }
-    snapshot.fields = fields
-    return snapshot
+    return GPSDJSON.completed(snapshot, otherAltitude: otherAltitude)
   }
 
   @Test("TPVs decode as the first decoder read them: every capture line and thousands of corruptions")

@@ -177,6 +177,13 @@ public enum GPSDJSON {
     }
     guard wellFormed else { return nil }
     guard isTPV else { return nil }
+    return completed(snapshot, otherAltitude: otherAltitude)
+  }
+
+  /// A TPV's members as read, completed as libgps's `libgps_json_unpack` completes them: a
+  /// time of zero is none, and `fields` says which values are known.
+  static func completed(_ read: TPVSnapshot, otherAltitude: Bool) -> TPVSnapshot {
+    var snapshot = read
     if snapshot.time?.seconds == 0 { snapshot.time = nil }
     var fields: GPSDFieldMask = [.status]
     if snapshot.time != nil { fields.insert(.time) }
