@@ -113,13 +113,14 @@ struct CheckpointCadenceTests {
     _ = h.press(.start)
     h.finishCountdown()
     h.commands.removeAll()
-    h.ride(seconds: 150, speed: 5, heartRate: 140, from: &position)
+    let interval = SessionEngine.checkpointInterval
+    h.ride(seconds: interval * 5 / 2, speed: 5, heartRate: 140, from: &position)
     let saved = h.commands.compactMap { command -> Int? in
       if case .saveSnapshot(let session) = command { session.builder.pointCount } else { nil }
     }
     let points = h.commands.filter { if case .recordPoint = $0 { true } else { false } }.count
-    #expect(points == 150)
-    #expect(saved == [60, 120])
+    #expect(points == interval * 5 / 2)
+    #expect(saved == [interval, 2 * interval])
     h.commands.removeAll()
     _ = h.press(.pause)
     #expect(h.commands.contains { if case .saveSnapshot = $0 { true } else { false } }, "a transition saves")
@@ -131,12 +132,14 @@ struct CheckpointCadenceTests {
     var position = GeoPoint(latitude: 50, longitude: 8)
     _ = h.press(.start)
     h.finishCountdown()
-    h.ride(seconds: 100, speed: 6, heartRate: 150, from: &position)
+    // The longest roll-forward: one point short of the next checkpoint.
+    h.ride(seconds: 2 * SessionEngine.checkpointInterval - 1, speed: 6, heartRate: 150, from: &position)
     let checkpoint = try #require(
       h.commands.compactMap { if case .saveSnapshot(let s) = $0 { s } else { nil } }.last)
     let later = h.commands.compactMap { if case .recordPoint(_, let p) = $0 { p } else { nil } }
       .filter { $0.sequence >= checkpoint.builder.pointCount }
-    #expect(later.count == 40)
+    #expect(checkpoint.builder.pointCount == SessionEngine.checkpointInterval)
+    #expect(later.count == SessionEngine.checkpointInterval - 1)
     var rebuild = SessionRebuild(checkpoint: checkpoint)
     for point in later { rebuild.add(point) }
     let live = try #require(h.engine.session).builder

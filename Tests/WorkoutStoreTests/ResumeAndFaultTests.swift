@@ -152,10 +152,11 @@ struct CheckpointTests {
   @Test func pointsBetweenCheckpointsAreFoldedBackInAfterACrash() throws {
     let dir = TemporaryDirectory()
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
-    let h = try recordRide(into: store, seconds: 150)
+    let interval = SessionEngine.checkpointInterval
+    let h = try recordRide(into: store, seconds: interval * 5 / 2)
     let live = try #require(h.engine.session)
     let row = try #require(try store.session(id: 1))
-    #expect(row.points == 120, "the checkpoint of the 120th point is the last")
+    #expect(row.points == 2 * interval, "the checkpoint of the second interval's last point is the last")
     #expect(try store.pointCount(sessionID: 1) == live.builder.pointCount)
 
     let resumed = try resumable(store)
