@@ -197,6 +197,28 @@ struct GPSDJSONTests {
     #expect(compared > 5_000)
   }
 
+  @Test("each TPV member's key is its name packed, and no other key is one of them")
+  func tpvMemberKeysArePackedNames() {
+    func member(_ key: [UInt8]) -> GPSDJSON.TPVMember? {
+      key.withUnsafeBufferPointer { GPSDJSON.TPVMember($0) }
+    }
+    for name in GPSDJSON.TPVMember.allCases {
+      let key = Array("\(name)".utf8)
+      #expect(member(key) == name, "\(name)")
+      #expect(member(key + [0]) == nil, "\(name) and a NUL")
+      #expect(member(key + [115]) == nil, "\(name)s")
+      #expect(member(Array(key.dropLast())) == nil, "\(name) less its last byte")
+      #expect(member(Array(key.dropFirst())) == nil, "\(name) less its first byte")
+      #expect(member(key.map { $0 ^ 0x20 }) == nil, "\(name) in the other case")
+    }
+    for key in ["", "leapsecondz", "leapsecond", "leapsecondss", "geoidSepX", "magtrack", "device", "sep", "epc"] {
+      #expect(member(Array(key.utf8)) == nil, "\(key)")
+    }
+    // A key with an escape is decoded first: "\u006cat" is "lat", "lat\u0000" is not.
+    #expect(GPSDJSON.tpv(from: #"{"class":"TPV","\u006cat":1.5}"#)?.latitude == 1.5)
+    #expect(GPSDJSON.tpv(from: #"{"class":"TPV","lat\u0000":1.5}"#)?.latitude.isNaN == true)
+  }
+
   @Test("numbers read in place are exactly what Double(String) reads")
   func exactDecimals() {
     var rng = SeededRandom(seed: 0x6e75_6d62)
@@ -228,5 +250,35 @@ struct GPSDJSONTests {
       check(text)
     }
     #expect(fast > 150_000, "most of gpsd's shapes take the exact path")
+  }
+
+  /// The scanner reads a number in one pass when it can (`exactDecimalPrefix`), else as the
+  /// run of bytes a number may hold: either way a member's value is what `Double(String)`
+  /// reads of that run, and a run it cannot read makes the line malformed.
+  @Test("a member's number is Double(String) of its bytes, whatever follows the digits")
+  func scannedNumbersAreDoubleOfTheirBytes() {
+    var rng = SeededRandom(seed: 0x7363_616e)
+    let alphabet = Array("0123456789.eE+-".utf8)
+    var texts = [
+      "1.2.3", "1e5e", "-", "--1", "1e", "1e+", "1e-", ".", "-.e1", "12345678901234567890", "1..2",
+      "0.000000000000000000000000001", "48.149963333", "-0", "1E22", "2e-0005", String(repeating: "0", count: 70) + "1",
+    ]
+    for _ in 0..<50_000 {
+      texts.append(
+        String(decoding: (0..<1 + Int(rng.next() % 12)).map { _ in alphabet[Int(rng.next() % 15)] }, as: UTF8.self))
+    }
+    for text in texts {
+      let members = GPSDJSON.members(of: #"{"n":"# + text + "}")
+      let expected = text.utf8.count <= 64 && text.contains(where: \.isNumber) ? Double(text) : nil
+      if let expected {
+        guard case .number(let read)? = members?.first?.value else {
+          Issue.record("\(text): \(String(describing: members)) against \(expected)")
+          continue
+        }
+        #expect(read.bitPattern == expected.bitPattern, "\(text): \(read) against \(expected)")
+      } else {
+        #expect(members == nil, "\(text)")
+      }
+    }
   }
 }

@@ -207,17 +207,16 @@ public enum GPSDJSON {
     case `class`, time, mode, status, leapseconds, ept, lat, lon, altHAE, altMSL, geoidSep, eph, epx, epy, epv
     case track, speed, eps, climb, alt, depth
 
-    /// Each key as gpsd writes it (the case's name), its first 8 bytes packed into an
-    /// integer, and its length: mostly one integer compare a member.
-    private static let table: [(packed: UInt64, length: Int, member: TPVMember, key: [UInt8])] =
-      allCases.map { member in
-        let key = Array("\(member)".utf8)
-        return key.withUnsafeBufferPointer { (pack($0), key.count, member, key) }
-      }
-
-    private static func pack(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    /// A key's first 8 bytes packed into an integer, the first byte lowest: a key of 8 bytes or
+    /// fewer that does not end in a NUL byte (only an escape, `\u0000`, makes one) is known by
+    /// this integer alone, as no name holds a NUL.
+    static func pack(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
       var packed: UInt64 = 0
-      for (i, byte) in bytes.prefix(8).enumerated() { packed |= UInt64(byte) << (8 * UInt64(i)) }
+      var i = min(bytes.count, 8)
+      while i > 0 {
+        i -= 1
+        packed = packed << 8 | UInt64(bytes[i])
+      }
       return packed
     }
 
@@ -233,14 +232,41 @@ public enum GPSDJSON {
     }
 
     init?(_ key: UnsafeBufferPointer<UInt8>) {
+      // Each case is its name packed (`pack`); `tpvMemberKeysArePackedNames` checks them all.
+      // One switch is one compare tree: a TPV's twenty members a second are matched in a few
+      // instructions each, the keys libgps does not read as fast as the rest.
+      guard let last = key.last, last != 0 else { return nil }  // "lat\u0000" packs as "lat"
       let packed = Self.pack(key)
-      for entry in Self.table where entry.packed == packed && entry.length == key.count {
-        // A key longer than 8 bytes: the rest must match too.
-        if key.count > 8, !entry.key.withUnsafeBufferPointer({ GPSDJSON.equal($0, key) }) { continue }
-        self = entry.member
+      guard key.count <= 8 else {
+        // "leapseconds", the one longer key: its first 8 bytes and "nds".
+        guard key.count == 11, packed == 0x6f63_6573_7061_656c, key[8] == 110, key[9] == 100, key[10] == 115
+        else { return nil }
+        self = .leapseconds
         return
       }
-      return nil
+      switch packed {
+      case 0x73_7361_6c63: self = .class
+      case 0x656d_6974: self = .time
+      case 0x6564_6f6d: self = .mode
+      case 0x7375_7461_7473: self = .status
+      case 0x74_7065: self = .ept
+      case 0x74_616c: self = .lat
+      case 0x6e_6f6c: self = .lon
+      case 0x4541_4874_6c61: self = .altHAE
+      case 0x4c53_4d74_6c61: self = .altMSL
+      case 0x7065_5364_696f_6567: self = .geoidSep
+      case 0x68_7065: self = .eph
+      case 0x78_7065: self = .epx
+      case 0x79_7065: self = .epy
+      case 0x76_7065: self = .epv
+      case 0x6b_6361_7274: self = .track
+      case 0x64_6565_7073: self = .speed
+      case 0x73_7065: self = .eps
+      case 0x62_6d69_6c63: self = .climb
+      case 0x74_6c61: self = .alt
+      case 0x68_7470_6564: self = .depth
+      default: return nil
+      }
     }
   }
 
@@ -367,9 +393,18 @@ public enum GPSDJSON {
   /// Accurately", 1990: the fast path). gpsd writes its reals this way ("48.149963333",
   /// "0.005"). nil for anything else, which `Double(String)` then reads.
   static func exactDecimal(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
-    var i = 0
-    let negative = b.first == 45
-    if negative { i = 1 }
+    guard let (value, end) = exactDecimalPrefix(b, from: 0), end == b.count else { return nil }
+    return value
+  }
+
+  /// The number `exactDecimal` reads at the start of `b[start...]`, and where it ends, in one
+  /// pass over its bytes (the scanner's numbers are read this way, not found first and read
+  /// after); nil when that prefix is not one of its numbers.
+  @inline(__always)
+  static func exactDecimalPrefix(_ b: UnsafeBufferPointer<UInt8>, from start: Int) -> (Double, Int)? {
+    var i = start
+    let negative = i < b.count && b[i] == 45
+    if negative { i += 1 }
     var mantissa: UInt64 = 0
     var significant = 0
     var exponent = 0
@@ -411,13 +446,13 @@ public enum GPSDJSON {
       guard digits > 0 else { return nil }
       exponent += negativeExponent ? -written : written
     }
-    guard i == b.count, mantissa <= 1 << 53 else { return nil }
-    if mantissa == 0 { return negative ? -0.0 : 0.0 }
+    guard mantissa <= 1 << 53 else { return nil }
+    if mantissa == 0 { return (negative ? -0.0 : 0.0, i) }
     guard exponent >= -22, exponent <= 22 else { return nil }
     let value =
       exponent < 0
       ? Double(mantissa) / exactPowersOfTen[-exponent] : Double(mantissa) * exactPowersOfTen[exponent]
-    return negative ? -value : value
+    return (negative ? -value : value, i)
   }
 
   /// A recursive-descent reader over one line's bytes; every access is bounds-checked.
@@ -496,11 +531,20 @@ public enum GPSDJSON {
       return matches
     }
 
+    /// A number at `index`. gpsd's reals take `exactDecimalPrefix` in one pass; anything it
+    /// does not read, or that goes on past it (`1.2.3`, `1e5e`), is found as the bytes a
+    /// number may hold and read by `exactDecimal` or `Double(String)`, as before.
     mutating func number() -> Double? {
+      if let (value, end) = GPSDJSON.exactDecimalPrefix(bytes, from: index), end - index <= 64,
+        end == bytes.count || !Self.mayBeInNumber(bytes[end])
+      {
+        index = end
+        return value
+      }
       let start = index
       if current == 45 { index += 1 }  // -
       var sawDigit = false
-      while let c = current, (c >= 48 && c <= 57) || c == 46 || c == 101 || c == 69 || c == 43 || c == 45 {
+      while let c = current, Self.mayBeInNumber(c) {
         if c >= 48 && c <= 57 { sawDigit = true }
         index += 1
       }
@@ -508,6 +552,12 @@ public enum GPSDJSON {
       let digits = UnsafeBufferPointer(rebasing: bytes[start..<index])
       if let exact = GPSDJSON.exactDecimal(digits) { return exact }
       return Double(String(decoding: digits, as: UTF8.self))
+    }
+
+    /// A digit, `.`, `e`, `E`, `+` or `-`.
+    @inline(__always)
+    static func mayBeInNumber(_ c: UInt8) -> Bool {
+      (c >= 48 && c <= 57) || c == 46 || c == 101 || c == 69 || c == 43 || c == 45
     }
 
     mutating func string() -> String? {
