@@ -207,12 +207,18 @@ public final class GPSDConnection {
 
   /// The `class` at the start of a line, `{"class":"NAME"`, without decoding the rest.
   private static func reportClass(_ line: UnsafeBufferPointer<UInt8>) -> String? {
-    let prefix = #"{"class":""#.utf8
-    guard line.count > prefix.count + 1, line.starts(with: prefix) else { return nil }
-    var end = prefix.count
-    while end < min(line.count, prefix.count + 16), line[end] != 34 { end += 1 }
+    // Compared as bytes (a generic `starts(with:)` over a String's UTF-8 cost more than the
+    // rest of a SKY's handling).
+    let prefix: StaticString = #"{"class":""#
+    let length = prefix.utf8CodeUnitCount
+    guard line.count > length + 1,
+      let start = line.baseAddress,
+      memcmp(start, prefix.utf8Start, length) == 0
+    else { return nil }
+    var end = length
+    while end < min(line.count, length + 16), line[end] != 34 { end += 1 }
     guard end < line.count, line[end] == 34 else { return nil }
-    return String(decoding: UnsafeBufferPointer(rebasing: line[prefix.count..<end]), as: UTF8.self)
+    return String(decoding: UnsafeBufferPointer(rebasing: line[length..<end]), as: UTF8.self)
   }
 
   /// The next complete line (without its newline) and when it arrived; reads the socket
