@@ -164,10 +164,10 @@ public struct SessionEngine: Sendable {
   /// A running session's checkpoint is saved every this many points (and whenever the session
   /// changes otherwise). Between checkpoints a second writes only its point: a restart folds
   /// the points recorded since the checkpoint back in (`SessionRebuild`). Five minutes: the
-  /// checkpoint (a few KB of JSON with the training metrics' rings, several pages) then costs
-  /// a tenth of a per-second commit's bytes and CPU where a minute cost half of one (make
-  /// bench, BENCHMARKS.md session 17), and the roll-forward stays short (at most 299 points
-  /// read back at a start, a few milliseconds).
+  /// checkpoint (a few KB of JSON with the training metrics' rings, several pages, ~1.4 M
+  /// instructions) spread over its interval is then a twentieth of a recorded second's
+  /// instructions, where at one a minute it was a fifth (BENCHMARKS.md, session 17), and the
+  /// roll-forward stays short (at most 299 points read back at a start, a few milliseconds).
   public static let checkpointInterval = 300
 
   public init(settings: EngineSettings, nextSessionID: Int64 = 1) {
