@@ -126,7 +126,7 @@ final class SimulatedBoard: Board {
   func attach(to runtime: ServiceRuntime) {
     runtime.exitWhenReplayEnds = exitAtEnd
     if let threaded { runtime.replayFinished = { threaded.finished } }
-    runtime.pulledReplay = pulled
+    runtime.pulledReplay = pulled.map { ServiceRuntime.PulledReplay(schedule: $0.schedule, clock: $0.clock) }
   }
 
   func finish(code: Int32, log: Logger) {

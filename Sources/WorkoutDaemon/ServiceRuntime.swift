@@ -76,7 +76,18 @@ final class ServiceRuntime {
   /// Whether a threaded replay (the simulated board in real or scaled time) is over.
   var replayFinished: () -> Bool = { false }
   /// The simulated board at full speed: the loop pulls each next second of the world itself.
-  var pulledReplay: (schedule: ReplaySchedule, clock: VirtualClock)?
+  /// (A class, so that the real board's loop tests a pointer for nil at each wait: an optional
+  /// tuple was copied through the runtime's generic tuple witnesses there.)
+  final class PulledReplay {
+    var schedule: ReplaySchedule
+    let clock: VirtualClock
+
+    init(schedule: ReplaySchedule, clock: VirtualClock) {
+      self.schedule = schedule
+      self.clock = clock
+    }
+  }
+  var pulledReplay: PulledReplay?
   private var pulledReplayFinished = false
   /// Devices this loop reads itself (gpsd on the real board), when the core says so.
   var engineReadDevices: [any EngineReadDevice] = []
@@ -100,11 +111,15 @@ final class ServiceRuntime {
     var settings = settings
     settings.watchdogInterval = notifier.watchdogInterval
     core = RuntimeCore(engine: engine, settings: settings, now: clock.now(), firstTick: firstTick)
+    hostTime = { clock.hostDeadline(forBoardTime: $0) }
   }
 
+  /// The board-to-host time conversion of every `clocks()`, made once: a closure over the
+  /// clock made at each turn of the loop was an allocation (and a free) each time.
+  private let hostTime: (Double) -> Double
+
   private func clocks() -> RuntimeClocks {
-    let clock = self.clock
-    return RuntimeClocks(board: clock.now(), host: SystemClocks.monotonic()) { clock.hostDeadline(forBoardTime: $0) }
+    RuntimeClocks(board: clock.now(), host: SystemClocks.monotonic(), hostTime: hostTime)
   }
 
   /// Carries out commands the engine produced before the loop started (a resumed session's).
@@ -135,13 +150,12 @@ final class ServiceRuntime {
       case .wait(var hostDeadline, let actions):
         perform(actions)
         if isDone { return 0 }
-        if var replay = pulledReplay {
+        if let replay = pulledReplay {
           if let message = queue.poll() {
             if process(message) { return 0 }
             continue
           }
           if let step = replay.schedule.next() {
-            pulledReplay = replay
             replay.clock.advance(to: step.time)
             for input in step.inputs {
               perform(core.handle(input, at: replay.clock.now(), host: SystemClocks.monotonic()).actions)
