@@ -18,6 +18,19 @@ struct DeviceWatchTests {
     h.send(.device(DeviceStatus(device: .gpsReceiver, condition: .available, detail: "gpsd has 1 receiver open")))
   }
 
+  @Test("a device kind hashes its case: every case its own ordinal, equal kinds equal hashes, all usable as keys")
+  func deviceKindsHashByCase() {
+    let ordinals = DeviceKind.allCases.map(\.ordinal)
+    #expect(Set(ordinals).count == DeviceKind.allCases.count)
+    #expect(ordinals == ordinals.sorted(), "in declaration order")
+    var byKind: [DeviceKind: String] = [:]
+    for kind in DeviceKind.allCases { byKind[kind] = kind.rawValue }
+    for kind in DeviceKind.allCases {
+      #expect(byKind[kind] == kind.rawValue)
+      #expect(kind.hashValue == DeviceKind(rawValue: kind.rawValue)!.hashValue)
+    }
+  }
+
   @Test("fixes refused for 10 s: a warning, an event with the reason, the LED's fault; a good fix ends it")
   func refusedFixesThatLast() throws {
     var h = EngineHarness()

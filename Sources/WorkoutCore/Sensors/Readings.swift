@@ -95,6 +95,32 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 extension DeviceKind {
+  /// Hashes the case, not its name. The standard library's default for a type with a raw
+  /// value hashes the raw value (here SipHash over the String's bytes), and the engine looks
+  /// devices up in its dictionaries several times a recorded second.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(ordinal)
+  }
+
+  /// The case's place in the declaration: distinct for every case (a test holds it).
+  var ordinal: UInt8 {
+    switch self {
+    case .gps: 0
+    case .gpsReceiver: 1
+    case .buttons: 2
+    case .indicator: 3
+    case .barometer: 4
+    case .heartRateStrap: 5
+    case .powerMeter: 6
+    case .speedCadenceSensor: 7
+    case .storage: 8
+    case .exports: 9
+    case .usbStick: 10
+    case .usbDrive: 11
+    case .simulation: 12
+    }
+  }
+
   /// Sensors that connect over BLE: their comings and goings are `sensorConnected` and
   /// `sensorDisconnected` events.
   public var isBLESensor: Bool { [.heartRateStrap, .powerMeter, .speedCadenceSensor].contains(self) }
