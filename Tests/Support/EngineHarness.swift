@@ -20,12 +20,25 @@ public struct EngineHarness {
   @discardableResult
   public mutating func send(_ input: EngineInput) -> EngineStep {
     let step = engine.handle(input, at: now)
+    checkScheduling()
     commands += step.commands
     if let outcome = step.outcome { outcomes.append(outcome) }
     for case .finalizeSession(let id, _) in step.commands {
       send(.sessionFinalized(sessionID: id))
     }
     return step
+  }
+
+  /// What the runtime schedules by (`state`, `needsTick`, `nextDeadline`) is kept beside the
+  /// session, not read from it: after every input of every engine test, both must agree.
+  public func checkScheduling() {
+    let session = engine.session
+    precondition(engine.state == (session?.state ?? .notStarted), "engine.state \(engine.state) is not its session's")
+    precondition(engine.needsTick == (session?.state == .running), "engine.needsTick disagrees with its session")
+    let deadlines = [session?.countdownDeadline, engine.fixMonitor.deadline, engine.watch.deadline].compactMap { $0 }
+    precondition(
+      engine.nextDeadline == deadlines.min(),
+      "engine.nextDeadline \(String(describing: engine.nextDeadline)) is not its session's")
   }
 
   public mutating func press(_ request: SessionRequest) -> RequestOutcome? {

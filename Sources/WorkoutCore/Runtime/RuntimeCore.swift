@@ -159,7 +159,7 @@ public struct RuntimeCore: Sendable {
   public var tickDue: Double? { engine.needsTick ? nextTick : nil }
 
   private var deviceReadInterval: Double {
-    engine.session?.state.isUnfinished == true ? min(1, settings.idleReadInterval) : settings.idleReadInterval
+    engine.state.isUnfinished ? min(1, settings.idleReadInterval) : settings.idleReadInterval
   }
 
   // MARK: - The loop's decision
