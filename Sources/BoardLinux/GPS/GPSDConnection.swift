@@ -46,9 +46,8 @@ public enum GPSDMessage: Sendable {
   case devices(count: Int)
   /// gpsd's ERROR report.
   case error(String)
-  /// Another class (SKY, WATCH, GST, ...), or a line that is not a report this client reads,
-  /// named when the line says.
-  case other(String?)
+  /// Another class (SKY, WATCH, GST, ...), or a line that is not a report this client reads.
+  case other
 }
 
 /// One connection to gpsd, speaking its JSON protocol (gpsd_json(5)) as libgps does: a TCP
@@ -181,32 +180,56 @@ public final class GPSDConnection {
   /// and only the classes used are decoded; a SKY (the largest report of an epoch) is only
   /// named.
   static func decode(_ line: UnsafeBufferPointer<UInt8>) -> GPSDMessage {
-    let name =
+    let report =
       reportClass(line)
       ?? GPSDJSON.members(of: line).flatMap { members in
-        members.first { $0.key == "class" }.flatMap { if case .string(let s) = $0.value { s } else { nil } }
+        members.first { $0.key == "class" }.flatMap {
+          if case .string(var name) = $0.value { name.withUTF8 { ReportClass($0) } } else { nil }
+        }
       }
-    switch name {
-    case "TPV":
+    switch report {
+    case .tpv:
       if let snapshot = GPSDJSON.tpv(from: line) { return .tpv(snapshot) }
-    case "VERSION":
+    case .version:
       if let release = GPSDJSON.versionRelease(from: line) { return .version(release) }
-    case "DEVICE":
+    case .device:
       if let report = GPSDJSON.device(from: line) { return .device(report) }
-    case "DEVICES":
+    case .devices:
       // Each open receiver is one DEVICE object in the list (gpsd_json(5)).
       let text = String(decoding: line, as: UTF8.self)
       return .devices(count: max(0, text.components(separatedBy: "{\"class\":\"DEVICE\"").count - 1))
-    case "ERROR":
+    case .error:
       return .error(GPSDJSON.errorMessage(from: line) ?? String(decoding: line, as: UTF8.self))
-    default:
+    case .other, nil:
       break
     }
-    return .other(name)
+    return .other
+  }
+
+  /// The classes of report this client reads, told apart by their bytes: a report a second
+  /// (SKY, or a TPV) makes no String.
+  enum ReportClass: Equatable {
+    case tpv, version, device, devices, error, other
+
+    init(_ name: UnsafeBufferPointer<UInt8>) {
+      func named(_ text: StaticString) -> Bool {
+        guard let base = name.baseAddress, name.count == text.utf8CodeUnitCount else { return false }
+        return memcmp(base, text.utf8Start, name.count) == 0
+      }
+      self =
+        switch name.count {
+        case 3 where named("TPV"): .tpv
+        case 5 where named("ERROR"): .error
+        case 6 where named("DEVICE"): .device
+        case 7 where named("VERSION"): .version
+        case 7 where named("DEVICES"): .devices
+        default: .other
+        }
+    }
   }
 
   /// The `class` at the start of a line, `{"class":"NAME"`, without decoding the rest.
-  private static func reportClass(_ line: UnsafeBufferPointer<UInt8>) -> String? {
+  private static func reportClass(_ line: UnsafeBufferPointer<UInt8>) -> ReportClass? {
     // Compared as bytes (a generic `starts(with:)` over a String's UTF-8 cost more than the
     // rest of a SKY's handling).
     let prefix: StaticString = #"{"class":""#
@@ -218,7 +241,7 @@ public final class GPSDConnection {
     var end = length
     while end < min(line.count, length + 16), line[end] != 34 { end += 1 }
     guard end < line.count, line[end] == 34 else { return nil }
-    return String(decoding: UnsafeBufferPointer(rebasing: line[length..<end]), as: UTF8.self)
+    return ReportClass(UnsafeBufferPointer(rebasing: line[length..<end]))
   }
 
   /// The next complete line (without its newline) and when it arrived; reads the socket
