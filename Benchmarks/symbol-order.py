@@ -14,9 +14,12 @@ read it), runs under valgrind's callgrind, which names every function executed:
      session left running, then stop (its exports), status, SIGTERM; and a third start with the
      export table emptied (the exporter's catch-up pass, as after an upgrade);
   2. the simulated board replaying a short ride at full speed to its end.
-Functions are ordered by how often they ran (the per-second path first, then what a ride runs
-once), those of run 1 before those only run 2 needs. The order file lists mangled names; lld
-places each function's section (`-function-sections`) in that order and the rest after it.
+First the functions of ten seconds of steady recording in run 1 (callgrind dumps that window
+apart), by how often they ran: the code a recorded second runs, packed into the fewest pages (at
+1 Hz each page is a cold TLB entry and cold cache lines every second); then the rest of run 1 by
+how often it ran (what a ride runs once), then what only run 2 needs. The order file lists
+mangled names; lld places each function's section (`-function-sections`) in that order and the
+rest after it.
 Names that a later build no longer has are ignored (`--no-warn-symbol-ordering`): a stale file
 costs RSS, never correctness.
 
@@ -126,6 +129,14 @@ def linux_board_run(binary, bin_dir, work):
             if attempt == "first":
                 for step in (("start",), ("status", "--json")):
                     ctl(bin_dir, state, runtime, *step)
+                # The per-second path alone: callgrind dumps what ran before (out.1) and what
+                # ran in 10 s of steady recording (out.2), the rest goes to `out` at exit.
+                wait_points(state, 8, 120)
+                subprocess.run(["callgrind_control", "--dump", str(proc.pid)], stdout=subprocess.DEVNULL, check=True)
+                wait_points(state, 18, 120)
+                subprocess.run(["callgrind_control", "--dump", str(proc.pid)], stdout=subprocess.DEVNULL, check=True)
+                steady = out + ".2"
+                outputs += [out + ".1", steady]
                 wait_points(state, 20, 120)
                 ctl(bin_dir, state, runtime, "lap")
                 ctl(bin_dir, state, runtime, "pause")
@@ -179,13 +190,20 @@ def main():
     binary = os.path.join(work, "workoutd")
     subprocess.run(["objcopy", "--strip-debug", os.path.join(args.bin, "workoutd"), binary], check=True)
     print("symbol order: workoutd under callgrind on the linux board and the simulated board", flush=True)
-    linux = collections.Counter()
+    linux, steady = collections.Counter(), {}
     for out in linux_board_run(binary, args.bin, work):
         linux.update(call_counts(out))
+        if out.endswith(".2"):
+            steady = call_counts(out)
     sim = call_counts(simulated_board_run(binary, work))
     # Valgrind's own names for code it could not name ("0x…") and the PLT are not symbols.
     keep = re.compile(r"^[A-Za-z_$.][^\s]*$")
-    ordered = [name for name, _ in sorted(linux.items(), key=lambda item: (-item[1], item[0])) if keep.match(name)]
+    # What runs every recorded second first, packed (the fewest pages a second touches), then the
+    # rest of the linux board's run.
+    ordered = [name for name, _ in sorted(steady.items(), key=lambda item: (-item[1], item[0])) if keep.match(name)]
+    seen = set(ordered)
+    ordered += [name for name, _ in sorted(linux.items(), key=lambda item: (-item[1], item[0]))
+                if keep.match(name) and name not in seen]
     seen = set(ordered)
     ordered += [name for name, _ in sorted(sim.items(), key=lambda item: (-item[1], item[0]))
                 if keep.match(name) and name not in seen]
