@@ -157,6 +157,25 @@ def commit_probe(directory, commits=40):
         os.unlink(path)
 
 
+def wake_probe(work, seconds=20):
+    """The price of one wake-up here (Benchmarks/Floor/wake-probe.c: a thread woken by a timer
+    once a second, doing nothing): CPU µs a wake-up, or None when it cannot be built. Each of
+    workoutd's wake-ups (the tick, the commit's disk waits) and gpxlogger's (gpsd's reports)
+    costs about this much before any work is done."""
+    source = os.path.join(benchlib.ROOT, "Benchmarks", "Floor", "wake-probe.c")
+    binary = os.path.join(work, "wake-probe")
+    built = subprocess.run(["cc", "-O2", "-Wall", "-o", binary, source], capture_output=True, text=True)
+    if built.returncode != 0:
+        print(f"wake probe skipped: cannot build {source}: {built.stderr.strip()}")
+        return None
+    out = subprocess.run([binary, str(seconds)], capture_output=True, text=True, timeout=seconds + 30)
+    try:
+        return float(out.stdout.split()[0])
+    except (IndexError, ValueError):
+        print(f"wake probe failed: {out.stdout}{out.stderr}")
+        return None
+
+
 def floor_phase(work, seconds, logger, gpx, watcher):
     """The floor: what one durable commit a second costs by itself on this machine, with the
     database set up as workoutd's (Benchmarks/Floor/durable-logger.c: a timer, one row of a
@@ -424,6 +443,7 @@ def main():
         stop_gpsfake(fake)
 
     probe_switches, probe_cpu = commit_probe(work)
+    wake_cpu = wake_probe(work)
     figures = {"disk_waits_per_commit": probe_switches, "commit_cpu_us": probe_cpu,
                "recording.gpxlogger.peak_rss_mib": memory["logger"][0]}
     for d in daemons:
@@ -485,6 +505,11 @@ def main():
 
     print(f"\none durable commit (8 KiB pwrite + fdatasync), measured here: waits for the disk "
           f"{figures['disk_waits_per_commit']:.1f} times and costs {figures['commit_cpu_us']:.0f} µs of CPU")
+    if wake_cpu is not None:
+        fixes_per_s = figures["recording.fixes"] / figures["recording.seconds"]
+        print(f"one wake-up (a timer, nothing done), measured here: {wake_cpu:.0f} µs of CPU; a recorded second "
+              f"wakes workoutd {figures['recording.this build.wakeups_per_s']:.1f} times, a fix wakes gpxlogger "
+              f"{figures['recording.gpxlogger.wakeups_per_s'] / fixes_per_s:.1f} times" if fixes_per_s else "")
     print(f"idle {figures['idle.seconds']:.0f} s: {figures['idle.fixes']} fixes ({figures['idle.tpvs']} TPVs, "
           f"{figures['idle.trkpts']} GPX points); recording {figures['recording.seconds']:.0f} s: "
           f"{figures['recording.fixes']} fixes ({figures['recording.tpvs']} TPVs, {figures['recording.trkpts']} GPX points)")
