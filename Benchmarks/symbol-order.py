@@ -104,7 +104,7 @@ def linux_board_run(binary, bin_dir, work):
     with open(config, "w") as f:
         f.write(device.CONFIG.replace("{port}", str(port)))
     state, runtime = os.path.join(work, "state"), os.path.join(work, "run")
-    outputs = []
+    outputs, steady = [], None  # every part of every run; the steady window of the first
     try:
         for attempt in ("first", "resumed", "catch-up"):
             if attempt == "catch-up":
@@ -136,7 +136,7 @@ def linux_board_run(binary, bin_dir, work):
                 wait_points(state, 18, 120)
                 subprocess.run(["callgrind_control", "--dump", str(proc.pid)], stdout=subprocess.DEVNULL, check=True)
                 steady = out + ".2"
-                outputs += [out + ".1", steady]
+                outputs += [out + ".1"]
                 wait_points(state, 20, 120)
                 ctl(bin_dir, state, runtime, "lap")
                 ctl(bin_dir, state, runtime, "pause")
@@ -160,7 +160,7 @@ def linux_board_run(binary, bin_dir, work):
             outputs.append(out)
     finally:
         device.stop_gpsfake(fake)
-    return outputs
+    return outputs, steady
 
 
 def simulated_board_run(binary, work):
@@ -190,11 +190,11 @@ def main():
     binary = os.path.join(work, "workoutd")
     subprocess.run(["objcopy", "--strip-debug", os.path.join(args.bin, "workoutd"), binary], check=True)
     print("symbol order: workoutd under callgrind on the linux board and the simulated board", flush=True)
-    linux, steady = collections.Counter(), {}
-    for out in linux_board_run(binary, args.bin, work):
+    outputs, steady_out = linux_board_run(binary, args.bin, work)
+    steady = call_counts(steady_out)
+    linux = collections.Counter(steady)
+    for out in outputs:
         linux.update(call_counts(out))
-        if out.endswith(".2"):
-            steady = call_counts(out)
     sim = call_counts(simulated_board_run(binary, work))
     # Valgrind's own names for code it could not name ("0x…") and the PLT are not symbols.
     keep = re.compile(r"^[A-Za-z_$.][^\s]*$")

@@ -178,7 +178,7 @@ public final class GPSDConnection {
 
   /// One line as a message: the class is read from the line's start (gpsd writes it first)
   /// and only the classes used are decoded; a SKY (the largest report of an epoch) is only
-  /// named.
+  /// told apart from them.
   static func decode(_ line: UnsafeBufferPointer<UInt8>) -> GPSDMessage {
     let report =
       reportClass(line)
@@ -208,12 +208,13 @@ public final class GPSDConnection {
 
   /// The classes of report this client reads, told apart by their bytes: a report a second
   /// (SKY, or a TPV) makes no String.
-  enum ReportClass: Equatable {
+  enum ReportClass {
     case tpv, version, device, devices, error, other
 
     init(_ name: UnsafeBufferPointer<UInt8>) {
+      // Each case below has checked the length.
       func named(_ text: StaticString) -> Bool {
-        guard let base = name.baseAddress, name.count == text.utf8CodeUnitCount else { return false }
+        guard let base = name.baseAddress else { return false }
         return memcmp(base, text.utf8Start, name.count) == 0
       }
       self =
