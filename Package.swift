@@ -29,9 +29,11 @@ let package = Package(
       name: "WorkoutStore",
       dependencies: [
         "WorkoutCore", .product(name: "GRDB", package: "GRDB.swift"),
-        .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        .product(name: "GRDBSQLite", package: "GRDB.swift"), "CSQLiteSetup",
       ]
     ),
+    // SQLite's process-wide settings (sqlite3_config, run before main); libsqlite3-dev.
+    .target(name: "CSQLiteSetup", cSettings: fortified, linkerSettings: [.linkedLibrary("sqlite3")]),
     // Rides in the formats riders' platforms read (FIT), made from the store as points stream.
     .target(name: "WorkoutExport", dependencies: ["WorkoutCore", "WorkoutStore", "CLinuxShims"]),
     // A stored session's summary, time in zone and metrics, as `show` and the ride page give them.

@@ -1,3 +1,4 @@
+import CSQLiteSetup
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -1126,6 +1127,12 @@ public final class WorkoutStore: Sendable {
         try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
       )
     }
+  }
+
+  /// Whether SQLite was told at start not to count its allocations (`CSQLiteSetup`), and the
+  /// bytes it has counted since (0 when it does not count): tests assert the setting.
+  static func sqliteMemoryCount() -> (off: Bool, bytesCounted: Int64) {
+    (shim_sqlite_memory_count_off() == SQLITE_OK, sqlite3_memory_used())
   }
 
   /// An integer pragma's value on the writing connection (tests assert the settings).
