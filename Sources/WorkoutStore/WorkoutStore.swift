@@ -134,6 +134,8 @@ public enum UnfinishedSession: Sendable {
 public final class WorkoutStore: Sendable {
   public let path: String
   private let queue: DatabaseQueue
+  /// The point insert of every recorded second, prepared once (see `insert`).
+  private let pointInsert = HeldStatement(sql: PointRecord.insertSQL)
   /// Whether a full integrity check is warranted (an unclean stop, or none for a week): run
   /// it off the engine thread with `backgroundIntegrityCheck()`.
   public let integrityCheckIsDue: Bool
@@ -265,7 +267,7 @@ public final class WorkoutStore: Sendable {
     do {
       let queue = try makeQueue(path: path, readonly: false, pageCacheKiB: serviceCacheKiB)
       // SQLite opens a file it may not write read-only, silently (a read-only mount, say).
-      let readonly = try queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
+      let readonly = queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
       if readonly {
         throw StoreError.readOnly(
           "SQLite could open \(path) only for reading (a read-only file system, or files this process may not write); fix: remount it read-write, or chown \(DatabaseFiles.processOwner) \(path) \(path)-wal \(path)-shm"
@@ -289,7 +291,7 @@ public final class WorkoutStore: Sendable {
     }
     do {
       let queue = try makeQueue(path: path, readonly: false)
-      let readonly = try queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
+      let readonly = queue.inDatabase { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
       if readonly {
         throw StoreError.readOnly(
           "\(path) may only be read by this user, so what is exported cannot be recorded; run it as the service's user (sudo -u workoutd workoutctl export ...) or root"
@@ -561,7 +563,13 @@ public final class WorkoutStore: Sendable {
     } catch {
       outcome = "closed the database (its WAL left to SQLite: \(error))"
     }
-    try? queue.close()
+    do {
+      // GRDB's close fails (SQLITE_BUSY) while a statement of the connection is alive.
+      queue.writeWithoutTransaction { _ in pointInsert.finalize() }
+      try queue.close()
+    } catch {
+      outcome += "; could not close it: \(error)"
+    }
     return outcome
   }
 
@@ -680,10 +688,11 @@ public final class WorkoutStore: Sendable {
     return found
   }
 
-  /// Inserts a point, bound and stepped with SQLite's calls on GRDB's cached statement (see
-  /// `PointRecord.bind`), and resets the statement, so that it is never left mid-step.
+  /// Inserts a point, bound and stepped with SQLite's calls on a statement prepared once (see
+  /// `PointRecord.bind` and `HeldStatement`), and resets the statement, so that it is never left
+  /// mid-step.
   private func insert(_ point: TrackPoint, of sessionID: Int64, in db: Database) throws {
-    let statement = try db.cachedStatement(sql: PointRecord.insertSQL).sqliteStatement
+    let statement = try pointInsert.statement(in: db)
     PointRecord(sessionID: sessionID, point: point).bind(to: statement)
     let code = sqlite3_step(statement)
     sqlite3_reset(statement)
@@ -1166,5 +1175,42 @@ extension SessionRecord {
       snapshot: try WorkoutStore.encode(session), snapshotVersion: ResumeCheckpoint.format, summary: nil,
       clockEpoch: clock.epoch, clockMonotonic: session.lastMoment.monotonic,
       clockWall: session.lastMoment.wall, clockWallTrusted: clock.wallTrusted)
+  }
+}
+
+/// A statement prepared once on the writing connection and kept, for the insert of every
+/// recorded second: GRDB's `cachedStatement(sql:)` finds its statement by hashing the SQL
+/// (SipHash over the insert's 300 bytes, then a compare: 2,000 instructions, a fortieth of a
+/// recorded second's). Touched only inside the store's queue (its closures run one at a time)
+/// and in `deinit`. It must be finalized before the connection is closed with
+/// `DatabaseQueue.close()`, which fails while a statement of it lives; a queue freed without
+/// that closes with `sqlite3_close_v2`, which waits for this statement's `deinit`.
+/// `SQLITE_PREPARE_PERSISTENT`: kept for long, so SQLite does not take its memory from the
+/// lookaside slots meant for short-lived allocations (https://sqlite.org/c3ref/prepare.html).
+private final class HeldStatement: @unchecked Sendable {
+  private let sql: String
+  private var prepared: SQLiteStatement?
+
+  init(sql: String) { self.sql = sql }
+
+  deinit { sqlite3_finalize(prepared) }
+
+  /// The statement, prepared on `db`'s connection the first time.
+  func statement(in db: Database) throws -> SQLiteStatement {
+    if let prepared { return prepared }
+    var statement: SQLiteStatement?
+    let code = sqlite3_prepare_v3(
+      db.sqliteConnection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+    guard code == SQLITE_OK, let statement else {
+      sqlite3_finalize(statement)
+      throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: sql)
+    }
+    prepared = statement
+    return statement
+  }
+
+  func finalize() {
+    sqlite3_finalize(prepared)
+    prepared = nil
   }
 }

@@ -506,10 +506,12 @@ struct StartUpFaultTests {
           _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM point")
           let outcome = store.closeKeepingWAL()
           #expect(outcome.contains("left to SQLite"), "\(outcome)")
+          #expect(!outcome.contains("could not close"), "\(outcome)")
         }
       } else {
         let outcome = store.closeKeepingWAL()
         #expect(outcome.contains("kept at \(size) bytes"), "\(outcome)")
+        #expect(!outcome.contains("could not close"), "the held point insert finalized first: \(outcome)")
       }
       try reader.close()
     }
