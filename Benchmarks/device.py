@@ -444,7 +444,7 @@ def main():
 
     probe_switches, probe_cpu = commit_probe(work)
     wake_cpu = wake_probe(work)
-    figures = {"disk_waits_per_commit": probe_switches, "commit_cpu_us": probe_cpu,
+    figures = {"disk_waits_per_commit": probe_switches, "commit_cpu_us": probe_cpu, "wake_cpu_us": wake_cpu,
                "recording.gpxlogger.peak_rss_mib": memory["logger"][0]}
     for d in daemons:
         figures[f"recording.{d.label}.peak_rss_mib"], figures[f"recording.{d.label}.anon_rss_mib"] = memory[d.label]
@@ -484,6 +484,9 @@ def main():
         out = {k.replace(f".{owner}.", ".workoutd."): v for k, v in figures.items() if f".{owner}." in k}
         out.update({k: v for k, v in figures.items() if ".gpxlogger." in k or k.count(".") == 1})
         out.update({k: v for k, v in figures.items() if k.startswith("floor.")})
+        # The machine's prices, measured in the same run: a durable commit, a wake-up.
+        out.update({k: figures[k] for k in ("disk_waits_per_commit", "commit_cpu_us", "wake_cpu_us")
+                    if figures.get(k) is not None})
         fix = out.get("recording.gpxlogger.cpu_us_per_fix")
         if fix and out.get("recording.workoutd.cpu_us_per_point") is not None:
             out["recording.ratio"] = out["recording.workoutd.cpu_us_per_point"] / fix
