@@ -112,7 +112,7 @@ struct WorkoutStoreTests {
 
   /// SQLite's allocation count is off in every process that links the store (a constructor
   /// turns it off before main): counting takes a global mutex on each of SQLite's mallocs and
-  /// frees, about a sixth of SQLite's work in a recorded second, for figures nothing reads.
+  /// frees, 18 % of SQLite's instructions in a recorded second, for figures nothing reads.
   @Test func sqliteDoesNotCountItsAllocations() throws {
     let dir = TemporaryDirectory()
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
