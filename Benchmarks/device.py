@@ -39,6 +39,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -330,6 +331,7 @@ class Daemon:
 
 def stop_gpsfake(fake):
     if fake.poll() is not None:
+        shutil.rmtree(fake.sockets, ignore_errors=True)
         return
     gpsd = []
     try:
@@ -347,17 +349,25 @@ def stop_gpsfake(fake):
                 pass
         fake.kill()
         fake.wait()
+    shutil.rmtree(fake.sockets, ignore_errors=True)
 
 
 def start_gpsfake(replay, cycle, port, work):
-    """gpsfake, tried again when it loses gpsfake's own start-up race (see GPSFake.swift)."""
+    """gpsfake, tried again when it loses gpsfake's own start-up race (see GPSFake.swift).
+
+    Its TMPDIR is a fresh short directory (a socket path has at most 107 bytes), so gpsd's control
+    socket is never a stale file of an earlier run (which lets gpsfake add its pty before gpsd
+    listens, losing it)."""
     for attempt in range(3):
+        sockets = tempfile.mkdtemp(prefix="gpsfake-")
         err = open(os.path.join(work, "gpsfake.err"), "w")
         fake = subprocess.Popen(["gpsfake", "-q", "-c", "%.5f" % cycle, "-P", str(port), replay],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                env=dict(os.environ, TMPDIR=sockets))
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and fake.poll() is None and not listening(port):
             time.sleep(0.02)
+        fake.sockets = sockets
         if listening(port):
             return fake
         stop_gpsfake(fake)

@@ -84,7 +84,9 @@ def main():
     ours = subprocess.Popen([bench, "127.0.0.1", str(port)], stdout=subprocess.PIPE, text=True)
     fake = subprocess.Popen(
         ["gpsfake", "-1", "-q", "-p", "-r", '?WATCH={"json":true}', "-c", args.cycle, "-P", str(port), capture],
-        stdout=reference, stderr=subprocess.DEVNULL)
+        stdout=reference, stderr=subprocess.DEVNULL,
+        # gpsd's control socket in this run's directory, never a stale one (see GPSFake.swift).
+        env=dict(os.environ, TMPDIR=work))
     deadline = time.monotonic() + 10
     while not listening(port):
         if time.monotonic() > deadline:

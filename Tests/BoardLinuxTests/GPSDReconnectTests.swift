@@ -35,6 +35,11 @@ extension GPSDLive {
         gpsdWaitUntil(timeout: 30) { recorder.fixes.count >= 5 },
         "\(fake.stderr) \(recorder.statuses) \(recorder.all.suffix(5))")
       #expect(recorder.statuses.map(\.condition) == [.absent, .available])
+      // gpsd's control socket is in this gpsfake's own directory, never a stale file of an
+      // earlier run in /tmp (which let gpsfake add its pty before gpsd listened: see GPSFake).
+      #expect(
+        fake.gpsdControlSocket()?.hasPrefix(fake.privateDirectory + "/gpsfake-") == true,
+        "\(fake.gpsdControlSocket() ?? "no gpsd")")
       // The receiver behind it: gpsfake adds it after gpsd greets (so at first there may be
       // none), and it is open by the time fixes flow.
       #expect(recorder.receiverStatuses.last?.condition == .available, "\(recorder.receiverStatuses)")

@@ -142,10 +142,11 @@ func gpsdReplay(
   _ capture: String, limit: Double = 20, engineReadsEvery interval: Double? = nil
 ) throws -> (recorder: GPSDRecorder, reference: [TPVSnapshot], fake: GPSFake) {
   let first = try gpsdReplayOnce(capture, limit: limit, engineReadsEvery: interval)
-  // gpsfake sometimes ends with its gpsd having reported nothing at all to gpsfake's own client
+  // gpsfake sometimes ended with its gpsd having reported nothing at all to gpsfake's own client
   // (seen on CI machines, loaded or not, about one suite run in three: "Test timed out: maybe
-  // increase WRITE_PAD", or a refused connection). Nothing of ours was checked then: the replay
-  // is made once more, and said, with what gpsfake said.
+  // increase WRITE_PAD", or a refused connection); most of it was a stale control socket in
+  // /tmp, now out of the way (see GPSFake). Should it still happen, nothing of ours was checked:
+  // the replay is made once more, and said, with what gpsfake said.
   guard first.reference.isEmpty else { return first }
   let said = first.fake.stderr.split(separator: "\n").filter { !$0.contains("DBUS") }.joined(separator: " / ")
   FileHandle.standardError.write(

@@ -54,13 +54,20 @@ public final class GPSFake {
     ]
     if singleShot { arguments.insert("-1", at: 1) }
     arguments.append(Self.fixtures + "/" + capture)
-    // gpsfake connects its own client once gpsd has made its control socket (gps/fake.py,
-    // wait_ready), which does not by itself mean gpsd listens on the TCP port yet; under load in
-    // CI gpsfake has died so, "socket error ... Connection refused", before replaying anything.
-    // Such a start is tried again on the same port (the source under test keeps retrying it).
+    // gpsfake names gpsd's control socket "$TMPDIR/gpsfake-<its pid>.sock" and waits only for
+    // that file to exist before it adds its pty there (gps/fake.py: wait_ready, add_device, which
+    // drops a refused connect without a word) and connects its own client to the TCP port. gpsd
+    // leaves the file behind when it is killed, so in a shared /tmp a file of an earlier run with
+    // the same pid (pids wrap at 32768 here) let gpsfake go on before gpsd was up: either "socket
+    // error ... Connection refused", or worse, a gpsd that never got the pty (its clients see no
+    // receiver and gpsfake blocks writing to a pty nobody reads). In this instance's own fresh
+    // directory the file is gpsd's own.
+    let environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.path]) { $1 }
+    // gpsd binds that socket a moment before it listens: a start refused in that moment is
+    // tried again on the same port (the source under test keeps retrying it).
     for attempt in 1...3 {
       exited = false
-      pid = try Self.spawn(arguments, stdout: outputPath, stderr: errorPath)
+      pid = try Self.spawn(arguments, environment: environment, stdout: outputPath, stderr: errorPath)
       if waitUntilListening() || attempt == 3 || !stderr.contains("socket error") { break }
     }
   }
@@ -80,7 +87,9 @@ public final class GPSFake {
     try? FileManager.default.removeItem(at: directory)
   }
 
-  private static func spawn(_ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
+  private static func spawn(
+    _ arguments: [String], environment: [String: String], stdout: String, stderr: String
+  ) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -101,8 +110,10 @@ public final class GPSFake {
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
     defer { for case let pointer? in argv { free(pointer) } }
+    var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for case let pointer? in envp { free(pointer) } }
     var pid: pid_t = 0
-    let status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+    let status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, &envp)
     guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO) }
     return pid
   }
@@ -145,6 +156,19 @@ public final class GPSFake {
     }
     return nil
   }
+
+  /// The control socket this run's gpsd was started with (its `-F` argument).
+  public func gpsdControlSocket() -> String? {
+    guard let gpsd = gpsdPID(),
+      let text = try? String(contentsOfFile: "/proc/\(gpsd)/cmdline", encoding: .utf8)
+    else { return nil }
+    let arguments = text.split(separator: "\0", omittingEmptySubsequences: false).map(String.init)
+    guard let index = arguments.firstIndex(of: "-F"), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+  }
+
+  /// The directory this instance keeps its files in (gpsfake's TMPDIR).
+  public var privateDirectory: String { directory.path }
 
   /// Kills this run's gpsd with SIGKILL (a crash, as far as its clients can tell).
   public func killGPSD() -> Bool {
