@@ -330,25 +330,23 @@ class Daemon:
 
 
 def stop_gpsfake(fake):
-    if fake.poll() is not None:
-        shutil.rmtree(fake.sockets, ignore_errors=True)
-        return
-    gpsd = []
-    try:
-        gpsd = [int(p) for p in open(f"/proc/{fake.pid}/task/{fake.pid}/children").read().split()]
-    except OSError:
-        pass
-    fake.terminate()
-    try:
-        fake.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        for pid in gpsd:
-            try:
-                os.kill(pid, 9)
-            except OSError:
-                pass
-        fake.kill()
-        fake.wait()
+    if fake.poll() is None:
+        gpsd = []
+        try:
+            gpsd = [int(p) for p in open(f"/proc/{fake.pid}/task/{fake.pid}/children").read().split()]
+        except OSError:
+            pass
+        fake.terminate()
+        try:
+            fake.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            for pid in gpsd:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+            fake.kill()
+            fake.wait()
     shutil.rmtree(fake.sockets, ignore_errors=True)
 
 
@@ -364,10 +362,10 @@ def start_gpsfake(replay, cycle, port, work):
         fake = subprocess.Popen(["gpsfake", "-q", "-c", "%.5f" % cycle, "-P", str(port), replay],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 env=dict(os.environ, TMPDIR=sockets))
+        fake.sockets = sockets
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and fake.poll() is None and not listening(port):
             time.sleep(0.02)
-        fake.sockets = sockets
         if listening(port):
             return fake
         stop_gpsfake(fake)
