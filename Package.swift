@@ -91,7 +91,9 @@ let package = Package(
       ]
     ),
     // Test helpers shared by the test targets (a manual-clock engine driver).
-    .target(name: "WorkoutTestSupport", dependencies: ["WorkoutCore", "SensorProtocols"], path: "Tests/Support"),
+    .target(
+      name: "WorkoutTestSupport", dependencies: ["WorkoutCore", "SensorProtocols", "CLinuxShims"], path: "Tests/Support"
+    ),
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "WorkoutWebTests", dependencies: ["WorkoutWeb"]),
     .testTarget(

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CLinuxShims.h"
 
+#include <spawn.h>
+
 #include <sys/eventfd.h>
 
 #include <sys/socket.h>
@@ -197,4 +199,8 @@ unsigned int shim_word_load(unsigned int *word) { return __atomic_load_n(word, _
 
 unsigned int shim_word_add(unsigned int *word, unsigned int value) {
   return __atomic_add_fetch(word, value, __ATOMIC_SEQ_CST);
+}
+
+int shim_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+  return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
 }

@@ -30,6 +30,11 @@ extension GPSDLive {
       #expect(recorder.statuses.map(\.condition) == [.absent])
 
       // 2. gpsd appears (a looping replay): connected, fixes flow.
+      // A pipe of this process's that is not close-on-exec, as another test's `Process` output
+      // is: gpsfake must not hold it (its reader would wait for the replay's end).
+      let pipe = Pipe()
+      let pipeEnd = try FileManager.default.destinationOfSymbolicLink(
+        atPath: "/proc/self/fd/\(pipe.fileHandleForWriting.fileDescriptor)")
       var fake = try GPSFake(capture: "gp-320fw-2019-04-06-overflow.log", port: port, singleShot: false, cycle: 0.01)
       #expect(
         gpsdWaitUntil(timeout: 30) { recorder.fixes.count >= 5 },
@@ -40,6 +45,7 @@ extension GPSDLive {
       #expect(
         fake.gpsdControlSocket()?.hasPrefix(fake.privateDirectory + "/gpsfake-") == true,
         "\(fake.gpsdControlSocket() ?? "no gpsd")")
+      #expect(!fake.openFiles().contains(pipeEnd), "gpsfake holds \(pipeEnd): \(fake.openFiles())")
       // The receiver behind it: gpsfake adds it after gpsd greets (so at first there may be
       // none), and it is open by the time fixes flow.
       #expect(recorder.receiverStatuses.last?.condition == .available, "\(recorder.receiverStatuses)")

@@ -1,3 +1,4 @@
+import CLinuxShims
 import Foundation
 import SensorProtocols
 import Synchronization
@@ -40,7 +41,11 @@ public final class GPSFake {
   ///
   /// Spawned with `posix_spawn`, an empty signal mask and default signal actions: Foundation's
   /// `Process` starts children with most signals blocked, and a gpsd that cannot receive
-  /// SIGTERM makes gpsfake spin for ever in its cleanup.
+  /// SIGTERM makes gpsfake spin for ever in its cleanup. The child keeps only its standard
+  /// streams: a descriptor it inherited from this test process would be held for as long as
+  /// gpsfake runs, and Foundation's `Pipe` is not close-on-exec, so another test's `Process`
+  /// output pipe caught at that moment would not see its end until this replay ended (a
+  /// `workoutctl status` that took 15 s in CI).
   public init(capture: String, port: Int, singleShot: Bool = true, cycle: Double = 0.005) throws {
     self.port = port
     self.capture = capture
@@ -97,6 +102,8 @@ public final class GPSFake {
     // A file, not a pipe: a long replay must never block on a full pipe.
     posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    let closing = shim_spawn_close_from(&actions, 3)
+    guard closing == 0 else { throw POSIXError(POSIXErrorCode(rawValue: closing) ?? .EINVAL) }
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -165,6 +172,12 @@ public final class GPSFake {
     let arguments = text.split(separator: "\0", omittingEmptySubsequences: false).map(String.init)
     guard let index = arguments.firstIndex(of: "-F"), index + 1 < arguments.count else { return nil }
     return arguments[index + 1]
+  }
+
+  /// What gpsfake's descriptors refer to ("pipe:[1234]", a path, ...), as /proc shows them.
+  public func openFiles() -> [String] {
+    let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
   }
 
   /// The directory this instance keeps its files in (gpsfake's TMPDIR).

@@ -3,6 +3,7 @@
 #ifndef CLINUXSHIMS_H
 #define CLINUXSHIMS_H
 
+#include <spawn.h>
 #include <sys/types.h>
 
 /// Names the calling thread (prctl PR_SET_NAME; at most 15 characters are kept).
@@ -13,6 +14,10 @@ void shim_name_this_thread(const char *name);
 int shim_release_free_heap(void);
 /// mallopt(M_ARENA_MAX, 1): every thread allocates from the one malloc arena. Returns 1 if set.
 int shim_use_one_malloc_arena(void);
+/// posix_spawn_file_actions_addclosefrom_np (glibc 2.34): the child closes every descriptor
+/// from `lowest` up before it runs the program, so it holds none of the parent's that are not
+/// close-on-exec (Foundation's `Pipe` makes its pipes so). 0 or an errno value.
+int shim_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 /// syncfs(2): writes out the whole file system `fd` is on (glibc declares it only with
 /// _GNU_SOURCE, which Swift's Glibc module does not see).
 int shim_syncfs(int fd);
