@@ -20,8 +20,10 @@ Usage: Benchmarks/GPS/bench.py --bin DIR_WITH_gps-bench [--capture NAME.log] [--
 (`swift build -c release --product gps-bench`; DIR is `swift build -c release --show-bin-path`.)
 """
 import argparse
+import atexit
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -75,6 +77,7 @@ def main():
 
     port = free_port()
     work = tempfile.mkdtemp(prefix="gps-bench-")
+    atexit.register(shutil.rmtree, work, True)  # its replay's reports and GPX files, 1.6 MB
     reference = open(os.path.join(work, "reports.json"), "w")
     gpx = os.path.join(work, "track.gpx")
     capture = os.path.join(FIXTURES, args.capture)

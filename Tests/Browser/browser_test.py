@@ -155,8 +155,13 @@ def main():
 
     service = start_service()
     driver_port = free_port()
+    # Chromium leaves its singleton socket's directory in $TMPDIR when chromedriver ends it: keep
+    # that in the test's own directory, removed at the end, not in /tmp (two a run otherwise).
+    browser_tmp = os.path.join(work, "browser-tmp")
+    os.makedirs(browser_tmp)
     chromedriver = subprocess.Popen([shutil.which("chromedriver") or "/usr/bin/chromedriver", f"--port={driver_port}"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    env=dict(os.environ, TMPDIR=browser_tmp))
     browser = None
     failures = []
     passes = []

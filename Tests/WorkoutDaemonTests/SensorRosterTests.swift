@@ -68,6 +68,7 @@ struct SensorRosterTests {
   @Test("configured sensors start; add (role from the last scan) connects at once and is kept; remove forgets it")
   func addAndRemove() throws {
     let dir = try directory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
     let journal = Journal()
     var configured = DaemonConfiguration.Sensors()
     configured.heartRate = strap
@@ -118,6 +119,7 @@ struct SensorRosterTests {
   @Test("one sensor per role (a new one replaces the old), and one role per sensor")
   func roles() throws {
     let dir = try directory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
     let journal = Journal()
     let sensors = roster(dir, journal: journal)
     sensors.start(sink: RecordingSink())
@@ -143,6 +145,7 @@ struct SensorRosterTests {
     ])
   func unreadable(_ text: String) throws {
     let dir = try directory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
     try text.write(toFile: dir + "/sensors.json", atomically: true, encoding: .utf8)
     let journal = Journal()
     var configured = DaemonConfiguration.Sensors()
@@ -160,6 +163,7 @@ struct SensorRosterTests {
   @Test("a sensor added before the service started its devices starts with them")
   func addBeforeStart() throws {
     let dir = try directory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
     let journal = Journal()
     let sensors = roster(dir, journal: journal)
     #expect(ask(sensors, .addSensor, "A0:9E:1A:12:34:56", role: "heart_rate").ok)
