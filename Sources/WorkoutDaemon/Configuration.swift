@@ -334,7 +334,7 @@ extension DaemonConfiguration {
     if let host = gps.string("host") {
       if host.isEmpty { gps.problem("host", "must not be empty") } else { configuration.gps.host = host }
     }
-    if let port = gps.number("port", 1...65535) { configuration.gps.port = Int(port) }
+    if let port = gps.wholeNumber("port", 1...65535) { configuration.gps.port = port }
     if let limit = gps.number("max_horizontal_error", 1...1000) { configuration.gps.maxHorizontalError = limit }
     if let lostAfter = gps.number("fix_lost_after_seconds", 1...600) { configuration.gps.fixLostAfter = lostAfter }
     if let set = gps.bool("set_system_clock") { configuration.gps.setSystemClock = set }
@@ -366,7 +366,9 @@ extension DaemonConfiguration {
     let barometer = Section("barometer", in: root, file: file)
     if let enabled = barometer.bool("enabled") { configuration.barometer.enabled = enabled }
     if let bus = barometer.string("bus") { configuration.barometer.bus = bus }
-    if let address = barometer.number("address", 0x76...0x77) { configuration.barometer.address = Int(address) }
+    if let address = barometer.wholeNumber("address", 0x76...0x77, hexadecimal: true) {
+      configuration.barometer.address = address
+    }
     if let interval = barometer.number("interval_seconds", 0.05...60) { configuration.barometer.interval = interval }
     if let pressure = barometer.number("sea_level_pressure", 0...110_000) {
       if pressure == 0 {
@@ -445,15 +447,9 @@ extension DaemonConfiguration {
       }
     }
     // 0: a free port the kernel chooses (the log says which), for tests.
-    if let port = web.number("port", 0...65535) {
-      if port == port.rounded() {
-        configuration.web.port = Int(port)
-      } else {
-        web.problem("port", "must be a whole number")
-      }
-    }
+    if let port = web.wholeNumber("port", 0...65535) { configuration.web.port = port }
     if let assets = web.path("assets") { configuration.web.assets = assets }
-    if let clients = web.number("max_clients", 2...64) { configuration.web.maximumClients = Int(clients) }
+    if let clients = web.wholeNumber("max_clients", 2...64) { configuration.web.maximumClients = clients }
 
     let rider = Section("rider", in: root, file: file)
     configuration.rider.age = rider.number("age", 5...110).map { Int($0.rounded()) }
@@ -654,6 +650,24 @@ private final class Section {
   }
 
   func number(_ key: String, _ range: ClosedRange<Double>) -> Double? {
+    number(key, range, shown: Self.decimal)
+  }
+
+  /// A whole number (a port, a count, an I²C address) in `range`; `hexadecimal`: its bounds
+  /// are shown as such an address is written (0x76), not as 118.
+  func wholeNumber(_ key: String, _ range: ClosedRange<Int>, hexadecimal: Bool = false) -> Int? {
+    let shown = hexadecimal ? Self.hexadecimal : Self.decimal
+    guard let number = number(key, Double(range.lowerBound)...Double(range.upperBound), shown: shown) else {
+      return nil
+    }
+    guard number == number.rounded() else {
+      problem(key, "must be a whole number (got \(shown(number)))")
+      return nil
+    }
+    return Int(number)
+  }
+
+  private func number(_ key: String, _ range: ClosedRange<Double>, shown: (Double) -> String) -> Double? {
     guard let value = value(key) else { return nil }
     let number: Double? =
       switch value.type {
@@ -666,10 +680,20 @@ private final class Section {
       return nil
     }
     guard range.contains(number) else {
-      problem(key, "must be between \(range.lowerBound) and \(range.upperBound) (got \(number))")
+      problem(key, "must be between \(shown(range.lowerBound)) and \(shown(range.upperBound)) (got \(shown(number)))")
       return nil
     }
     return number
+  }
+
+  /// As the file would say it: 4000, not Swift's 4000.0; 2.1 as it is.
+  private static func decimal(_ number: Double) -> String {
+    number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : "\(number)"
+  }
+
+  private static func hexadecimal(_ number: Double) -> String {
+    number == number.rounded() && number >= 0 && number < 1e15
+      ? "0x" + String(Int64(number), radix: 16) : "\(number)"
   }
 
   func choice<T: RawRepresentable & CaseIterable>(_ key: String, _ type: T.Type) -> T? where T.RawValue == String {

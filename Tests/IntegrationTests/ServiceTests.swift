@@ -474,7 +474,7 @@ struct ConfigurationErrorTests {
       config: "[session]\nactivity = \"rowing\"\ncountdown_seconds = -1\n[sim]\nspeed = \"fast\"\n")
     #expect(result.status == 2)
     #expect(result.output.contains("[session] activity must be one of"))
-    #expect(result.output.contains("[session] countdown_seconds must be between 0.0 and 60.0"))
+    #expect(result.output.contains("[session] countdown_seconds must be between 0 and 60"))
     #expect(result.output.contains("[sim] speed must be a number or \"max\""))
   }
 

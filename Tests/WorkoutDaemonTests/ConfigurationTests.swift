@@ -65,8 +65,10 @@ struct ConfigurationTests {
     #expect(set.web.enabled && set.web.address == "127.0.0.1" && set.web.port == 8443)
     #expect(set.web.maximumClients == 4 && set.web.assets == "/srv/web")
     for (text, words) in [
-      ("port = 70000", "[web] port must be between"), ("port = 80.5", "[web] port must be a whole number"),
+      ("port = 70000", "[web] port must be between 0 and 65535 (got 70000)"),
+      ("port = 80.5", "[web] port must be a whole number (got 80.5)"),
       ("address = \"\"", "[web] address must be an address"), ("max_clients = 1", "[web] max_clients"),
+      ("max_clients = 4.5", "[web] max_clients must be a whole number (got 4.5)"),
       ("colour = \"red\"", "unknown key"),
     ] {
       #expect(throws: ConfigurationError.self) {
@@ -366,7 +368,7 @@ struct ConfigurationTests {
       _ = try DaemonConfiguration.parse("[sensors]\nwheel_circumference_mm = 2.1\n", file: "t", environment: noSystemd)
       Issue.record("a circumference in metres where millimetres are asked was accepted")
     } catch {
-      #expect("\(error)".contains("[sensors] wheel_circumference_mm must be between 100.0 and 4000.0 (got 2.1)"))
+      #expect("\(error)".contains("[sensors] wheel_circumference_mm must be between 100 and 4000 (got 2.1)"))
     }
   }
 
@@ -381,10 +383,26 @@ struct ConfigurationTests {
     }
   }
 
-  @Test func deviceValuesAreChecked() {
+  @Test func deviceValuesAreChecked() throws {
     #expect(throws: ConfigurationError.self) {
       try DaemonConfiguration.parse("[barometer]\naddress = 0x40\n", file: "t", environment: noSystemd)
     }
+    // Said as they are written: an I²C address in hexadecimal, a port without Swift's ".0",
+    // and a fraction where a whole number is meant refused, not cut short.
+    for (text, words) in [
+      ("[barometer]\naddress = 0x78\n", "[barometer] address must be between 0x76 and 0x77 (got 0x78)"),
+      ("[barometer]\naddress = 118.5\n", "[barometer] address must be a whole number (got 118.5)"),
+      ("[gps]\nport = 0\n", "[gps] port must be between 1 and 65535 (got 0)"),
+      ("[gps]\nport = 2947.5\n", "[gps] port must be a whole number (got 2947.5)"),
+    ] {
+      do {
+        _ = try DaemonConfiguration.parse(text, file: "t", environment: noSystemd)
+        Issue.record("accepted: \(text)")
+      } catch {
+        #expect("\(error)".contains(words), "\(text): \(error)")
+      }
+    }
+    #expect(try DaemonConfiguration.parse("[gps]\nport = 2948\n", file: "t", environment: noSystemd).gps.port == 2948)
     #expect(throws: ConfigurationError.self) {
       try DaemonConfiguration.parse("[barometer]\nsea_level_pressure = 1013\n", file: "t", environment: noSystemd)
     }
