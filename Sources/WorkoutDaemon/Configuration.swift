@@ -523,11 +523,12 @@ extension DaemonConfiguration {
       }
     }
 
-    for section in [
+    let sections = [
       service, session, autoPause, sim, gps, buttons, led, buzzer, barometer, sensors, export, drive, rider, zones,
       metrics, web,
-    ] {
-      problems += section.finish()
+    ]
+    for section in sections {
+      problems += section.finish(among: sections)
     }
     guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
     return configuration
@@ -706,11 +707,16 @@ private final class Section {
     return value
   }
 
-  /// The problems found, with every key that no read asked for.
-  func finish() -> [String] {
+  /// The problems found, with every key that no read asked for, and what to write instead:
+  /// the section that has such a key (`ftp` under [metrics] belongs in [rider]), and the keys
+  /// this one has (every key of a section is asked for whether the file sets it or not).
+  func finish(among sections: [Section]) -> [String] {
     if let table {
       for key in table.keys.sorted() where !used.contains(key) {
-        problems.append("\(file): [\(name)] unknown key \"\(key)\"")
+        let elsewhere = sections.filter { $0 !== self && $0.used.contains(key) }.map { "[\($0.name)]" }
+        let belongs = elsewhere.isEmpty ? "" : "it belongs in \(elsewhere.joined(separator: " or ")); "
+        problems.append(
+          "\(file): [\(name)] unknown key \"\(key)\" (\(belongs)known here: \(used.sorted().joined(separator: ", ")))")
       }
     }
     return problems

@@ -443,6 +443,22 @@ struct ConfigurationTests {
       #expect(error.description.contains("[auto_pause] resume_speed must not be below stop_speed"))
     }
   }
+
+  @Test("an unknown key says which keys its section has, and where a key of another section belongs")
+  func anUnknownKeySaysWhatToWriteInstead() {
+    do {
+      _ = try DaemonConfiguration.parse(
+        "[metrics]\nftp = 250\n[gps]\nprt = 2947\n", file: "t.toml", environment: noSystemd)
+      Issue.record("expected an error")
+    } catch {
+      #expect(
+        error.problems == [
+          "t.toml: [gps] unknown key \"prt\" (known here: enabled, fix_lost_after_seconds, host, "
+            + "max_horizontal_error, port, set_system_clock)",
+          "t.toml: [metrics] unknown key \"ftp\" (it belongs in [rider]; known here: average_power)",
+        ], "\(error.problems)")
+    }
+  }
 }
 
 let repositoryRoot = #filePath.split(separator: "/").dropLast(3).reduce("") { $0 + "/" + $1 }
