@@ -13,11 +13,14 @@ read it), runs under valgrind's callgrind, which names every function executed:
      `workoutctl start`, recording, lap, pause, resume, SIGTERM; a second start that resumes the
      session left running, then stop (its exports), status, SIGTERM; and a third start with the
      export table emptied (the exporter's catch-up pass, as after an upgrade);
-  2. the simulated board replaying a short ride at full speed to its end.
+  2. the simulated board replaying a short ride at full speed to its end;
+  3. the simulated board in real time with the phone page on (`[web]`): a phone pairs, loads the
+     page, watches the live feed, opens the rides and downloads one.
 First the functions of ten seconds of steady recording in run 1 (callgrind dumps that window
 apart), by how often they ran: the code a recorded second runs, packed into the fewest pages (at
 1 Hz each page is a cold TLB entry and cold cache lines every second); then the rest of run 1 by
-how often it ran (what a ride runs once), then what only run 2 needs. The order file lists
+how often it ran (what a ride runs once), then what only run 2 needs, then what only the phone
+page needs (a block of its own, touched only when `[web]` is on). The order file lists
 mangled names; lld places each function's section (`-function-sections`) in that order and the
 rest after it.
 Names that a later build no longer has are ignored (`--no-warn-symbol-ordering`): a stale file
@@ -32,6 +35,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -178,6 +182,57 @@ def simulated_board_run(binary, work):
     return out
 
 
+def web_run(binary, bin_dir, work):
+    """The simulated board with the phone page on (`[web]`, off by default): a phone pairs, loads
+    the page, watches the live feed, opens the rides and downloads one. Its code (the HTTP
+    server, the feed) is ordered after the rest, in a block of its own: scattered among code that
+    never runs, it took ~0.8 MiB of the executable's pages into the resident set at the server's
+    start alone."""
+    web = __import__("web")
+    state, runtime = os.path.join(work, "web-state"), os.path.join(work, "web-run")
+    config = os.path.join(work, "web.toml")
+    with open(config, "w") as f:
+        f.write('[sim]\nspeed = 1\n[web]\nenabled = true\naddress = "127.0.0.1"\nport = 0\n')
+    out = os.path.join(work, "callgrind.web")
+    notify = benchlib.NotifySocket(work)
+    log = open(os.path.join(work, "workoutd.web.log"), "w")
+    proc = callgrind(binary, out, ["--board", "sim", "--config", config, "--state-dir", state, "--runtime-dir", runtime],
+                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=dict(os.environ, NOTIFY_SOCKET=notify.path))
+    try:
+        if notify.wait_ready(180, alive=lambda: proc.poll() is None) is None:
+            sys.exit(f"no READY from workoutd under valgrind (log: {log.name})")
+        text = open(log.name).read()
+        port = int(text.split("serving the phone page on 127.0.0.1:")[1].split()[0])
+        wait_points(state, 3, 120)
+        token = web.pair(bin_dir, state, runtime, port)
+
+        def get(path):
+            with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+                s.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: workoutd_token={token}\r\n"
+                           "Connection: close\r\n\r\n").encode())
+                reply = b""
+                while chunk := s.recv(65536):
+                    reply += chunk
+            if not reply.startswith(b"HTTP/1.1 200"):
+                sys.exit(f"GET {path}: {reply[:200]!r}")
+
+        for path in ("/", "/app.js", "/app.css", "/icon.svg", "/api/status"):
+            get(path)
+        phone = web.Phone(port, token)
+        phone.start()
+        time.sleep(10)
+        phone.stop()
+        for path in ("/api/sessions", "/api/sessions/1", "/api/sessions/1/file.gpx"):
+            get(path)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+        notify.close()
+        log.close()
+    print("  simulated board with the phone page: done", flush=True)
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True, help="directory of the release build (workoutd, workoutctl)")
@@ -196,6 +251,7 @@ def main():
     for out in outputs:
         linux.update(call_counts(out))
     sim = call_counts(simulated_board_run(binary, work))
+    phone_page = call_counts(web_run(binary, args.bin, work))
     # Valgrind's own names for code it could not name ("0x…") and the PLT are not symbols.
     keep = re.compile(r"^[A-Za-z_$.][^\s]*$")
     # What runs every recorded second first, packed (the fewest pages a second touches), then the
@@ -205,14 +261,18 @@ def main():
     ordered += [name for name, _ in sorted(linux.items(), key=lambda item: (-item[1], item[0]))
                 if keep.match(name) and name not in seen]
     seen = set(ordered)
+    on_linux = len(ordered)
     ordered += [name for name, _ in sorted(sim.items(), key=lambda item: (-item[1], item[0]))
+                if keep.match(name) and name not in seen]
+    on_sim = len(ordered)
+    seen = set(ordered)
+    ordered += [name for name, _ in sorted(phone_page.items(), key=lambda item: (-item[1], item[0]))
                 if keep.match(name) and name not in seen]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write("".join(name + "\n" for name in ordered))
-    on_linux = len(seen)
-    print(f"{len(ordered)} functions ({on_linux} run on the linux board, {len(ordered) - on_linux} more on the "
-          f"simulated board) -> {os.path.relpath(args.out, benchlib.ROOT)}")
+    print(f"{len(ordered)} functions ({on_linux} run on the linux board, {on_sim - on_linux} more on the "
+          f"simulated board, {len(ordered) - on_sim} more with the phone page) -> {os.path.relpath(args.out, benchlib.ROOT)}")
     shutil.rmtree(work, ignore_errors=True)
 
 
