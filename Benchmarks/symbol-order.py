@@ -46,6 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 import device  # noqa: E402
 import recording  # noqa: E402
+import web  # noqa: E402
 
 OUT = os.path.join(benchlib.ROOT, "build-aux", "workoutd.order")
 
@@ -188,7 +189,6 @@ def web_run(binary, bin_dir, work):
     server, the feed) is ordered after the rest, in a block of its own: scattered among code that
     never runs, it took ~0.8 MiB of the executable's pages into the resident set at the server's
     start alone."""
-    web = __import__("web")
     state, runtime = os.path.join(work, "web-state"), os.path.join(work, "web-run")
     config = os.path.join(work, "web.toml")
     with open(config, "w") as f:

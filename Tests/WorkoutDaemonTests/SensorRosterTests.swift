@@ -39,15 +39,17 @@ private final class RecordingSink: InputSink {
 }
 
 @Suite("BLE sensors chosen with workoutctl: the roster and sensors.json")
-struct SensorRosterTests {
+final class SensorRosterTests {
   let strap = BluetoothAddress("A0:9E:1A:12:34:56")!
   let meter = BluetoothAddress("C1:00:00:00:00:01")!
+  /// Each test's state directory (a suite instance per test), removed when the test ends.
+  let dir = NSTemporaryDirectory() + "roster-" + UUID().uuidString
 
-  private func directory() throws -> String {
-    let path = NSTemporaryDirectory() + "roster-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
+  init() throws {
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
   }
+
+  deinit { try? FileManager.default.removeItem(atPath: dir) }
 
   private func roster(
     _ dir: String, configured: DaemonConfiguration.Sensors = .init(), journal: Journal
@@ -67,8 +69,6 @@ struct SensorRosterTests {
 
   @Test("configured sensors start; add (role from the last scan) connects at once and is kept; remove forgets it")
   func addAndRemove() throws {
-    let dir = try directory()
-    defer { try? FileManager.default.removeItem(atPath: dir) }
     let journal = Journal()
     var configured = DaemonConfiguration.Sensors()
     configured.heartRate = strap
@@ -118,8 +118,6 @@ struct SensorRosterTests {
 
   @Test("one sensor per role (a new one replaces the old), and one role per sensor")
   func roles() throws {
-    let dir = try directory()
-    defer { try? FileManager.default.removeItem(atPath: dir) }
     let journal = Journal()
     let sensors = roster(dir, journal: journal)
     sensors.start(sink: RecordingSink())
@@ -144,8 +142,6 @@ struct SensorRosterTests {
       #"{"version": 2, "sensors": [], "groups": {}}"#, "not json", #"{"version": 1, "sensors": [{"role": "x"}]}"#,
     ])
   func unreadable(_ text: String) throws {
-    let dir = try directory()
-    defer { try? FileManager.default.removeItem(atPath: dir) }
     try text.write(toFile: dir + "/sensors.json", atomically: true, encoding: .utf8)
     let journal = Journal()
     var configured = DaemonConfiguration.Sensors()
@@ -162,8 +158,6 @@ struct SensorRosterTests {
 
   @Test("a sensor added before the service started its devices starts with them")
   func addBeforeStart() throws {
-    let dir = try directory()
-    defer { try? FileManager.default.removeItem(atPath: dir) }
     let journal = Journal()
     let sensors = roster(dir, journal: journal)
     #expect(ask(sensors, .addSensor, "A0:9E:1A:12:34:56", role: "heart_rate").ok)
