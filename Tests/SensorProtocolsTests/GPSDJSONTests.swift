@@ -89,6 +89,8 @@ struct GPSDJSONTests {
     for line in [
       #"{"class":"TPV","mode":3,"lat":48.1"#, #"{"class":"TPV","mode":}"#, #"{"class":"TPV" "mode":3}"#,
       #"{"class":"TPV","lat":4-8}"#, #"{"class":"TPV","mode":3}}"#, #"{"class":"TPV","s":"\q"}"#,
+      #"{"class":"TPV","s":"\u+06c"}"#, #"{"class":"TPV","s":"\u-000"}"#, #"{"class":"TPV","s":"\u06"}"#,
+      #"{"class":"TPV","s":"\u 06c"}"#,
       #"["class","TPV"]"#, "", "{", String(repeating: "[", count: 100),
       "{\"a\":" + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}",
     ] {
@@ -216,6 +218,7 @@ struct GPSDJSONTests {
     }
     // A key with an escape is decoded first: "\u006cat" is "lat", "lat\u0000" is not.
     #expect(GPSDJSON.tpv(from: #"{"class":"TPV","\u006cat":1.5}"#)?.latitude == 1.5)
+    #expect(GPSDJSON.tpv(from: #"{"class":"TPV","\u006Cat":1.5}"#)?.latitude == 1.5)
     #expect(GPSDJSON.tpv(from: #"{"class":"TPV","lat\u0000":1.5}"#)?.latitude.isNaN == true)
   }
 

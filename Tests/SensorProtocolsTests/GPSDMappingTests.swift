@@ -81,6 +81,25 @@ struct GPSDMappingTests {
     #expect(fix.verticalError == nil)
   }
 
+  /// Finite values whose arithmetic leaves the range the mapping promises (found by the gpsd
+  /// fuzz target's properties, `make fuzz`).
+  @Test("extreme values: no infinite altitude or error, a track below 360")
+  func extremes() throws {
+    let line = #"{"class":"TPV","mode":3,"lat":1,"lon":2,"altHAE":1e308,"geoidSep":-1e308,"#
+    guard case .fix(let far) = GPSDMapping.report(from: snapshot(line + #""epx":1e200,"epy":1e200}"#)) else {
+      throw Failure.noFix
+    }
+    #expect(far.altitude == nil)
+    #expect(abs(try #require(far.horizontalError) / (1e200 * 2.0.squareRoot()) - 1) < 1e-15)
+    let huge = snapshot(#"{"class":"TPV","mode":2,"lat":1,"lon":2,"epx":1.7e308,"epy":1.7e308,"track":-1e-20}"#)
+    guard case .fix(let beyond) = GPSDMapping.report(from: huge) else { throw Failure.noFix }
+    #expect(beyond.horizontalError == .greatestFiniteMagnitude)
+    #expect(beyond.track == 0)
+    let west = snapshot(#"{"class":"TPV","mode":2,"lat":1,"lon":2,"track":-90}"#)
+    guard case .fix(let heading) = GPSDMapping.report(from: west) else { throw Failure.noFix }
+    #expect(heading.track == 270)
+  }
+
   @Test("every TPV of every capture: fixes only from mode 2/3 with a position, nothing NaN")
   func allCaptures() throws {
     var fixes = 0

@@ -587,11 +587,14 @@ public enum GPSDJSON {
           case 114: out.append(13)
           case 116: out.append(9)
           case 117:
-            guard index + 4 <= bytes.count,
-              let code = UInt32(
-                String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<index + 4]), as: UTF8.self),
-                radix: 16)
-            else { return nil }
+            // Exactly four hex digits (RFC 8259 7; libgps's json.c refuses fewer): not a
+            // sign, which `UInt32(_:radix:)` would take ("\u+06c").
+            guard index + 4 <= bytes.count else { return nil }
+            var code: UInt32 = 0
+            for digit in bytes[index..<index + 4] {
+              guard let value = Self.hexValue(digit) else { return nil }
+              code = code << 4 | value
+            }
             index += 4
             let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
             out.append(contentsOf: Array(String(Character(scalar)).utf8))
@@ -602,6 +605,15 @@ public enum GPSDJSON {
         }
       }
       return nil
+    }
+
+    static func hexValue(_ c: UInt8) -> UInt32? {
+      switch c {
+      case 48...57: UInt32(c - 48)
+      case 65...70: UInt32(c - 55)
+      case 97...102: UInt32(c - 87)
+      default: nil
+      }
     }
 
     /// Skips a nested array or object, strings included; false if it is malformed or too deep.

@@ -68,14 +68,18 @@ public enum GPSDMapping {
       if snapshot.altitudeMSL.isFinite {
         altitude = snapshot.altitudeMSL
       } else if snapshot.altitudeHAE.isFinite, snapshot.geoidSeparation.isFinite {
-        altitude = snapshot.altitudeHAE - snapshot.geoidSeparation
+        // Two finite values can differ by more than a Double holds (1e308 − −1e308).
+        let difference = snapshot.altitudeHAE - snapshot.geoidSeparation
+        altitude = difference.isFinite ? difference : nil
       }
     }
     let speed = snapshot.speed.isFinite && snapshot.speed >= 0 ? snapshot.speed : nil
     var track: Double?
     if snapshot.track.isFinite {
       let t = fmod(snapshot.track, 360)
-      track = t < 0 ? t + 360 : t
+      // A tiny negative angle plus 360 rounds to 360 itself (-1e-20 + 360): that is north, 0.
+      let positive = t < 0 ? t + 360 : t
+      track = positive < 360 ? positive : 0
     }
     return .fix(
       GPSFix(
@@ -86,10 +90,14 @@ public enum GPSDMapping {
   }
 
   /// The horizontal position error, metres: `eph`, else √(epx² + epy²), else nil.
+  ///
+  /// `hypot`, not the squares' root: squaring errors of 1e200 m overflows, and an infinite
+  /// error would read as an unknown one (which the fix filter may accept) rather than as one
+  /// too large. Beyond a Double it is the largest Double, still too large for any limit.
   public static func horizontalError(of snapshot: TPVSnapshot) -> Double? {
     if let eph = nonNegative(snapshot.eph) { return eph }
     if let x = nonNegative(snapshot.epx), let y = nonNegative(snapshot.epy) {
-      return (x * x + y * y).squareRoot()
+      return min(hypot(x, y), .greatestFiniteMagnitude)
     }
     return nil
   }
