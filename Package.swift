@@ -110,7 +110,8 @@ let package = Package(
       dependencies: ["SensorProtocols", "WorkoutCore", "WorkoutTestSupport", "BLEFuzzChecks"]),
     // make fuzz: the properties the libFuzzer targets below check, which the unit tests run on
     // the seed corpora too.
-    .target(name: "BLEFuzzChecks", dependencies: ["SensorProtocols", "WorkoutWeb"], path: "Tests/Fuzz/Checks"),
+    .target(
+      name: "BLEFuzzChecks", dependencies: ["SensorProtocols", "WorkoutCore", "WorkoutWeb"], path: "Tests/Fuzz/Checks"),
     .testTarget(
       name: "BoardLinuxTests",
       dependencies: ["BoardLinux", "LinuxSupport", "SensorProtocols", "WorkoutCore", "WorkoutTestSupport", "CGPS"]),
@@ -130,10 +131,11 @@ let package = Package(
     ),
   ]
     // make fuzz: libFuzzer targets for the BLE decoders, the speed/cadence calculators, the
-    // ATT codec and the scan's management/advertising decoders (Tests/Fuzz/<name>); an ordinary build makes harmless executables of them.
+    // ATT codec, the scan's management/advertising decoders, the web server's request parser and
+    // gpsd's reports (Tests/Fuzz/<name>); an ordinary build makes harmless executables of them.
     + [
       "fuzz-ble-heart-rate", "fuzz-ble-cycling-power", "fuzz-ble-csc", "fuzz-ble-readables", "fuzz-ble-revolutions",
-      "fuzz-att-pdu", "fuzz-ble-scan", "fuzz-http-request",
+      "fuzz-att-pdu", "fuzz-ble-scan", "fuzz-http-request", "fuzz-gpsd-json",
     ].map { .executableTarget(name: $0, dependencies: ["BLEFuzzChecks"], path: "Tests/Fuzz/" + $0) },
   swiftLanguageModes: [.v6]
 )

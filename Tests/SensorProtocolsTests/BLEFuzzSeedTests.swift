@@ -46,5 +46,14 @@ struct BLEFuzzSeedTests {
     for (name, bytes) in Self.inputs("seeds", "fuzz-att-pdu") {
       #expect(throws: Never.self, "\(name)") { try ATTPDU.decode(bytes.dropFirst(), mtu: 23 + Int(bytes[0])) }
     }
+    // gpsd's: a report of a class the service reads (or one it skips, a SKY), a time, a number.
+    for (name, bytes) in Self.inputs("seeds", "fuzz-gpsd-json") {
+      let text = String(decoding: bytes, as: UTF8.self)
+      let report = bytes.withUnsafeBufferPointer {
+        GPSDJSON.tpv(from: $0) != nil || GPSDJSON.device(from: $0) != nil || GPSDJSON.versionRelease(from: $0) != nil
+          || GPSDJSON.errorMessage(from: $0) != nil || GPSDJSON.members(of: $0) != nil
+      }
+      #expect(report || GPSDJSON.parseTime(text) != nil || Double(text) != nil, "\(name)")
+    }
   }
 }

@@ -9,7 +9,7 @@ public enum FuzzChecks {
   public static let targets: [String: @Sendable ([UInt8]) -> String?] = [
     "fuzz-ble-heart-rate": heartRate, "fuzz-ble-cycling-power": cyclingPower, "fuzz-ble-csc": csc,
     "fuzz-ble-readables": readables, "fuzz-ble-revolutions": revolutions, "fuzz-att-pdu": att,
-    "fuzz-ble-scan": scan, "fuzz-http-request": httpRequest,
+    "fuzz-ble-scan": scan, "fuzz-http-request": httpRequest, "fuzz-gpsd-json": gpsdJSON,
   ]
 
   /// The web server's request parser (not BLE, but the same kind of untrusted bytes): the first

@@ -1,0 +1,22 @@
+// libFuzzer target for gpsd's reports (a line as TPV, DEVICE, VERSION or ERROR, a time, a
+// number): `make fuzz` builds it with `-sanitize=fuzzer,address -DFUZZING`; in an ordinary
+// build it only says how to run it.
+import BLEFuzzChecks
+
+#if FUZZING
+  @_cdecl("LLVMFuzzerTestOneInput")
+  public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    LibFuzzer.test(data, size, FuzzChecks.gpsdJSON)
+  }
+
+  @_cdecl("fuzz_gpsd_json_main")
+  public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    LibFuzzer.run(argc, argv, fuzzOne)
+  }
+#else
+  @main enum FuzzTarget {
+    static func main() {
+      print("fuzz-gpsd-json: a libFuzzer target; run it with `make fuzz` (see the Makefile)")
+    }
+  }
+#endif
