@@ -34,9 +34,25 @@ public struct HTTPRequest: Sendable, Hashable {
   /// The connection stays open after the response: HTTP/1.1 unless "Connection: close",
   /// HTTP/1.0 only with "Connection: keep-alive" (RFC 9112 §9.3).
   public var keepsAlive: Bool {
-    let connection = header("connection")?.lowercased() ?? ""
-    if version == "HTTP/1.0" { return connection.contains("keep-alive") }
-    return !connection.contains("close")
+    let options = connectionOptions
+    if version == "HTTP/1.0" { return options.contains("keep-alive") }
+    return !options.contains("close")
+  }
+
+  /// The Connection fields' options, lower-cased: a comma-separated list of tokens, compared
+  /// case-insensitively, which may be split over several fields (RFC 9110 §7.6.1, §5.3).
+  /// "close" is an option, not a substring: "Connection: closed" closes nothing.
+  var connectionOptions: [String] {
+    var options: [String] = []
+    for field in headers where field.name == "connection" {
+      for item in field.value.lowercased().split(separator: ",") {
+        var option = item[...]
+        while let first = option.first, first == " " || first == "\t" { option.removeFirst() }
+        while let last = option.last, last == " " || last == "\t" { option.removeLast() }
+        if !option.isEmpty { options.append(String(option)) }
+      }
+    }
+    return options
   }
 
   /// A query parameter's value ("a=1&b=2"), with "+" and percent-escapes decoded.

@@ -47,6 +47,21 @@ struct HTTPRequestParserTests {
     #expect(requests.first?.keepsAlive == false)
   }
 
+  @Test func connectionOptionsAreTokensOfAList() throws {
+    func request(_ version: String, _ fields: String) throws -> HTTPRequest {
+      try #require(try parse("GET / \(version)\r\nHost: b\r\n\(fields)\r\n").first)
+    }
+    #expect(try !request("HTTP/1.1", "Connection: Close\r\n").keepsAlive)
+    #expect(try !request("HTTP/1.1", "Connection: Upgrade , close\r\n").keepsAlive)
+    #expect(try !request("HTTP/1.1", "Connection: upgrade\r\nConnection: close\r\n").keepsAlive)
+    #expect(try request("HTTP/1.1", "Connection: closed\r\n").keepsAlive, "an option, not a substring")
+    #expect(try request("HTTP/1.0", "Connection: Keep-Alive\r\n").keepsAlive)
+    #expect(try request("HTTP/1.0", "Connection: te,\tkeep-alive\r\n").keepsAlive)
+    #expect(try !request("HTTP/1.0", "Connection: keep-alive-not\r\n").keepsAlive)
+    #expect(
+      try request("HTTP/1.1", "Connection: keep-alive, ,Upgrade\r\n").connectionOptions == ["keep-alive", "upgrade"])
+  }
+
   @Test func blankLinesInAnyMixAreSkippedHoweverTheReadsSplitThem() throws {
     // Found by the fuzzer: "\n\r\n" before a request was read two ways, split or whole.
     let text = "\n\r\n\nGET / HTTP/1.1\r\nHost: b\r\n\r\n"
