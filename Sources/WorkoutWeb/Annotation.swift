@@ -59,7 +59,8 @@ public struct Annotation: Sendable, Hashable {
       detail = "drink \(Int(millilitres.rounded())) ml"
       self.value = millilitres.rounded()
     case .note:
-      let trimmed = Self.trimmed((text ?? "").split(whereSeparator: \.isNewline).joined(separator: " "))
+      let trimmed = String(
+        trimmingSpacesAndTabs(Substring((text ?? "").split(whereSeparator: \.isNewline).joined(separator: " "))))
       guard !trimmed.isEmpty else { throw .missing("the note's text") }
       guard trimmed.count <= Self.noteLimit else { throw .outOfRange("a note is at most \(Self.noteLimit) characters") }
       detail = trimmed
@@ -77,12 +78,5 @@ public struct Annotation: Sendable, Hashable {
       detail = mood
       self.value = Double(index - 3) / 3
     }
-  }
-
-  static func trimmed(_ text: String) -> String {
-    var rest = Substring(text)
-    while let first = rest.first, first == " " || first == "\t" { rest = rest.dropFirst() }
-    while let last = rest.last, last == " " || last == "\t" { rest = rest.dropLast() }
-    return String(rest)
   }
 }

@@ -46,9 +46,7 @@ public struct HTTPRequest: Sendable, Hashable {
     var options: [String] = []
     for field in headers where field.name == "connection" {
       for item in field.value.lowercased().split(separator: ",") {
-        var option = item[...]
-        while let first = option.first, first == " " || first == "\t" { option.removeFirst() }
-        while let last = option.last, last == " " || last == "\t" { option.removeLast() }
+        let option = trimmingSpacesAndTabs(item)
         if !option.isEmpty { options.append(String(option)) }
       }
     }
@@ -96,6 +94,14 @@ public func percentDecoded(_ text: String) -> String {
     }
   }
   return String(decoding: bytes, as: UTF8.self)
+}
+
+/// `text` without the spaces and tabs around it (RFC 9110 §5.6.3, OWS).
+func trimmingSpacesAndTabs(_ text: Substring) -> Substring {
+  var rest = text
+  while let first = rest.first, first == " " || first == "\t" { rest = rest.dropFirst() }
+  while let last = rest.last, last == " " || last == "\t" { rest = rest.dropLast() }
+  return rest
 }
 
 private func hexValue(_ byte: UInt8) -> UInt8? {

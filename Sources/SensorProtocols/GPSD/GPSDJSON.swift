@@ -592,8 +592,9 @@ public enum GPSDJSON {
             guard index + 4 <= bytes.count else { return nil }
             var code: UInt32 = 0
             for digit in bytes[index..<index + 4] {
-              guard let value = Self.hexValue(digit) else { return nil }
-              code = code << 4 | value
+              // One byte is an ASCII or Latin-1 scalar: only 0-9, a-f, A-F have a value.
+              guard let value = Character(Unicode.Scalar(digit)).hexDigitValue else { return nil }
+              code = code << 4 | UInt32(value)
             }
             index += 4
             let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
@@ -605,15 +606,6 @@ public enum GPSDJSON {
         }
       }
       return nil
-    }
-
-    static func hexValue(_ c: UInt8) -> UInt32? {
-      switch c {
-      case 48...57: UInt32(c - 48)
-      case 65...70: UInt32(c - 55)
-      case 97...102: UInt32(c - 87)
-      default: nil
-      }
     }
 
     /// Skips a nested array or object, strings included; false if it is malformed or too deep.
