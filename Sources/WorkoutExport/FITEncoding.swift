@@ -109,10 +109,14 @@ public enum FITValue: Sendable, Hashable {
   case text(String)
 
   /// A physical value scaled and offset as the profile says (value × scale − offset·scale:
-  /// FIT stores (value + offset) × scale), rounded to the nearest; nil or not finite is invalid.
+  /// FIT stores (value + offset) × scale), rounded to the nearest; nil, not finite, or beyond
+  /// any FIT integer (an absurd figure a receiver sent, on which `Int64(_:)` would trap) is
+  /// invalid.
   public static func scaled(_ value: Double?, scale: Double = 1, offset: Double = 0) -> FITValue {
-    guard let value, value.isFinite else { return .integer(nil) }
-    return .integer(Int64(((value + offset) * scale).rounded()))
+    guard let value else { return .integer(nil) }
+    let stored = ((value + offset) * scale).rounded()
+    guard stored.magnitude < 0x1p63 else { return .integer(nil) }
+    return .integer(Int64(stored))
   }
 }
 

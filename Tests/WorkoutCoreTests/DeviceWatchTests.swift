@@ -80,6 +80,28 @@ struct DeviceWatchTests {
     #expect(back.detail?.contains("fixes are accepted again") == true)
   }
 
+  @Test("fixes refused for an absurd error (past Int's range): status and the event tell it, the engine goes on")
+  func refusedForAnAbsurdError() throws {
+    var h = EngineHarness()
+    gpsdAnswers(&h)
+    h.commands.removeAll()
+    // What the filter makes of a TPV whose eph is 1e19 m: the status and the warning once used
+    // Int(_:) on it, which traps, and the service would restart into the same receiver.
+    let absurd = FixRejection.horizontalErrorTooLarge(error: 1e19, limit: 20)
+    for _ in 0..<11 {
+      h.advance(by: 1)
+      h.send(.reading(.gpsRejected(absurd)))
+      h.send(.wakeup)
+    }
+    let detail = h.engine.status(at: h.now).gpsDetail ?? ""
+    #expect(detail.contains("horizontal error 1e+19 m > limit 20 m"), "\(detail)")
+    let told = try #require(events(h).first)
+    #expect(told.detail?.contains("horizontal error 1e+19 m") == true, "\(told.detail ?? "")")
+    h.advance(by: 1)
+    h.send(.reading(.gps(fix)))
+    #expect(h.engine.gps == .fix)
+  }
+
   @Test("refused fixes that stop before 10 s (a fix, or no fix) are never reported")
   func briefRefusals() {
     var h = EngineHarness()

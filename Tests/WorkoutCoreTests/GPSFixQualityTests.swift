@@ -36,6 +36,28 @@ struct GPSFixQualityTests {
     #expect(strict.evaluate(fix(error: .nan)) == .rejected(.horizontalErrorUnknown))
   }
 
+  @Test("an absurd error is too large, never unknown, and its rejection reads without a trap")
+  func absurdError() {
+    var filter = FixQualityFilter()
+    // +∞ (a source that overflowed) is refused as too large, standing as the largest Double so
+    // the rejection stays a finite figure; before, it read as unknown and was accepted.
+    #expect(
+      filter.evaluate(fix(error: .infinity))
+        == .rejected(.horizontalErrorTooLarge(error: .greatestFiniteMagnitude, limit: 20)))
+    // Errors past Int's range (gpsd's eph is any number its JSON holds): the rider's words
+    // used to convert them with Int(_:), which traps, taking the engine with it.
+    for error in [1e19, 1e300, Double.greatestFiniteMagnitude] {
+      guard case .rejected(let why) = filter.evaluate(fix(error: error)) else {
+        Issue.record("accepted an error of \(error) m")
+        continue
+      }
+      #expect(why.description.hasPrefix("horizontal error \(error) m > limit 20 m"), "\(why)")
+    }
+    #expect(
+      FixRejection.horizontalErrorTooLarge(error: 123_456.6, limit: 20).description.hasPrefix(
+        "horizontal error 123457 m > limit 20 m"))
+  }
+
   @Test("invalid and null-island positions")
   func positions() {
     var filter = FixQualityFilter()
@@ -73,5 +95,28 @@ struct GPSFixQualityTests {
     raw = GPSFix(dimension: .threeD, time: 5, latitude: 1, longitude: 2, altitude: 100)
     raw.dimension = .twoD
     #expect(try #require(filter.evaluate(raw).fix).altitude == nil)
+  }
+
+  @Test("an altitude or speed no receiver can measure is dropped, the fix kept; the limits themselves are kept")
+  func beyondAReceiver() throws {
+    var filter = FixQualityFilter()
+    var time = 0.0
+    func judged(altitude: Double, speed: Double) throws -> GPSFix {
+      time += 1
+      return try #require(
+        filter.evaluate(
+          GPSFix(dimension: .threeD, time: time, latitude: 1, longitude: 2, altitude: altitude, speed: speed)
+        ).fix)
+    }
+    for (altitude, speed) in [(1e300, 1e300), (-1e300, 515.01), (18_000.5, 1e17), (-1_000.5, 600)] {
+      let clean = try judged(altitude: altitude, speed: speed)
+      #expect(clean.altitude == nil && clean.speed == nil, "\(altitude) m, \(speed) m/s")
+      #expect(clean.latitude == 1 && clean.longitude == 2)
+    }
+    // Everest (8,849 m), the Dead Sea shore (−430 m), the edges, and an airliner's speed.
+    for (altitude, speed) in [(8_849.0, 0.0), (-430, 250), (18_000, 515), (-1_000, 0.5)] {
+      let clean = try judged(altitude: altitude, speed: speed)
+      #expect(clean.altitude == altitude && clean.speed == speed)
+    }
   }
 }

@@ -42,6 +42,12 @@ struct FITEncodingTests {
     #expect(FITValue.scaled(12.3456, scale: 1000) == .integer(12346))
     #expect(FITValue.scaled(100, scale: 5, offset: 500) == .integer(3000))
     #expect(FITValue.scaled(.nan) == .integer(nil))
+    // Past any FIT integer (an absurd altitude or speed in a stored point): invalid, where
+    // Int64(_:) would trap and take the export, and the service, with it.
+    #expect(FITValue.scaled(1e300, scale: 5, offset: 500) == .integer(nil))
+    #expect(FITValue.scaled(-2e18, scale: 5) == .integer(nil))
+    #expect(FITValue.scaled(.greatestFiniteMagnitude, scale: 1000) == .integer(nil))
+    #expect(FITValue.scaled(1e15, scale: 1000) == .integer(1_000_000_000_000_000_000))
   }
 
   @Test("times from the FIT epoch, positions in semicircles")

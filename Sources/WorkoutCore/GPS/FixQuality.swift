@@ -41,12 +41,18 @@ extension FixRejection: CustomStringConvertible {
     case .zeroPosition:
       "the position is 0°, 0° (the receiver has no real position yet)"
     case .horizontalErrorTooLarge(let error, let limit):
-      "horizontal error \(Int(error.rounded())) m > limit \(Int(limit.rounded())) m (the limit is [gps] max_horizontal_error in the configuration; receivers reporting only HDOP often need 50–100)"
+      "horizontal error \(wholeMetres(error)) m > limit \(wholeMetres(limit)) m (the limit is [gps] max_horizontal_error in the configuration; receivers reporting only HDOP often need 50–100)"
     case .horizontalErrorUnknown:
       "no horizontal error reported, and the configuration requires one"
     case .repeatedTime:
       "a repeat of the epoch already taken"
     }
+  }
+
+  /// A distance to the metre; one too large for an `Int` (a receiver's absurd error, which
+  /// `Int(_:)` would trap on) in the shortest form that reads back as it.
+  private func wholeMetres(_ metres: Double) -> String {
+    abs(metres) < 1e15 ? String(Int(metres.rounded())) : "\(metres)"
   }
 
   /// The same kind of rejection, whatever the figures.
@@ -64,8 +70,8 @@ extension FixRejection: CustomStringConvertible {
 
 /// The filter's decision on one fix.
 public enum FixVerdict: Sendable, Hashable {
-  /// The fix, with any non-finite optional value removed (speed, track, errors, altitude) and
-  /// the altitude dropped unless it is 3D.
+  /// The fix, with any non-finite optional value removed (speed, track, errors, altitude), an
+  /// altitude or speed no receiver can measure removed, and the altitude dropped unless it is 3D.
   case accepted(GPSFix)
   case rejected(FixRejection)
 
@@ -128,7 +134,9 @@ public struct FixQualityFilter: Sendable, Hashable, Codable {
       abs(fix.longitude) <= 180
     else { return .rejected(.invalidPosition) }
     if fix.latitude == 0 && fix.longitude == 0 { return .rejected(.zeroPosition) }
-    let error = finite(fix.horizontalError).flatMap { $0 >= 0 ? $0 : nil }
+    // An infinite error is one too large, not an unknown one (the largest finite value stands
+    // for it, so the rejection stays a finite, encodable figure); NaN or negative is unknown.
+    let error = fix.horizontalError.flatMap { $0 >= 0 ? min($0, .greatestFiniteMagnitude) : nil }
     if let error {
       if !(error <= settings.maxHorizontalError) {
         return .rejected(.horizontalErrorTooLarge(error: error, limit: settings.maxHorizontalError))
@@ -138,14 +146,23 @@ public struct FixQualityFilter: Sendable, Hashable, Codable {
     }
     let time = finite(fix.time)
     if let time, let last = lastAcceptedTime, time == last { return .rejected(.repeatedTime(time)) }
-    let speed = finite(fix.speed).flatMap { $0 >= 0 ? $0 : nil }
+    let speed = finite(fix.speed).flatMap { $0 >= 0 && $0 <= maximumSpeed ? $0 : nil }
+    let altitude = finite(fix.altitude).flatMap { altitudes.contains($0) ? $0 : nil }
     let track = finite(fix.track)
     return .accepted(
       GPSFix(
         dimension: fix.dimension, time: time, latitude: fix.latitude, longitude: fix.longitude,
-        altitude: fix.dimension == .threeD ? finite(fix.altitude) : nil, speed: speed, track: track,
+        altitude: fix.dimension == .threeD ? altitude : nil, speed: speed, track: track,
         horizontalError: error, verticalError: finite(fix.verticalError).flatMap { $0 >= 0 ? $0 : nil }))
   }
+
+  /// A civil receiver reports no fix above 18,000 m or faster than 515 m/s (the export limits
+  /// its firmware obeys, after CoCom), and the lowest land is about 430 m below sea level: an
+  /// altitude or speed beyond these is a fault of the receiver or its report, not a measurement,
+  /// and is dropped (the position stays, judged on its own). One such altitude would otherwise
+  /// count as metres climbed and stay in the ride's totals.
+  public static let altitudes: ClosedRange<Double> = -1_000...18_000
+  public static let maximumSpeed = 515.0
 
   private static func finite(_ value: Double?) -> Double? {
     guard let value, value.isFinite else { return nil }

@@ -15,6 +15,8 @@ extension FuzzChecks {
   ///   DEVICE, VERSION and ERROR decoders answer for their class and no other;
   /// - what the core is given for a TPV (`GPSDMapping`) is a position in range with finite
   ///   values: an altitude only in 3D, a speed and errors not negative, a track in [0, 360);
+  ///   the fix filter keeps only errors within its limit and altitudes and speeds a receiver can
+  ///   measure, and words every refusal;
   /// - as a time (`GPSDJSON.parseTime`): accepted exactly when it has gpsd's shape with a real
   ///   date, and then the seconds glibc's `timegm` gives;
   /// - as a number (when it holds only a number's bytes, as the `lat` of a TPV): read as
@@ -89,6 +91,20 @@ extension FuzzChecks {
       if let value, !(value.isFinite && value >= 0) { return "fix \(name) error \(value)" }
     }
     if let seconds = fix.time, !seconds.isFinite { return "fix time \(seconds)" }
+    // What the fix filter makes of it, and a refusal in the words the status shows a rider (an
+    // error past Int's range once trapped there).
+    switch FixQualityFilter.judge(fix, settings: FixQualitySettings(), lastAcceptedTime: nil) {
+    case .accepted(let taken):
+      if let error = taken.horizontalError, !(error <= 20) { return "accepted a horizontal error of \(error) m" }
+      if let altitude = taken.altitude, !FixQualityFilter.altitudes.contains(altitude) {
+        return "accepted an altitude of \(altitude) m"
+      }
+      if let speed = taken.speed, !(speed <= FixQualityFilter.maximumSpeed) {
+        return "accepted a speed of \(speed) m/s"
+      }
+    case .rejected(let why):
+      if why.description.isEmpty { return "a refusal without words" }
+    }
     return nil
   }
 

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import WorkoutCore
+import WorkoutStore
+import WorkoutTestSupport
+
+@testable import WorkoutExport
+
+/// One report in a ride with an altitude or speed no receiver can measure (a glitch of the
+/// receiver or of gpsd's report: finite, and far out of range).
+@Suite("a ride with one absurd fix")
+struct AbsurdFixTests {
+  /// 30 s east at 8 m/s and 300 m, second 10's fix carrying `altitude` and `speed`; each fix
+  /// goes through the fix filter first when `filtered` (as the gpsd source posts them).
+  func ride(
+    altitude: Double, speed: Double, filtered: Bool, into directory: ExportDirectory
+  ) throws -> (
+    WorkoutStore, EngineStatus
+  ) {
+    let (store, _) = try WorkoutStore.open(at: directory.path + "/workoutd.db", wallNow: 0)
+    var h = EngineHarness()
+    var filter = FixQualityFilter()
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 45.5, longitude: 7.25)
+    for second in 0..<30 {
+      h.advance(by: 1)
+      position = position.moved(eastBy: 8)
+      let glitch = second == 10
+      let fix = GPSFix(
+        dimension: .threeD, time: 1_700_000_000 + Double(second), latitude: position.latitude,
+        longitude: position.longitude, altitude: glitch ? altitude : 300, speed: glitch ? speed : 8,
+        horizontalError: 3)
+      let posted = filtered ? try #require(filter.evaluate(fix).fix) : fix
+      h.send(.reading(.gps(posted)))
+      h.send(.tick)
+    }
+    let status = h.engine.status(at: h.now)
+    _ = h.press(.stop)
+    try store.write(h.commands, clock: FITActivityTests.clock)
+    return (store, status)
+  }
+
+  static let glitches: [(Double, Double)] = [
+    (1e300, 8), (-1e300, 8), (2e18, 8), (40_000, 8), (300, 1e300), (300, 1e17),
+  ]
+
+  @Test("through the fix filter: the ride's climb and top speed are its own", arguments: glitches)
+  func totalsStayTheRides(altitude: Double, speed: Double) throws {
+    let directory = ExportDirectory()
+    let (_, status) = try ride(altitude: altitude, speed: speed, filtered: true, into: directory)
+    #expect(status.ascent == 0 && status.descent == 0, "\(status.ascent) m up, \(status.descent) m down")
+    #expect(status.maxSpeed == 8)
+    #expect(status.points == 30)
+  }
+
+  @Test(
+    "stored as it came (a point written before the filter knew better): every format still exports every point",
+    arguments: glitches)
+  func everyFormatExports(altitude: Double, speed: Double) throws {
+    let directory = ExportDirectory()
+    let (store, _) = try ride(altitude: altitude, speed: speed, filtered: false, into: directory)
+    let session = try #require(try store.session(id: 1))
+    for format in ExportFormat.allCases {
+      let written = try ExportFile.write(session, from: store, format: format, into: directory.path)
+      #expect(written.points == 30, "\(format)")
+    }
+    let fit = try ExportFile.write(session, from: store, format: .fit, into: directory.path + "/")
+    guard let decoded = try readWithReferenceDecoders(fit.path) else { return }
+    #expect((decoded["errors"] as? [String])?.isEmpty == true, "\(decoded["errors"] ?? "")")
+    #expect(decoded["records"] as? Int == 30)
+  }
+}
