@@ -103,21 +103,54 @@ extension GPSDLive {
       #expect(recorder.fixes.isEmpty)
     }
 
-    @Test("a receiver that gpsd closes and reopens ten times a second: the engine records a bounded number of events")
-    func flappingReceiver() throws {
+    /// A fake gpsd on a port of its own, greeting as gpsd 3.22 and then sending `lines` in turn,
+    /// one every `interval` seconds, over and over; a source started on it, posting to a recorder.
+    func gpsdSaying(_ lines: [String], every interval: Double) throws -> (FakeGPSDPeer, GPSDRecorder, GPSDSource) {
       let port = GPSFake.freePort()
       let peer = try FakeGPSDPeer(
         port: port,
         behaviour: .lines(
           greeting: #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#,
-          repeating: [
-            #"{"class":"DEVICE","path":"/dev/ttyS0","activated":0}"#,
-            #"{"class":"DEVICE","path":"/dev/ttyS0","activated":"2026-11-23T18:00:00.000Z","driver":"NMEA0183"}"#,
-          ]), interval: 0.1)
-      defer { peer.stop() }
+          repeating: lines), interval: interval)
       let recorder = GPSDRecorder()
       let source = GPSDSource(settings: GPSDSourceSettings(host: "127.0.0.1", port: port))
       source.start(sink: recorder)
+      return (peer, recorder, source)
+    }
+
+    @Test(
+      "an epoch whose later report brings an altitude and a speed no receiver can measure: the fix posted carries neither"
+    )
+    func absurdFiguresLaterInAnEpoch() throws {
+      // An NMEA receiver's epoch as gpsd reports it: RMC's position first (no altitude yet),
+      // then GGA's report of the same time with the altitude, here 1e300 m at 1e300 m/s; then
+      // the next epoch, which hands the first on.
+      let (peer, recorder, source) = try gpsdSaying(
+        [
+          #"{"class":"DEVICE","path":"/dev/ttyS0","activated":"2026-11-23T18:00:00.000Z","driver":"NMEA0183"}"#,
+          #"{"class":"TPV","mode":3,"time":"2026-11-23T18:00:01.000Z","lat":45.5,"lon":7.25,"eph":5}"#,
+          #"{"class":"TPV","mode":3,"time":"2026-11-23T18:00:01.000Z","lat":45.5,"lon":7.25,"eph":5,"altMSL":1e300,"speed":1e300}"#,
+          #"{"class":"TPV","mode":3,"time":"2026-11-23T18:00:02.000Z","lat":45.5,"lon":7.2501,"eph":5,"altMSL":300,"speed":8}"#,
+        ], every: 0.05)
+      defer { peer.stop() }
+      #expect(gpsdWaitUntil(timeout: 10) { recorder.fixes.count >= 3 })
+      source.stop()
+      let fixes = recorder.fixes
+      let first = try #require(fixes.first { $0.time == GPSDCapturesTime.iso("2026-11-23T18:00:01Z") })
+      #expect(first.altitude == nil && first.speed == nil, "\(first)")
+      let next = try #require(fixes.first { $0.time == GPSDCapturesTime.iso("2026-11-23T18:00:02Z") })
+      #expect(next.altitude == 300 && next.speed == 8)
+      #expect(fixes.allSatisfy { ($0.altitude ?? 0) < 18_000 && ($0.speed ?? 0) <= 515 })
+    }
+
+    @Test("a receiver that gpsd closes and reopens ten times a second: the engine records a bounded number of events")
+    func flappingReceiver() throws {
+      let (peer, recorder, source) = try gpsdSaying(
+        [
+          #"{"class":"DEVICE","path":"/dev/ttyS0","activated":0}"#,
+          #"{"class":"DEVICE","path":"/dev/ttyS0","activated":"2026-11-23T18:00:00.000Z","driver":"NMEA0183"}"#,
+        ], every: 0.1)
+      defer { peer.stop() }
       Thread.sleep(forTimeInterval: 4)
       source.stop()
       // The source passes on every change (about 40 here); the engine bounds what is recorded.

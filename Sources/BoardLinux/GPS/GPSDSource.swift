@@ -496,8 +496,9 @@ struct GPSDSourceLoop {
         if let finished = epoch.begin(fix, at: arrivedAt) { emit(.reading(.gps(finished)), previousAt) }
         lastKind = .usable
       case (.fix(let fix), .rejected(.repeatedTime)?):
-        // A later report of the epoch being assembled: it may bring the altitude, errors, speed.
-        epoch.merge(fix, at: arrivedAt)
+        // A later report of the epoch being assembled: it may bring the altitude, errors, speed,
+        // which pass the filter's checks as the epoch's first report's did.
+        epoch.merge(FixQualityFilter.sanitised(fix), at: arrivedAt)
       case (_, .rejected(let reason)?):
         // One `gpsRejected` an epoch, so the engine knows fixes arrive and why they are refused.
         if lastKind == .usable { postAssembledFix(now: arrivedAt, force: true, emit: emit) }
