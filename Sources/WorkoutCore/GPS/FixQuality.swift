@@ -134,36 +134,31 @@ public struct FixQualityFilter: Sendable, Hashable, Codable {
       abs(fix.longitude) <= 180
     else { return .rejected(.invalidPosition) }
     if fix.latitude == 0 && fix.longitude == 0 { return .rejected(.zeroPosition) }
-    let error = horizontalError(of: fix)
-    if let error {
+    let clean = sanitised(fix)
+    if let error = clean.horizontalError {
       if !(error <= settings.maxHorizontalError) {
         return .rejected(.horizontalErrorTooLarge(error: error, limit: settings.maxHorizontalError))
       }
     } else if !settings.acceptUnknownHorizontalError {
       return .rejected(.horizontalErrorUnknown)
     }
-    let time = finite(fix.time)
-    if let time, let last = lastAcceptedTime, time == last { return .rejected(.repeatedTime(time)) }
-    return .accepted(sanitised(fix))
+    if let time = clean.time, let last = lastAcceptedTime, time == last { return .rejected(.repeatedTime(time)) }
+    return .accepted(clean)
   }
 
   /// A fix's values as the filter passes them on: any non-finite optional value removed, an
   /// altitude or speed no receiver can measure removed, the altitude dropped unless it is 3D.
   /// What completes an accepted fix (the gpsd source merges an epoch's later reports into it)
-  /// goes through this too.
+  /// goes through this too. An infinite horizontal error is one too large, not an unknown one
+  /// (the largest finite value stands for it, so a rejection stays a finite, encodable figure);
+  /// NaN or negative is unknown.
   public static func sanitised(_ fix: GPSFix) -> GPSFix {
     GPSFix(
       dimension: fix.dimension, time: finite(fix.time), latitude: fix.latitude, longitude: fix.longitude,
       altitude: fix.dimension == .threeD ? finite(fix.altitude).flatMap { altitudes.contains($0) ? $0 : nil } : nil,
       speed: finite(fix.speed).flatMap { $0 >= 0 && $0 <= maximumSpeed ? $0 : nil }, track: finite(fix.track),
-      horizontalError: horizontalError(of: fix), verticalError: finite(fix.verticalError).flatMap { $0 >= 0 ? $0 : nil }
-    )
-  }
-
-  /// An infinite error is one too large, not an unknown one (the largest finite value stands
-  /// for it, so a rejection stays a finite, encodable figure); NaN or negative is unknown.
-  private static func horizontalError(of fix: GPSFix) -> Double? {
-    fix.horizontalError.flatMap { $0 >= 0 ? min($0, .greatestFiniteMagnitude) : nil }
+      horizontalError: fix.horizontalError.flatMap { $0 >= 0 ? min($0, .greatestFiniteMagnitude) : nil },
+      verticalError: finite(fix.verticalError).flatMap { $0 >= 0 ? $0 : nil })
   }
 
   /// A civil receiver reports no fix above 18,000 m or faster than 515 m/s (the export limits

@@ -93,9 +93,12 @@ extension FuzzChecks {
     if let seconds = fix.time, !seconds.isFinite { return "fix time \(seconds)" }
     // What the fix filter makes of it, and a refusal in the words the status shows a rider (an
     // error past Int's range once trapped there).
-    switch FixQualityFilter.judge(fix, settings: FixQualitySettings(), lastAcceptedTime: nil) {
+    let settings = FixQualitySettings()
+    switch FixQualityFilter.judge(fix, settings: settings, lastAcceptedTime: nil) {
     case .accepted(let taken):
-      if let error = taken.horizontalError, !(error <= 20) { return "accepted a horizontal error of \(error) m" }
+      if let error = taken.horizontalError, !(error <= settings.maxHorizontalError) {
+        return "accepted a horizontal error of \(error) m"
+      }
       if let altitude = taken.altitude, !FixQualityFilter.altitudes.contains(altitude) {
         return "accepted an altitude of \(altitude) m"
       }
