@@ -257,8 +257,24 @@ struct StrapSourceTests {
     withStrap(factory) { sink in
       #expect(sink.wait { $0.statuses.contains { $0.condition == .failing } })
       let failing = sink.statuses.first { $0.condition == .failing }
-      #expect(failing?.detail.contains("5 malformed values in a row") == true)
+      #expect(failing?.detail.contains("5 unusable values in a row") == true)
       #expect(sink.heartRates.isEmpty)
+    }
+  }
+
+  @Test func aStrapSendingAHeartRateNoHeartBeatsIsAFaultAndNoneOfItIsRecorded() {
+    // uint16 form, contact detected: 60,000 bpm, and once 150 bpm among them (taken).
+    let absurd: [UInt8] = [0x07, 0x60, 0xEA]
+    let factory = SensorFactory { _ in
+      .notify([absurd, absurd, [0x07, 150, 0x00]] + Array(repeating: absurd, count: 5), interval: 0.01)
+    }
+    withStrap(factory) { sink in
+      #expect(sink.wait { $0.statuses.contains { $0.condition == .failing } })
+      let failing = sink.statuses.first { $0.condition == .failing }
+      #expect(failing?.detail.contains("5 unusable values in a row") == true, "\(failing?.detail ?? "")")
+      #expect(failing?.detail.contains("60000 bpm") == true, "\(failing?.detail ?? "")")
+      #expect(sink.heartRates.first == 150)
+      #expect(Set(sink.heartRates) == [150])
     }
   }
 

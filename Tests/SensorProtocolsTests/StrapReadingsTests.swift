@@ -20,6 +20,47 @@ struct StrapReadingsTests {
     #expect(try strap.update(.heartRateMeasurement, [0x01, 0x2C, 0x01], at: 3).readings == [.heartRate(bpm: 300)])
   }
 
+  @Test func heartRateOrPowerBeyondAnyRiderIsRefusedWhole() throws {
+    var strap = StrapReadings()
+    // uint16 form: 300 bpm is taken, 301 and 60,000 are a faulty strap's; contact and RR
+    // intervals of that value are dropped with it, and the error names the figure.
+    #expect(try strap.update(.heartRateMeasurement, [0x01, 0x2C, 0x01], at: 0).readings == [.heartRate(bpm: 300)])
+    for bpm: UInt16 in [301, 60_000, .max] {
+      #expect(
+        throws: BLEDecodeError.implausible(
+          .heartRateMeasurement, .heartRate, value: Int(bpm), maximum: 300, unit: "bpm")
+      ) {
+        try strap.update(.heartRateMeasurement, [0x17, UInt8(bpm & 0xFF), UInt8(bpm >> 8), 0x00, 0x04], at: 1)
+      }
+    }
+    let words = BLEDecodeError.implausible(.heartRateMeasurement, .heartRate, value: 60_000, maximum: 300, unit: "bpm")
+    #expect(words.description.contains("60000 bpm") && words.description.contains("at most 300 bpm"), "\(words)")
+    // A strap without contact says so whatever number it sends: not a fault.
+    #expect(try strap.update(.heartRateMeasurement, [0x05, 0x60, 0xEA], at: 2).readings.isEmpty)
+
+    var meter = StrapReadings()
+    // 4,000 W is taken; 4,001 and 32,767 (the sint16's largest) are not, and the crank pair
+    // in the same value does not move the reference: the next pair is timed from the last good one.
+    let crank: [UInt8] = [0x64, 0x00, 0x00, 0x04]
+    #expect(
+      try meter.update(.cyclingPowerMeasurement, [0x20, 0x00, 0xA0, 0x0F] + crank, at: 0).readings == [
+        .power(watts: 4000)
+      ])
+    for watts: UInt16 in [4001, 0x7FFF] {
+      #expect(
+        throws: BLEDecodeError.implausible(
+          .cyclingPowerMeasurement, .instantaneousPower, value: Int(watts), maximum: 4000, unit: "W")
+      ) {
+        try meter.update(
+          .cyclingPowerMeasurement, [0x20, 0x00, UInt8(watts & 0xFF), UInt8(watts >> 8), 0x65, 0x00, 0x00, 0x06], at: 1)
+      }
+    }
+    // Two revolutions in 2 s since the good pair (1024 → 3072 ticks): 60 rpm (timed from the
+    // refused pair, at 1536 ticks, it would be one revolution in 1.5 s: 40 rpm).
+    let after = try meter.update(.cyclingPowerMeasurement, [0x20, 0x00, 0xFA, 0x00, 0x66, 0x00, 0x00, 0x0C], at: 2)
+    #expect(after.readings == [.power(watts: 250), .cadence(rpm: 60)], "\(after.readings)")
+  }
+
   @Test func powerAndItsCrankCadence() throws {
     var meter = StrapReadings()
     // Flags 0x0020: crank revolution data; 250 W; 100 revolutions at 1024/1024 s.

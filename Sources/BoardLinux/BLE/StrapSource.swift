@@ -132,12 +132,13 @@ struct StrapSession {
             }
             malformed = 0
           } catch {
-            // One bad value is dropped, not the sensor: the next one is usually fine. A run of
-            // them is a sensor this decoder cannot read, and a fault.
+            // One bad value (malformed, or a heart rate or power no rider makes) is dropped, not
+            // the sensor: the next one is usually fine. A run of them is a sensor this decoder
+            // cannot read, or a faulty one, and a fault.
             malformed += 1
             if malformed >= Self.malformedLimit {
               throw DeviceProblem(
-                condition: .failing, description: "\(address): \(malformed) malformed values in a row (\(error))")
+                condition: .failing, description: "\(address): \(malformed) unusable values in a row (\(error))")
             }
           }
         case .refused, .ignored:

@@ -61,6 +61,9 @@ public enum BLEDecodeError: Error, Sendable, Hashable, CustomStringConvertible {
   case trailingBytes(BLECharacteristic, offset: Int, count: Int)
   /// A field holds a value its definition excludes (a battery level above 100 %).
   case outOfRange(BLECharacteristic, BLEField, value: Int)
+  /// A field holds a value its layout allows but no sensor on a rider measures (a heart rate of
+  /// 60,000 bpm in the uint16 form): a faulty sensor, not a reading of the ride.
+  case implausible(BLECharacteristic, BLEField, value: Int, maximum: Int, unit: String)
 
   public var description: String {
     switch self {
@@ -70,6 +73,9 @@ public enum BLEDecodeError: Error, Sendable, Hashable, CustomStringConvertible {
       return "\(c): \(count) byte(s) after the last field at byte \(offset), and no reserved flag announces more"
     case .outOfRange(let c, let field, let value):
       return "\(c): \(field.rawValue) \(value) is out of range"
+    case .implausible(let c, let field, let value, let maximum, let unit):
+      return
+        "\(c): \(field.rawValue) \(value) \(unit) is beyond what a rider's sensor measures (at most \(maximum) \(unit))"
     }
   }
 }

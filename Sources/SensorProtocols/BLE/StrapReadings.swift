@@ -27,6 +27,15 @@ public struct StrapReadings: Sendable {
   /// (ETRTO 25-622), 2105 mm in the tyre makers' tables.
   public static let defaultWheelCircumference = 2.105
 
+  /// The fastest heart rate taken as a reading, bpm. The uint16 form of the field allows 65,535;
+  /// a human heart, even in a tachycardia, stays under 300. Above it the strap is at fault (and
+  /// its ride average, maximum and zones would be no one's).
+  public static let maximumHeartRate = 300
+  /// The most power taken as a reading, W. The sint16 field allows 32,767; the best track
+  /// sprinters' peaks are under 3,000 W. Above it the meter is at fault: one such second would
+  /// rule a ride's maximum, normalized power and TSS.
+  public static let maximumPower = 4_000
+
   /// `wheelCircumference` in metres, 0.1–5 m (outside that, the default).
   public init(wheelCircumference: Double = Self.defaultWheelCircumference) {
     let calculator =
@@ -37,7 +46,8 @@ public struct StrapReadings: Sendable {
   }
 
   /// Decodes `value` of characteristic `id`, notified or read at `now` (monotonic seconds).
-  /// A value that breaks its characteristic's layout throws and changes nothing.
+  /// A value that breaks its characteristic's layout, or whose heart rate or power is beyond
+  /// any rider's (`maximumHeartRate`, `maximumPower`), throws and changes nothing.
   public mutating func update(
     _ id: GATTCharacteristicID, _ value: [UInt8], at now: Double
   ) throws(BLEDecodeError)
@@ -52,10 +62,13 @@ public struct StrapReadings: Sendable {
       // A strap that knows it has no skin contact sends a number that is no one's heart rate;
       // 0 bpm is what several send while they settle.
       if m.sensorContact != .notDetected && m.heartRate > 0 {
+        try Self.check(Int(m.heartRate), of: .heartRateMeasurement, .heartRate, maximum: Self.maximumHeartRate, "bpm")
         result.readings.append(.heartRate(bpm: Int(m.heartRate)))
       }
     case .cyclingPowerMeasurement:
       let m = try CyclingPowerMeasurement(payload: value)
+      try Self.check(
+        Int(m.instantaneousPower), of: .cyclingPowerMeasurement, .instantaneousPower, maximum: Self.maximumPower, "W")
       // Instantaneous power is a sint16 in W; a negative value (some meters while back-pedalling)
       // is recorded as 0, the power a rider put in.
       result.readings.append(.power(watts: max(0, Int(m.instantaneousPower))))
@@ -75,6 +88,14 @@ public struct StrapReadings: Sendable {
       break
     }
     return result
+  }
+
+  /// Throws when `value` is above `maximum`: the whole value is dropped, as a malformed one is,
+  /// and a run of them makes the sensor a fault (`StrapSource`).
+  private static func check(
+    _ value: Int, of characteristic: BLECharacteristic, _ field: BLEField, maximum: Int, _ unit: String
+  ) throws(BLEDecodeError) {
+    if value > maximum { throw .implausible(characteristic, field, value: value, maximum: maximum, unit: unit) }
   }
 
   private func addWheel(_ reading: RevolutionReading, distance: Double, to result: inout Result) {
