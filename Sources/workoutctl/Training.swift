@@ -14,8 +14,8 @@ extension TrainingJSON {
           [
             Format.pad("\(activity.number) \(activity.type)", 14), Format.pad(Format.duration(activity.timer), 10),
             Format.pad(Format.distance(activity.distance), 10),
-            Format.pad(activity.averageHeartRate.map { String(Int($0.rounded())) } ?? "-", 7),
-            activity.averagePower.map { "\(Int($0.rounded())) W" } ?? "-",
+            Format.pad(activity.averageHeartRate.map { wholeNumberText($0) } ?? "-", 7),
+            activity.averagePower.map { "\(wholeNumberText($0)) W" } ?? "-",
           ].joined(separator: " "))
       }
       for (index, zone) in zones.enumerated() {
@@ -29,28 +29,28 @@ extension TrainingJSON {
     }
     let m = metrics
     if let average = m.averagePower {
-      var line = "power avg \(Int(average.rounded())) W"
+      var line = "power avg \(wholeNumberText(average)) W"
       if let without = m.averagePowerWithoutZeros {
         line =
           m.powerAveraging == PowerAveraging.withoutZeros.rawValue
-          ? "power avg \(Int(without.rounded())) W without zeros (\(Int(average.rounded())) W with them)"
-          : line + " (\(Int(without.rounded())) W without zeros)"
+          ? "power avg \(wholeNumberText(without)) W without zeros (\(wholeNumberText(average)) W with them)"
+          : line + " (\(wholeNumberText(without)) W without zeros)"
       }
-      if let np = m.normalizedPower { line += ", NP \(Int(np.rounded())) W" }
-      if let work = m.workKilojoules { line += ", work \(Int(work.rounded())) kJ" }
+      if let np = m.normalizedPower { line += ", NP \(wholeNumberText(np)) W" }
+      if let work = m.workKilojoules { line += ", work \(wholeNumberText(work)) kJ" }
       print(line)
       if let ftp = m.ftp, let intensity = m.intensityFactor, let tss = m.trainingStressScore {
         print(String(format: "  IF %.2f, TSS %.0f (FTP %.0f W)", intensity, tss, ftp))
       }
       let bests = [(5, "5 s"), (60, "1 min"), (300, "5 min"), (1200, "20 min")].compactMap { seconds, name in
-        m.bestPower[String(seconds)].map { "\(name) \(Int($0.rounded())) W" }
+        m.bestPower[String(seconds)].map { "\(name) \(wholeNumberText($0)) W" }
       }
       if !bests.isEmpty { print("  best " + bests.joined(separator: ", ")) }
       if let estimate = m.estimatedFTP {
-        print("  FTP estimate \(Int(estimate.rounded())) W (95 % of the best 20 min)")
+        print("  FTP estimate \(wholeNumberText(estimate)) W (95 % of the best 20 min)")
       }
     }
-    if let hr = m.bestTwentyMinuteHeartRate { print("heart rate best 20 min \(Int(hr.rounded())) bpm") }
+    if let hr = m.bestTwentyMinuteHeartRate { print("heart rate best 20 min \(wholeNumberText(hr)) bpm") }
     for zone in zones {
       print("\n\(zone.name) zones (\(zone.source)): \(zone.zones)")
       zone.printTable()

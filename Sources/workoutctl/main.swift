@@ -148,7 +148,9 @@ struct Status: ParsableCommand {
       if let activity = status.activity { head += ", \(activity.rawValue)" }
       if let number = status.activityNumber { head += " (activity \(number))" }
       if let lap = status.lap { head += ", lap \(lap)" }
-      if let remaining = status.countdownRemaining { head += ", starting in \(Int(remaining.rounded(.up))) s" }
+      if let remaining = status.countdownRemaining {
+        head += ", starting in \(wholeNumberText(remaining.rounded(.up))) s"
+      }
       lines.append(head)
       lines.append("timer \(Format.duration(status.timer)), elapsed \(Format.duration(status.elapsed))")
       if let timer = status.activityTimer, let distance = status.activityDistance {
@@ -166,19 +168,19 @@ struct Status: ParsableCommand {
       lines.append(movement)
       if status.ascent > 0 || status.descent > 0 || status.altitude != nil {
         lines.append(
-          "ascent \(Int(status.ascent.rounded())) m, descent \(Int(status.descent.rounded())) m"
-            + (status.altitude.map { ", altitude \(Int($0.rounded())) m" } ?? ""))
+          "ascent \(wholeNumberText(status.ascent)) m, descent \(wholeNumberText(status.descent)) m"
+            + (status.altitude.map { ", altitude \(wholeNumberText($0)) m" } ?? ""))
       }
       if let pressure = status.pressure {
         lines.append(
           "barometer \(String(format: "%.1f", pressure / 100)) hPa"
-            + (status.humidity.map { ", humidity \(Int($0.rounded())) %" } ?? ""))
+            + (status.humidity.map { ", humidity \(wholeNumberText($0)) %" } ?? ""))
       }
       if status.heartRate != nil || status.averageHeartRate != nil {
         lines.append(
           "heart rate \(status.heartRate.map { "\($0) bpm" } ?? "--")"
             + (status.averageHeartRate.map {
-              " (avg \(Int($0.rounded())), max \(Int((status.maxHeartRate ?? $0).rounded())))"
+              " (avg \(wholeNumberText($0)), max \(wholeNumberText(status.maxHeartRate ?? $0)))"
             } ?? ""))
       }
       for zone in status.zones ?? [] {
@@ -194,12 +196,12 @@ struct Status: ParsableCommand {
       }
       if let average = status.averagePower {
         lines.append(
-          "power avg \(Int(average.rounded())) W"
-            + (status.normalizedPower.map { ", NP \(Int($0.rounded())) W" } ?? "")
+          "power avg \(wholeNumberText(average)) W"
+            + (status.normalizedPower.map { ", NP \(wholeNumberText($0)) W" } ?? "")
             + (status.intensityFactor.map { String(format: ", IF %.2f", $0) } ?? ""))
       } else if let np = status.normalizedPower {
         lines.append(
-          "NP \(Int(np.rounded())) W" + (status.intensityFactor.map { String(format: ", IF %.2f", $0) } ?? ""))
+          "NP \(wholeNumberText(np)) W" + (status.intensityFactor.map { String(format: ", IF %.2f", $0) } ?? ""))
       }
       lines.append("points \(status.points)" + (status.lastPointTime.map { ", last at \(Format.date($0))" } ?? ""))
     } else {
@@ -824,17 +826,17 @@ struct Show: ParsableCommand {
     print(
       "timer \(Format.duration(s.timer)), elapsed \(Format.duration(s.elapsed)), distance \(Format.distance(s.distance))"
     )
-    print("ascent \(Int(s.ascent.rounded())) m, descent \(Int(s.descent.rounded())) m")
+    print("ascent \(wholeNumberText(s.ascent)) m, descent \(wholeNumberText(s.descent)) m")
     if let average = s.averageSpeed {
       print("speed avg \(Format.speed(average))" + (s.maxSpeed.map { ", max \(Format.speed($0))" } ?? ""))
     }
     if let hr = s.averageHeartRate {
-      print("heart rate avg \(Int(hr.rounded())), max \(Int((s.maxHeartRate ?? hr).rounded()))")
+      print("heart rate avg \(wholeNumberText(hr)), max \(wholeNumberText(s.maxHeartRate ?? hr))")
     }
     if let rr = detail.rrIntervals {
       print(
-        "RR intervals \(rr.count), mean \(Int(rr.meanMilliseconds.rounded())) ms"
-          + (rr.rmssdMilliseconds.map { ", RMSSD \(Int($0.rounded())) ms" } ?? ""))
+        "RR intervals \(rr.count), mean \(wholeNumberText(rr.meanMilliseconds)) ms"
+          + (rr.rmssdMilliseconds.map { ", RMSSD \(wholeNumberText($0)) ms" } ?? ""))
     }
     print("points \(s.points)")
     if !detail.channels.isEmpty {
@@ -842,13 +844,13 @@ struct Show: ParsableCommand {
       for totals in detail.channels {
         let (name, value): (String, (Double) -> String) =
           switch totals.channel {
-          case .heartRate: ("heart rate", { "\(Int($0.rounded())) bpm" })
-          case .power: ("power", { "\(Int($0.rounded())) W" })
-          case .cadence: ("cadence", { "\(Int($0.rounded())) rpm" })
+          case .heartRate: ("heart rate", { "\(wholeNumberText($0)) bpm" })
+          case .power: ("power", { "\(wholeNumberText($0)) W" })
+          case .cadence: ("cadence", { "\(wholeNumberText($0)) rpm" })
           case .wheelSpeed: ("wheel speed", Format.speed)
           case .gpsSpeed: ("GPS speed", Format.speed)
           }
-        let share = s.points > 0 ? "\(Int((100 * Double(totals.seconds) / Double(s.points)).rounded())) %" : "-"
+        let share = s.points > 0 ? "\(wholeNumberText(100 * Double(totals.seconds) / Double(s.points))) %" : "-"
         print(
           [
             Format.pad(name, 13), Format.pad(String(totals.seconds), 8), Format.pad(share, 6),
@@ -864,8 +866,8 @@ struct Show: ParsableCommand {
           [
             Format.pad(String(lap.number), 4), Format.pad(Format.duration(lap.timer), 10),
             Format.pad(Format.distance(lap.distance), 10), Format.pad(lap.avgSpeed.map(Format.speed) ?? "-", 12),
-            Format.pad(lap.avgHR.map { String(Int($0.rounded())) } ?? "-", 7),
-            lap.maxHR.map { String(Int($0.rounded())) } ?? "-",
+            Format.pad(lap.avgHR.map { wholeNumberText($0) } ?? "-", 7),
+            lap.maxHR.map { wholeNumberText($0) } ?? "-",
           ].joined(separator: " "))
       }
     }
@@ -878,7 +880,7 @@ struct Show: ParsableCommand {
       } else if let detail = event.detail {
         text += " \(detail)"
       }
-      if event.kind == "lap", let value = event.value { text += " \(Int(value))" }
+      if event.kind == "lap", let value = event.value { text += " \(wholeNumberText(value))" }
       if event.kind == "recovered" {
         text += event.value.map { ", \(Format.duration($0)) away" } ?? ", time away unknown"
       }
@@ -903,15 +905,24 @@ enum Format {
     return "\(words): \(detail)"
   }
 
+  /// h:mm:ss; a time no `Int` holds (another build's status, a damaged record) as it is.
   static func duration(_ seconds: Double) -> String {
+    guard seconds.isFinite && abs(seconds) < 1e15 else { return "\(seconds) s" }
     let total = Int(seconds.rounded())
     return String(format: "%d:%02d:%02d", total / 3600, (total % 3600) / 60, total % 60)
   }
 
-  static func distance(_ metres: Double) -> String { String(format: "%.2f km", metres / 1000) }
-  static func speed(_ metresPerSecond: Double) -> String { String(format: "%.1f km/h", metresPerSecond * 3.6) }
+  static func distance(_ metres: Double) -> String { decimal(metres / 1000, places: 2) + " km" }
+  static func speed(_ metresPerSecond: Double) -> String { decimal(metresPerSecond * 3.6, places: 1) + " km/h" }
+
+  /// `value` with `places` decimals; one past 1e15 (a damaged record's) as Swift writes it,
+  /// not as the 300 digits `%f` would print.
+  static func decimal(_ value: Double, places: Int) -> String {
+    value.isFinite && abs(value) < 1e15 ? String(format: "%.\(places)f", value) : "\(value)"
+  }
 
   static func pace(_ secondsPerKm: Double) -> String {
+    guard secondsPerKm.isFinite && abs(secondsPerKm) < 1e15 else { return "\(secondsPerKm) s/km" }
     let total = Int(secondsPerKm.rounded())
     return String(format: "%d:%02d /km", total / 60, total % 60)
   }
@@ -1035,7 +1046,7 @@ struct Sensors: ParsableCommand {
         return
       }
       let shared = scan.sharedDiscovery ? " (discovery was already running for another client: its results)" : ""
-      print("\(scan.controller), \(Int(scan.seconds)) s\(shared)")
+      print("\(scan.controller), \(wholeNumberText(scan.seconds)) s\(shared)")
       guard !scan.devices.isEmpty else {
         print(
           all
@@ -1117,7 +1128,9 @@ struct Pair: ParsableCommand {
       print(try ControlJSON.encode(pairing))
       return
     }
-    print("pairing code: \(pairing.code)  (valid \(Int(pairing.expiresIn / 60)) minutes, once)")
+    print(
+      "pairing code: \(pairing.code)  (valid \(wholeNumberText((pairing.expiresIn / 60).rounded(.down))) minutes, once)"
+    )
     for url in pairing.urls { print("open on the phone: \(url)") }
     if !noQR, let url = pairing.urls.first {
       do {

@@ -37,6 +37,17 @@ final class ServiceDirectory: @unchecked Sendable {
   var runtime: String { path + "/run" }
   var database: String { state + "/workoutd.db" }
   var socket: String { runtime + "/control.sock" }
+
+  /// Writes what `commands` record into this directory's database, as the service's store does.
+  func record(_ commands: [EngineCommand]) throws {
+    let (store, _) = try WorkoutStore.open(at: database, wallNow: 0)
+    try store.write(commands, clock: ClockStamp(epoch: "t", moment: Moment(monotonic: 0, wall: 0), wallTrusted: true))
+  }
+
+  /// Runs `workoutctl arguments` on this directory's database and control socket.
+  func workoutctl(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    try run(binaryDirectory + "/workoutctl", arguments + ["--state-dir", state, "--runtime-dir", runtime])
+  }
 }
 
 /// A running `workoutd`, with its stderr kept in a file.

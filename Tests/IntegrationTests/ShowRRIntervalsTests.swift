@@ -9,8 +9,6 @@ import WorkoutTestSupport
 struct ShowRRIntervalsTests {
   @Test func showGivesTheCountMeanAndRMSSDOfTheRRIntervals() throws {
     let dir = ServiceDirectory()
-    try FileManager.default.createDirectory(atPath: dir.state, withIntermediateDirectories: true)
-    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
     var h = EngineHarness()
     _ = h.press(.start)
     h.finishCountdown()
@@ -21,23 +19,19 @@ struct ShowRRIntervalsTests {
       h.send(.reading(.rrIntervals(intervals)))
       h.send(.tick)
     }
-    try store.write(h.commands, clock: ClockStamp(epoch: "t", moment: Moment(monotonic: 0, wall: 0), wallTrusted: true))
+    try dir.record(h.commands)
 
-    let ctl = binaryDirectory + "/workoutctl"
-    let locations = ["--state-dir", dir.state, "--runtime-dir", dir.runtime]
-    let text = try run(ctl, ["show", "1"] + locations)
+    let text = try dir.workoutctl(["show", "1"])
     #expect(text.status == 0)
     // RMSSD = sqrt((23.4375² + 46.875²) / 2) = 37.06 ms; mean 1000 ms.
     #expect(text.output.contains("RR intervals 3, mean 1000 ms, RMSSD 37 ms"), "\(text.output)")
-    let json = try run(ctl, ["show", "1", "--json"] + locations)
+    let json = try dir.workoutctl(["show", "1", "--json"])
     #expect(json.output.contains("\"rrIntervals\""))
     #expect(json.output.contains("\"count\" : 3") || json.output.contains("\"count\":3"))
   }
 
   @Test func showGivesEachSensorChannelsSecondsMeanAndMaximum() throws {
     let dir = ServiceDirectory()
-    try FileManager.default.createDirectory(atPath: dir.state, withIntermediateDirectories: true)
-    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
     var h = EngineHarness()
     _ = h.press(.start)
     h.finishCountdown()
@@ -49,14 +43,12 @@ struct ShowRRIntervalsTests {
       if second >= 2 { h.send(.reading(.wheelSpeed(metersPerSecond: Double(2 * second + 1), distance: 5))) }
       h.send(.tick)
     }
-    try store.write(h.commands, clock: ClockStamp(epoch: "t", moment: Moment(monotonic: 0, wall: 0), wallTrusted: true))
-    let totals = try store.channelTotals(sessionID: 1)
+    try dir.record(h.commands)
+    let totals = try WorkoutStore.open(at: dir.database, wallNow: 0).0.channelTotals(sessionID: 1)
     #expect(totals.map(\.channel) == [.power, .wheelSpeed])
     #expect(totals.first == ChannelTotals(channel: .power, seconds: 4, average: 230, maximum: 260))
 
-    let ctl = binaryDirectory + "/workoutctl"
-    let locations = ["--state-dir", dir.state, "--runtime-dir", dir.runtime]
-    let text = try run(ctl, ["show", "1"] + locations)
+    let text = try dir.workoutctl(["show", "1"])
     #expect(text.status == 0)
     let lines = text.output.split(separator: "\n").map {
       $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")

@@ -10,8 +10,6 @@ import WorkoutTestSupport
 struct ShowZonesTests {
   /// A 25-minute ride at a constant 200 W: 10 minutes at 110 bpm, a lap, 15 minutes at 150 bpm.
   func recordRide(at dir: ServiceDirectory) throws {
-    try FileManager.default.createDirectory(atPath: dir.state, withIntermediateDirectories: true)
-    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
     var settings = EngineSettings(countdown: 0)
     settings.zones = [try ZoneConfiguration(quantity: .heartRate, source: .user, boundaries: [120, 140, 160, 175])]
     settings.ftp = 250
@@ -26,15 +24,13 @@ struct ShowZonesTests {
       h.send(.tick)
     }
     _ = h.press(.stop)
-    try store.write(h.commands, clock: ClockStamp(epoch: "t", moment: Moment(monotonic: 0, wall: 0), wallTrusted: true))
+    try dir.record(h.commands)
   }
 
   @Test func showPrintsZonesPerLapAndTheMetrics() throws {
     let dir = ServiceDirectory()
     try recordRide(at: dir)
-    let ctl = binaryDirectory + "/workoutctl"
-    let locations = ["--state-dir", dir.state, "--runtime-dir", dir.runtime]
-    let text = try run(ctl, ["show", "1"] + locations)
+    let text = try dir.workoutctl(["show", "1"])
     #expect(text.status == 0, "\(text.output)")
     #expect(text.output.contains("power avg 200 W (200 W without zeros), NP 200 W, work 300 kJ"), "\(text.output)")
     // 25 min at IF 0.8: TSS = 100 × (1500/3600) × 0.64 = 26.7.
@@ -43,7 +39,7 @@ struct ShowZonesTests {
     #expect(text.output.contains("heart-rate zones (user): 0-120,120-140,140-160,160-175,175- bpm"))
     #expect(text.output.contains("zoneChange"), "the zone changes are events")
 
-    let json = try run(ctl, ["show", "1", "--json"] + locations)
+    let json = try dir.workoutctl(["show", "1", "--json"])
     struct Shown: Decodable {
       struct Training: Decodable {
         struct Zone: Decodable {
@@ -75,10 +71,8 @@ struct ShowZonesTests {
   @Test func rebucketSortsTheSamePointsIntoOtherZones() throws {
     let dir = ServiceDirectory()
     try recordRide(at: dir)
-    let ctl = binaryDirectory + "/workoutctl"
-    let locations = ["--state-dir", dir.state, "--runtime-dir", dir.runtime]
     // Seven zones instead of five: 110 in zone 2, 150 in zone 6.
-    let json = try run(ctl, ["zones", "rebucket", "1", "--zones", "100,115,125,135,145,155", "--json"] + locations)
+    let json = try dir.workoutctl(["zones", "rebucket", "1", "--zones", "100,115,125,135,145,155", "--json"])
     #expect(json.status == 0, "\(json.output)")
     struct Zone: Decodable {
       var source: String
@@ -87,7 +81,7 @@ struct ShowZonesTests {
     let zones = try JSONDecoder().decode([Zone].self, from: Data(json.output.utf8))
     #expect(zones.count == 1 && zones[0].source == "custom" && zones[0].seconds.count == 7)
     #expect(abs(zones[0].seconds[1] - 600) <= 1 && abs(zones[0].seconds[5] - 900) <= 1)
-    let refused = try run(ctl, ["zones", "rebucket", "1", "--zones", "100,90,120"] + locations)
+    let refused = try dir.workoutctl(["zones", "rebucket", "1", "--zones", "100,90,120"])
     #expect(refused.status != 0)
     #expect(refused.output.contains("--zones: zone 2 must end above where it starts (100–90)"), "\(refused.output)")
   }

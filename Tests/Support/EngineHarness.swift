@@ -50,19 +50,20 @@ public struct EngineHarness {
   }
 
   /// Advances second by second, sending a fix (moving east at `speed` m/s from `position`) and
-  /// then a tick each second, as a 1 Hz receiver and the recording clock would.
+  /// then a tick each second, as a 1 Hz receiver and the recording clock would. `altering`
+  /// changes second n's fix (from 0) before it is sent.
   public mutating func ride(
-    seconds: Int, speed: Double, heartRate: Int? = nil, from position: inout GeoPoint
+    seconds: Int, speed: Double, heartRate: Int? = nil, from position: inout GeoPoint,
+    altering: (Int, inout GPSFix) -> Void = { _, _ in }
   ) {
-    for _ in 0..<seconds {
+    for second in 0..<seconds {
       advance(by: 1)
       position = position.moved(eastBy: speed)
-      send(
-        .reading(
-          .gps(
-            GPSFix(
-              dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: 100,
-              speed: speed, horizontalError: 3))))
+      var fix = GPSFix(
+        dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: 100,
+        speed: speed, horizontalError: 3)
+      altering(second, &fix)
+      send(.reading(.gps(fix)))
       if let heartRate { send(.reading(.heartRate(bpm: heartRate))) }
       send(.tick)
     }

@@ -41,18 +41,12 @@ extension FixRejection: CustomStringConvertible {
     case .zeroPosition:
       "the position is 0°, 0° (the receiver has no real position yet)"
     case .horizontalErrorTooLarge(let error, let limit):
-      "horizontal error \(wholeMetres(error)) m > limit \(wholeMetres(limit)) m (the limit is [gps] max_horizontal_error in the configuration; receivers reporting only HDOP often need 50–100)"
+      "horizontal error \(wholeNumberText(error)) m > limit \(wholeNumberText(limit)) m (the limit is [gps] max_horizontal_error in the configuration; receivers reporting only HDOP often need 50–100)"
     case .horizontalErrorUnknown:
       "no horizontal error reported, and the configuration requires one"
     case .repeatedTime:
       "a repeat of the epoch already taken"
     }
-  }
-
-  /// A distance to the metre; one too large for an `Int` (a receiver's absurd error, which
-  /// `Int(_:)` would trap on) in the shortest form that reads back as it.
-  private func wholeMetres(_ metres: Double) -> String {
-    abs(metres) < 1e15 ? String(Int(metres.rounded())) : "\(metres)"
   }
 
   /// The same kind of rejection, whatever the figures.
