@@ -815,7 +815,15 @@ public final class WorkoutStore: Sendable {
       // A multisport workout rebuilt from its record: the activity it is in, and the session's
       // totals when that began (its last point then), for the activity's own figures.
       session.currentActivity = (change["detail"] as String?).flatMap(ActivityType.init(rawValue:))
-      session.activityNumber = (change["value"] as Double?).map { Int($0) }
+      // Its number is the event's value; one this binary cannot read (NULL, text, a fraction,
+      // or beyond an Int, on which `Int(_:)` would trap at every start) is derived from the
+      // record instead: each change of activity is one event, after activity 1.
+      let recorded = Double.fromDatabaseValue(change["value"] as DatabaseValue).flatMap { Int(exactly: $0) }
+      session.activityNumber =
+        try recorded
+        ?? Int.fetchOne(
+          db, sql: "SELECT COUNT(*) FROM event WHERE session_id = ? AND kind = 'activity'", arguments: [record.id]
+        ).map { $0 + 1 }
       if let at = try Row.fetchOne(
         db,
         sql: "SELECT elapsed, timer, distance FROM point WHERE session_id = ? AND wall <= ? ORDER BY seq DESC LIMIT 1",

@@ -17,6 +17,17 @@ public struct EngineHarness {
     now = start
   }
 
+  /// A multisport workout of `plan`, started (no countdown, no auto-pause) and running its first
+  /// activity.
+  public static func multisport(_ plan: [ActivityType]) -> EngineHarness {
+    var settings = EngineSettings(activity: plan.first ?? .running, countdown: 0, autoPause: .some(nil))
+    settings.activityPlan = plan
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    return h
+  }
+
   @discardableResult
   public mutating func send(_ input: EngineInput) -> EngineStep {
     let step = engine.handle(input, at: now)

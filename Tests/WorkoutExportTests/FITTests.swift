@@ -329,11 +329,7 @@ struct MultisportExportTests {
   func sessionPerActivity() throws {
     let directory = ExportDirectory()
     let (store, _) = try WorkoutStore.open(at: directory.path + "/workoutd.db", wallNow: 0)
-    var settings = EngineSettings(activity: .running, countdown: 0, autoPause: .some(nil))
-    settings.activityPlan = [.running, .cycling]
-    var h = EngineHarness(settings: settings)
-    _ = h.press(.start)
-    h.finishCountdown()
+    var h = EngineHarness.multisport([.running, .cycling])
     var position = GeoPoint(latitude: 45.5, longitude: 7.25)
     h.ride(seconds: 60, speed: 3, heartRate: 140, from: &position)
     _ = h.press(.lap)

@@ -543,3 +543,53 @@ struct StartUpFaultTests {
     #expect(try store.pragma("cache_size") == -WorkoutStore.serviceCacheKiB)
   }
 }
+
+struct MultisportResumeTests {
+  /// A run, then a ride (the plan's second activity), written as the service writes it.
+  func recordRunThenRide(into store: WorkoutStore) throws -> EngineHarness {
+    var h = EngineHarness.multisport([.running, .cycling])
+    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+    h.ride(seconds: 30, speed: 3, heartRate: 140, from: &position)
+    #expect(h.send(.nextActivity(nil, .control)).outcome == .accepted(.running))
+    h.ride(seconds: 20, speed: 8, heartRate: 150, from: &position)
+    try store.write(h.commands, clock: testClock)
+    return h
+  }
+
+  /// Rebuilt from its record (the checkpoint unreadable), a multisport session goes on in the
+  /// activity it was in, numbered as it was, with that activity's own figures. The number is the
+  /// activity event's value; one this binary cannot read (damaged, or another build's) is not
+  /// a trap at start-up: the activity events are counted instead.
+  @Test(arguments: [
+    ("as written", nil), ("NULL", "NULL"), ("absurd", "1e300"), ("infinite", "9e999"), ("not a number", "'two'"),
+    ("a fraction", "2.5"),
+  ])
+  func aMultisportSessionResumesInItsActivity(_ variant: (String, String?)) throws {
+    let dir = TemporaryDirectory()
+    let live: ActiveSession
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      live = try #require(try recordRunThenRide(into: store).engine.session)
+    }
+    let db = try DatabaseQueue(path: dir.database)
+    try db.write {
+      try $0.execute(sql: "UPDATE session SET snapshot = 'garbage'")
+      if let value = variant.1 { try $0.execute(sql: "UPDATE event SET value = \(value) WHERE kind = 'activity'") }
+    }
+    try db.close()
+
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let resumed = try resumable(store)
+    guard case .rebuilt = resumed.basis else {
+      Issue.record("\(variant.0): expected a rebuild, got \(resumed.basis)")
+      return
+    }
+    let session = resumed.session
+    #expect(session.currentActivity == .cycling, "\(variant.0)")
+    #expect(session.activityNumber == 2, "\(variant.0)")
+    let start = try #require(session.activityStart, "\(variant.0)")
+    let liveStart = try #require(live.activityStart)
+    #expect(start.distance == liveStart.distance && start.timer == liveStart.timer, "\(variant.0)")
+    #expect(session.builder.totals.distance == live.builder.totals.distance)
+  }
+}
