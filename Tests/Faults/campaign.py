@@ -483,6 +483,49 @@ def set_version(db, session_id, snapshot):
     db.execute("UPDATE session SET snapshot_version = 999 WHERE id = ?", (session_id,))
 
 
+def case_multisport_activity_unreadable(env, d):
+    """Case 2 for a multisport workout: killed in its second activity, its snapshot unreadable
+    and the activity event's number infinite (a damaged record: once a trap at every start)."""
+    service = Service(env, d)
+    try:
+        service.wait_ready()
+        first = wait_points(env, d, service, 15)
+        following = "running" if first.get("activity") != "running" else "cycling"
+        code, out = ctl(env, d, "activity", "next", following)
+        if code != 0:
+            raise Fail("workoutctl activity next %s failed (%s): %s" % (following, code, out), service.tail())
+        before = wait_points(env, d, service, first["points"] + 15)
+        if (before.get("activity"), before.get("activityNumber")) != (following, 2):
+            raise Fail("before the kill: activity %s number %s" % (before.get("activity"), before.get("activityNumber")),
+                       service.tail())
+        service.kill9()
+    finally:
+        service.cleanup()
+    session_id = before["sessionId"]
+    db = connect(d, readonly=False)
+    try:
+        db.execute("UPDATE session SET snapshot = 'garbage' WHERE id = ?", (session_id,))
+        db.execute("UPDATE event SET value = ? WHERE session_id = ? AND kind = 'activity'", (float("inf"), session_id))
+        db.commit()
+    finally:
+        db.close()
+    service = Service(env, d)
+    try:
+        service.wait_ready()
+        s = wait_until("status", 10, lambda: status(env, d), service)
+        if s.get("sessionId") != session_id or s.get("state") != "running":
+            raise Fail("resumed session %s %s, expected %s running" % (s.get("sessionId"), s.get("state"), session_id),
+                       service.tail())
+        if (s.get("activity"), s.get("activityNumber")) != (following, 2):
+            raise Fail("resumed in activity %s number %s, expected %s number 2" % (
+                s.get("activity"), s.get("activityNumber"), following), service.tail())
+        after = wait_points(env, d, service, s.get("points", 0), timeout=10)
+        return "session %d resumed in activity 2 (%s), %d points, its activity's own %.0f m" % (
+            session_id, following, after["points"], after.get("activityDistance", 0))
+    finally:
+        service.cleanup()
+
+
 def case_readonly_database(env, d):
     """Case 3: the database belongs to root (0644), the service runs as nobody."""
     if os.geteuid() != 0:
@@ -670,6 +713,7 @@ CASES = [
     corrupt_snapshot("resume-snapshot-type-changed", edit_snapshot(lambda doc: doc.update(builder=42))),
     corrupt_snapshot("resume-empty-snapshot", set_snapshot("")),
     corrupt_snapshot("resume-snapshot-version-999", set_version, needs_column="snapshot_version"),
+    ("resume-multisport-activity-number-unreadable", case_multisport_activity_unreadable),
     ("readonly-database", case_readonly_database),
     ("newer-schema", case_newer_schema),
     ("unwritable-state-dir", case_unwritable_state_dir),
