@@ -47,6 +47,9 @@ struct AbsurdFiguresCLITests {
     let h = recordGlitchedRide()
     var engine = h.engine.status(at: h.now)
     engine.timer = 1e300
+    // The control socket's JSON carries a non-finite figure as a string ("inf"), read back as it.
+    engine.descent = .infinity
+    engine.averageHeartRate = .nan
     let report = StatusReport(
       engine: engine, board: "linux", boardTime: 0, devices: [:],
       storage: .init(database: "/var/lib/workoutd/workoutd.db", pendingWrites: 0, failing: false, lastError: nil))
@@ -68,7 +71,8 @@ struct AbsurdFiguresCLITests {
     let status = try dir.workoutctl(["status"])
     #expect(status.status == 0, "\(status.output)")
     #expect(status.output.contains("timer 1e+300 s"), "\(status.output)")
-    #expect(status.output.contains("e+299 m, descent"), "\(status.output)")
+    #expect(status.output.contains("e+299 m, descent inf m"), "\(status.output)")
+    #expect(status.output.contains("(avg nan, max 150)"), "\(status.output)")
     let brief = try dir.workoutctl(["status", "--brief"])
     #expect(brief.status == 0, "\(brief.output)")
   }
