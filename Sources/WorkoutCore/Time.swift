@@ -57,11 +57,19 @@ public struct RecoveryGap: Sendable, Hashable, Codable {
 
   /// Measures the gap between the last committed stamp and now, trusting the monotonic
   /// clock within one epoch and the wall clock across epochs only when both ends trust it.
+  /// A reading no clock gives (negative, or not finite: a damaged record's) measures nothing,
+  /// rather than a gap of 1e300 s added to the ride's time.
   public static func between(_ last: ClockStamp, and now: ClockStamp) -> RecoveryGap {
+    func reading(_ seconds: Double) -> Bool { seconds.isFinite && seconds >= 0 }
     if last.epoch == now.epoch {
+      guard reading(last.moment.monotonic), reading(now.moment.monotonic) else {
+        return RecoveryGap(seconds: nil, basis: .unknown)
+      }
       return RecoveryGap(seconds: max(0, now.moment.monotonic - last.moment.monotonic), basis: .monotonic)
     }
-    if last.wallTrusted && now.wallTrusted && now.moment.wall >= last.moment.wall {
+    if last.wallTrusted && now.wallTrusted && reading(last.moment.wall) && reading(now.moment.wall)
+      && now.moment.wall >= last.moment.wall
+    {
       return RecoveryGap(seconds: now.moment.wall - last.moment.wall, basis: .wallClock)
     }
     return RecoveryGap(seconds: nil, basis: .unknown)

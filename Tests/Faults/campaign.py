@@ -526,6 +526,38 @@ def case_multisport_activity_unreadable(env, d):
         service.cleanup()
 
 
+def case_clock_reading_damaged(env, d):
+    """Case 2 for the clock: the last committed second's monotonic reading damaged (-1e300, as
+    no clock reads). The gap cannot be measured: the session resumes with it unknown, its timer
+    its own (the last build added 1e300 s, or trapped writing them)."""
+    before = mid_ride(env, d)
+    session_id = before["sessionId"]
+    db = connect(d, readonly=False)
+    try:
+        db.execute("UPDATE session SET clock_monotonic = -1e300 WHERE id = ?", (session_id,))
+        db.execute("UPDATE point SET monotonic = -1e300 WHERE session_id = ? AND seq = "
+                   "(SELECT MAX(seq) FROM point WHERE session_id = ?)", (session_id, session_id))
+        db.commit()
+    finally:
+        db.close()
+    service = Service(env, d)
+    try:
+        service.wait_ready()
+        s = wait_until("status", 10, lambda: status(env, d), service)
+        if s.get("sessionId") != session_id or s.get("state") != "running":
+            raise Fail("resumed session %s %s, expected %s running" % (s.get("sessionId"), s.get("state"), session_id),
+                       service.tail())
+        after = wait_points(env, d, service, s.get("points", 0), timeout=10)
+        if not 0 < after.get("timer", 0) < before.get("timer", 0) + 600:
+            raise Fail("timer %s s after resume, %s s before" % (after.get("timer"), before.get("timer")), service.tail())
+        if not any("time away unknown" in line for line in service.log().splitlines()):
+            raise Fail("no log line says the time away is unknown", service.tail())
+        return "session %d resumed, time away unknown, timer %.0f s (%.0f s before)" % (
+            session_id, after["timer"], before["timer"])
+    finally:
+        service.cleanup()
+
+
 def case_readonly_database(env, d):
     """Case 3: the database belongs to root (0644), the service runs as nobody."""
     if os.geteuid() != 0:
@@ -714,6 +746,7 @@ CASES = [
     corrupt_snapshot("resume-empty-snapshot", set_snapshot("")),
     corrupt_snapshot("resume-snapshot-version-999", set_version, needs_column="snapshot_version"),
     ("resume-multisport-activity-number-unreadable", case_multisport_activity_unreadable),
+    ("resume-clock-reading-damaged", case_clock_reading_damaged),
     ("readonly-database", case_readonly_database),
     ("newer-schema", case_newer_schema),
     ("unwritable-state-dir", case_unwritable_state_dir),

@@ -27,6 +27,35 @@ struct RecoveryTests {
         == RecoveryGap(seconds: nil, basis: .unknown), "a clock that went backwards is not trusted")
   }
 
+  /// A damaged record's clock reading (infinite, or negative where no clock goes) gives no
+  /// gap, not one of 1e300 s in the ride's timer; its words never trap.
+  @Test(arguments: [-1e300, -.infinity, .infinity, -1])
+  func aReadingNoClockGivesMeasuresNoGap(_ reading: Double) throws {
+    let now = stamp("boot-a", mono: 112.5, wall: 1_700_000_030, trusted: true)
+    #expect(
+      RecoveryGap.between(stamp("boot-a", mono: reading, wall: 1_700_000_000, trusted: true), and: now)
+        == RecoveryGap(seconds: nil, basis: .unknown))
+    #expect(
+      RecoveryGap.between(stamp("boot-0", mono: 100, wall: reading, trusted: true), and: now)
+        == RecoveryGap(seconds: nil, basis: .unknown))
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+    h.ride(seconds: 10, speed: 6, from: &position)
+    let session = try #require(h.engine.session)
+    let (engine, commands) = SessionEngine.resuming(
+      session, settings: h.engine.settings, nextSessionID: 2,
+      gap: .between(
+        stamp("e", mono: reading, wall: 0, trusted: false), and: stamp("e", mono: 50, wall: 0, trusted: false)),
+      at: h.now.advanced(by: 30))
+    #expect(engine.status(at: h.now.advanced(by: 30)).timer == session.builder.totals.timer)
+    #expect(commands.contains { if case .recordEvent(_, let event) = $0 { event.detail == "unknown" } else { false } })
+    #expect(
+      formatSeconds(1e300) == "1e+300 s" && formatSeconds(.infinity) == "inf s" && formatSeconds(-.infinity) == "-inf s"
+    )
+  }
+
   /// Runs a session to `state`, then resumes its snapshot as a restarted service would.
   func resumed(
     in state: SessionState, gap: RecoveryGap
