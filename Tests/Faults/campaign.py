@@ -483,6 +483,28 @@ def set_version(db, session_id, snapshot):
     db.execute("UPDATE session SET snapshot_version = 999 WHERE id = ?", (session_id,))
 
 
+def damage(d, *statements):
+    """Runs `statements` ((sql, args) pairs) on the case's database, as damage from outside."""
+    db = connect(d, readonly=False)
+    try:
+        for sql, args in statements:
+            db.execute(sql, args)
+        db.commit()
+    finally:
+        db.close()
+
+
+def resume_running(env, d, session_id):
+    """Starts the service again; it must resume `session_id`, running. Returns it and its status."""
+    service = Service(env, d)
+    service.wait_ready()
+    s = wait_until("status", 10, lambda: status(env, d), service)
+    if s.get("sessionId") != session_id or s.get("state") != "running":
+        raise Fail("resumed session %s %s, expected %s running" % (s.get("sessionId"), s.get("state"), session_id),
+                   service.tail())
+    return service, s
+
+
 def case_multisport_activity_unreadable(env, d):
     """Case 2 for a multisport workout: killed in its second activity, its snapshot unreadable
     and the activity event's number infinite (a damaged record: once a trap at every start)."""
@@ -502,20 +524,10 @@ def case_multisport_activity_unreadable(env, d):
     finally:
         service.cleanup()
     session_id = before["sessionId"]
-    db = connect(d, readonly=False)
+    damage(d, ("UPDATE session SET snapshot = 'garbage' WHERE id = ?", (session_id,)),
+           ("UPDATE event SET value = ? WHERE session_id = ? AND kind = 'activity'", (float("inf"), session_id)))
+    service, s = resume_running(env, d, session_id)
     try:
-        db.execute("UPDATE session SET snapshot = 'garbage' WHERE id = ?", (session_id,))
-        db.execute("UPDATE event SET value = ? WHERE session_id = ? AND kind = 'activity'", (float("inf"), session_id))
-        db.commit()
-    finally:
-        db.close()
-    service = Service(env, d)
-    try:
-        service.wait_ready()
-        s = wait_until("status", 10, lambda: status(env, d), service)
-        if s.get("sessionId") != session_id or s.get("state") != "running":
-            raise Fail("resumed session %s %s, expected %s running" % (s.get("sessionId"), s.get("state"), session_id),
-                       service.tail())
         if (s.get("activity"), s.get("activityNumber")) != (following, 2):
             raise Fail("resumed in activity %s number %s, expected %s number 2" % (
                 s.get("activity"), s.get("activityNumber"), following), service.tail())
@@ -532,21 +544,11 @@ def case_clock_reading_damaged(env, d):
     its own (the last build added 1e300 s, or trapped writing them)."""
     before = mid_ride(env, d)
     session_id = before["sessionId"]
-    db = connect(d, readonly=False)
+    damage(d, ("UPDATE session SET clock_monotonic = -1e300 WHERE id = ?", (session_id,)),
+           ("UPDATE point SET monotonic = -1e300 WHERE session_id = ? AND seq = "
+            "(SELECT MAX(seq) FROM point WHERE session_id = ?)", (session_id, session_id)))
+    service, s = resume_running(env, d, session_id)
     try:
-        db.execute("UPDATE session SET clock_monotonic = -1e300 WHERE id = ?", (session_id,))
-        db.execute("UPDATE point SET monotonic = -1e300 WHERE session_id = ? AND seq = "
-                   "(SELECT MAX(seq) FROM point WHERE session_id = ?)", (session_id, session_id))
-        db.commit()
-    finally:
-        db.close()
-    service = Service(env, d)
-    try:
-        service.wait_ready()
-        s = wait_until("status", 10, lambda: status(env, d), service)
-        if s.get("sessionId") != session_id or s.get("state") != "running":
-            raise Fail("resumed session %s %s, expected %s running" % (s.get("sessionId"), s.get("state"), session_id),
-                       service.tail())
         after = wait_points(env, d, service, s.get("points", 0), timeout=10)
         if not 0 < after.get("timer", 0) < before.get("timer", 0) + 600:
             raise Fail("timer %s s after resume, %s s before" % (after.get("timer"), before.get("timer")), service.tail())
