@@ -103,7 +103,10 @@ let package = Package(
       ]),
     .testTarget(
       name: "WorkoutExportTests",
-      dependencies: ["WorkoutExport", "WorkoutStore", "WorkoutCore", "WorkoutTestSupport"],
+      dependencies: [
+        "WorkoutExport", "WorkoutStore", "WorkoutCore", "WorkoutTestSupport",
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ],
       exclude: ["read_fit.py", "requirements.txt", "xsd"]),
     .testTarget(
       name: "SensorProtocolsTests",

@@ -43,7 +43,15 @@ public enum ExportFormat: String, CaseIterable, Sendable, Codable {
 public struct ExportPoint: Sendable {
   public var point: PointRecord
   public var rrIntervals: [Int]
+  /// A position off the globe (a damaged record's) is written as none: every format's
+  /// coordinates are held to ±90° and ±180° (GPX's schema, FIT's semicircles).
   public init(_ point: PointRecord, rrIntervals: [Int] = []) {
+    var point = point
+    let onTheGlobe = point.lat.map { abs($0) <= 90 } == true && point.lon.map { abs($0) <= 180 } == true
+    if !onTheGlobe {
+      point.lat = nil
+      point.lon = nil
+    }
     self.point = point
     self.rrIntervals = rrIntervals
   }
@@ -92,7 +100,7 @@ public struct ExportedSession: Sendable {
       case "rpe": return detail
       case "mood": return "mood \(detail)"
       default:
-        let time = UTCTime(seconds: Int64(event.wall.rounded(.down)))
+        let time = UTCTime(wall: event.wall, rounding: .down)
         return "\(detail) at \(time.dateTime.suffix(8))Z"
       }
     }
@@ -199,7 +207,7 @@ public enum ExportFile {
   /// "20261124-103015Z-3f2a9c1e.fit": the start in UTC and the session's short id; the same
   /// session always gets the same name, and names sort by start.
   public static func name(for session: SessionRecord, format: ExportFormat) -> String {
-    let start = UTCTime(seconds: Int64((session.startWall ?? session.openedWall).rounded(.down)))
+    let start = UTCTime(wall: session.startWall ?? session.openedWall, rounding: .down)
     return "\(start.compact)Z-\(shortID(of: session)).\(format.fileExtension)"
   }
 

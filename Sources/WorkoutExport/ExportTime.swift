@@ -7,7 +7,7 @@ public enum ExportTime {
   /// "2023-11-14T22:13:20Z", or with `milliseconds` "2023-11-14T22:13:20.250Z": ISO 8601 in UTC
   /// (the `Z` form GPX 1.1's xsd:dateTime and TCX take), rounded down to the unit shown.
   public static func iso8601(_ wall: Double, milliseconds: Bool = false) -> String {
-    let time = UTCTime(milliseconds: Int64((wall * 1000).rounded(.down)))
+    let time = UTCTime(wall: wall, rounding: .down)
     return time.dateTime + (milliseconds ? "." + zeroPadded(time.millisecond, 3) : "") + "Z"
   }
 }
@@ -44,6 +44,18 @@ struct UTCTime {
   }
 
   init(seconds: Int64) { self.init(milliseconds: seconds * 1000) }
+
+  /// The first and last instants whose year xsd:dateTime's four digits write, Unix seconds.
+  static let writable = -62_135_596_800.0...253_402_300_799.999
+
+  /// `wall` Unix seconds to the millisecond (`rounding`), held to `writable`: a time no clock
+  /// gives, which only a damaged record holds (1e300, -inf; `Int64(_:)` would trap on it), is
+  /// written as year 0001 or 9999 — visibly wrong, and still a valid time.
+  init(wall: Double, rounding: FloatingPointRoundingRule) {
+    let held =
+      wall.isNaN ? Self.writable.lowerBound : min(max(wall, Self.writable.lowerBound), Self.writable.upperBound)
+    self.init(milliseconds: Int64((held * 1000).rounded(rounding)))
+  }
 
   /// "2023-11-14T22:13:23": ISO 8601's extended form, without zone or fraction.
   var dateTime: String {

@@ -70,7 +70,7 @@ public struct FITActivityWriter: ActivityEncoder {
   }
 
   private static func time(_ wall: Double?) -> FITValue {
-    .integer(wall.map { FITMessageWriter.timestamp(unix: $0) })
+    .integer(wall.flatMap { FITMessageWriter.timestamp(unix: $0) })
   }
 
   /// The header's place, file_id, file_creator, device_info.
@@ -271,11 +271,12 @@ public struct FITActivityWriter: ActivityEncoder {
   /// FIT's local_date_time of a Unix time: its FIT timestamp plus the board's offset from UTC
   /// at that moment (the system time zone, daylight saving included), which is how the
   /// platforms learn the rider's local time of day.
-  static func localTimestamp(_ wall: Double) -> Int64 {
+  static func localTimestamp(_ wall: Double) -> Int64? {
+    guard let utc = FITMessageWriter.timestamp(unix: wall) else { return nil }
     var time = time_t(wall.rounded(.down))
     var parts = tm()
     localtime_r(&time, &parts)
-    return FITMessageWriter.timestamp(unix: wall) + Int64(parts.tm_gmtoff)
+    return utc + Int64(parts.tm_gmtoff)
   }
 }
 

@@ -225,12 +225,16 @@ public struct FITMessageWriter: Sendable {
     return out
   }
 
-  /// Seconds since the FIT epoch (1989-12-31T00:00:00Z) of a Unix time.
-  public static func timestamp(unix: Double) -> Int64 { Int64((unix - 631_065_600).rounded(.down)) }
+  /// Seconds since the FIT epoch (1989-12-31T00:00:00Z) of a Unix time; nil (written as
+  /// invalid) for one a uint32 of them cannot hold, which only a damaged record has.
+  public static func timestamp(unix: Double) -> Int64? {
+    let seconds = (unix - 631_065_600).rounded(.down)
+    return seconds >= 0 && seconds < 0xFFFF_FFFF ? Int64(seconds) : nil
+  }
 
   /// Degrees as FIT's semicircles (2^31 to 180°).
   public static func semicircles(_ degrees: Double?) -> Int64? {
-    guard let degrees, degrees.isFinite else { return nil }
+    guard let degrees, abs(degrees) <= 180 else { return nil }
     return Int64((degrees * 2_147_483_648 / 180).rounded())
   }
 }

@@ -47,7 +47,7 @@ enum XMLText {
   /// XML Schema's dateTime of a Unix time in UTC: "2023-11-14T22:13:23Z", with milliseconds
   /// ("…23.250Z") only when the time, rounded to the millisecond, has a fraction of a second.
   static func time(_ wall: Double) -> String {
-    let time = UTCTime(milliseconds: Int64((wall * 1000).rounded()))
+    let time = UTCTime(wall: wall, rounding: .toNearestOrAwayFromZero)
     return time.dateTime + (time.millisecond != 0 ? "." + zeroPadded(time.millisecond, 3) : "") + "Z"
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import WorkoutCore
 import WorkoutStore
@@ -67,6 +68,52 @@ struct AbsurdFixTests {
     }
     let fit = try ExportFile.write(session, from: store, format: .fit, into: directory.path + "/")
     guard let decoded = try readWithReferenceDecoders(fit.path) else { return }
+    #expect((decoded["errors"] as? [String])?.isEmpty == true, "\(decoded["errors"] ?? "")")
+    #expect(decoded["records"] as? Int == 30)
+  }
+}
+
+/// A stored ride with values no build writes: what a flipped bit in an SD card's page makes of
+/// a REAL (SQLite checks a page's structure, not its values). Every format still exports
+/// every point, valid, and the service does not trap at the ride's end.
+@Suite("a ride whose record is damaged")
+struct DamagedRecordExportTests {
+  @Test(
+    "times beyond any calendar, positions off the globe: written as year 0001/9999 or invalid, and no position",
+    arguments: [Double.infinity, -1e300, 1e300])
+  func everyFormatExportsValid(damage: Double) throws {
+    let directory = ExportDirectory()
+    let (store, _) = try AbsurdFixTests().ride(altitude: 300, speed: 8, filtered: true, into: directory)
+    let queue = try DatabaseQueue(path: directory.path + "/workoutd.db")
+    try queue.write { db in
+      try db.execute(sql: "UPDATE point SET wall = ? WHERE seq = 10", arguments: [damage])
+      try db.execute(sql: "UPDATE point SET lat = ? WHERE seq = 12", arguments: [damage])
+      try db.execute(sql: "UPDATE point SET lon = 1000 WHERE seq = 14")
+      try db.execute(sql: "UPDATE lap SET start_wall = ?, end_wall = ?", arguments: [damage, damage])
+      try db.execute(
+        sql: "UPDATE event SET wall = ? WHERE kind = 'transition' AND to_state = 'running'", arguments: [damage])
+      try db.execute(sql: "UPDATE session SET start_wall = ?", arguments: [damage])
+    }
+    try queue.close()
+    let session = try #require(try store.session(id: 1))
+    var paths: [ExportFormat: String] = [:]
+    for format in ExportFormat.allCases {
+      let written = try ExportFile.write(session, from: store, format: format, into: directory.path)
+      // GPX's track points are positions: the two off the globe are not among them.
+      #expect(written.points == (format == .gpx ? 28 : 30), "\(format)")
+      paths[format] = written.path
+    }
+    let gpx = try validate(
+      try #require(paths[.gpx]), schema: "gpx11-trackpointextension1.xsd",
+      needs: ["Topografix_gpx11.xsd", "TrackPointExtensionv1.xsd"], in: directory)
+    #expect(gpx.status == 0, "\(gpx.errors)")
+    let tcx = try validate(
+      try #require(paths[.tcx]), schema: "tcx2-activityextension2.xsd",
+      needs: TCXTests.schemas, in: directory)
+    #expect(tcx.status == 0, "\(tcx.errors)")
+    let text = try String(contentsOfFile: try #require(paths[.gpx]), encoding: .utf8)
+    #expect(text.contains(damage > 0 ? "9999-12-31T23:59:59.999Z" : "0001-01-01T00:00:00Z"))
+    guard let decoded = try readWithReferenceDecoders(try #require(paths[.fit])) else { return }
     #expect((decoded["errors"] as? [String])?.isEmpty == true, "\(decoded["errors"] ?? "")")
     #expect(decoded["records"] as? Int == 30)
   }
