@@ -257,6 +257,10 @@ extension PointRecord {
     return point
   }
 
+  /// What a heart rate or a power can be: BLE's fields are 16 bits (uint16 bpm, sint16 W
+  /// recorded from 0).
+  static let counts = 0...65_535
+
   /// Read column by column rather than through `Decodable`: exports and the ride page read
   /// every point of a session, and the generic path (a coding key made from each column's name,
   /// for every column of every row) was most of their CPU and touched much more code. Errors
@@ -269,20 +273,23 @@ extension PointRecord {
     elapsed = try row.decode(forColumn: "elapsed")
     timer = try row.decode(forColumn: "timer")
     distance = try row.decode(forColumn: "distance")
-    lat = try row.decode(forColumn: "lat")
-    lon = try row.decode(forColumn: "lon")
-    altGPS = try row.decode(forColumn: "alt_gps")
-    altBaro = try row.decode(forColumn: "alt_baro")
-    speed = try row.decode(forColumn: "speed")
-    hr = try row.decode(forColumn: "hr")
-    cadence = try row.decode(forColumn: "cadence")
-    power = try row.decode(forColumn: "power")
-    temperature = try row.decode(forColumn: "temperature")
-    fixDim = try row.decode(forColumn: "fix_dim")
-    hError = try row.decode(forColumn: "h_error")
-    pressure = try row.decode(forColumn: "pressure")
-    humidity = try row.decode(forColumn: "humidity")
-    wheelSpeed = try row.decode(forColumn: "wheel_speed")
+    // What the sensors measured is read as what it can be: a value a damaged record holds
+    // (text in a REAL column, a heart rate of 1e300) is no value, never an error that loses
+    // the ride's export or a trap in the sums over it.
+    lat = row.measurement("lat")
+    lon = row.measurement("lon")
+    altGPS = row.measurement("alt_gps")
+    altBaro = row.measurement("alt_baro")
+    speed = row.measurement("speed")
+    hr = row.count("hr", in: Self.counts)
+    cadence = row.measurement("cadence")
+    power = row.count("power", in: Self.counts)
+    temperature = row.measurement("temperature")
+    fixDim = row.count("fix_dim", in: 0...3)
+    hError = row.measurement("h_error")
+    pressure = row.measurement("pressure")
+    humidity = row.measurement("humidity")
+    wheelSpeed = row.measurement("wheel_speed")
   }
 
   /// One prepared statement for every recorded second (GRDB's `insert` would build its

@@ -746,14 +746,16 @@ public final class WorkoutStore: Sendable {
       sql:
         "SELECT to_state, cause, detail FROM event WHERE session_id = ? AND kind = 'transition' ORDER BY id DESC LIMIT 1",
       arguments: [record.id])
-    let loggedState = (lastTransition?["to_state"] as String?).flatMap(SessionState.init(rawValue:))
+    let loggedState = lastTransition?.readable(String.self, "to_state").flatMap(SessionState.init(rawValue:))
     guard let state = loggedState ?? SessionState(rawValue: record.state), state.isUnfinished else {
       return .unresumable(
         sessionID: record.id, state: record.state,
-        reason: "its state \"\(lastTransition?["to_state"] as String? ?? record.state)\" is not one this version knows")
+        reason:
+          "its state \"\(lastTransition?.readable(String.self, "to_state") ?? record.state)\" is not one this version knows"
+      )
     }
     let pausedBySystem =
-      state == .paused && (lastTransition?["detail"] as String?) == SystemReason.autoPause.rawValue
+      state == .paused && lastTransition?.readable(String.self, "detail") == SystemReason.autoPause.rawValue
 
     var rebuild: SessionRebuild
     var basis = ResumeBasis.checkpoint
@@ -774,6 +776,15 @@ public final class WorkoutStore: Sendable {
         sql:
           "SELECT wall, monotonic FROM event WHERE session_id = ? AND kind = 'transition' AND to_state = 'running' ORDER BY id LIMIT 1",
         arguments: [record.id])
+      var start = started.flatMap(\.moment)
+      if started != nil, start == nil {
+        // Its start's times are unreadable (a damaged record): its first point was recorded in
+        // its first second of running.
+        start = try Row.fetchOne(
+          db, sql: "SELECT wall, monotonic FROM point WHERE session_id = ? ORDER BY seq LIMIT 1",
+          arguments: [record.id]
+        )?.moment
+      }
       var closedLaps = ClosedLaps()
       for lap in try LapRecord.fetchAll(
         db, sql: "SELECT * FROM lap WHERE session_id = ? ORDER BY number", arguments: [record.id])
@@ -788,8 +799,9 @@ public final class WorkoutStore: Sendable {
       ).compactMap(SessionAnalysis.configuration(fromEvent:))
       rebuild = SessionRebuild(
         id: record.id, activity: activity, machine: SessionMachine(state: state),
-        openedAt: Moment(monotonic: opened?["monotonic"] ?? record.clockMonotonic, wall: record.openedWall),
-        start: started.map { Moment(monotonic: $0["monotonic"], wall: $0["wall"]) }, closedLaps: closedLaps,
+        openedAt: Moment(
+          monotonic: opened?.readable(Double.self, "monotonic") ?? record.clockMonotonic, wall: record.openedWall),
+        start: start, closedLaps: closedLaps,
         settings: settings, zones: zones)
     }
     let points = try PointRecord.fetchCursor(
@@ -814,25 +826,27 @@ public final class WorkoutStore: Sendable {
     {
       // A multisport workout rebuilt from its record: the activity it is in, and the session's
       // totals when that began (its last point then), for the activity's own figures.
-      session.currentActivity = (change["detail"] as String?).flatMap(ActivityType.init(rawValue:))
+      session.currentActivity = change.readable(String.self, "detail").flatMap(ActivityType.init(rawValue:))
       // Its number is the event's value; one this binary cannot read (NULL, text, a fraction,
       // or beyond an Int, on which `Int(_:)` would trap at every start) is derived from the
       // record instead: each change of activity is one event, after activity 1.
-      let recorded = Double.fromDatabaseValue(change["value"] as DatabaseValue).flatMap { Int(exactly: $0) }
+      let recorded = change.readable(Double.self, "value").flatMap { Int(exactly: $0) }
       session.activityNumber =
         try recorded
         ?? Int.fetchOne(
           db, sql: "SELECT COUNT(*) FROM event WHERE session_id = ? AND kind = 'activity'", arguments: [record.id]
         ).map { $0 + 1 }
-      if let at = try Row.fetchOne(
-        db,
-        sql: "SELECT elapsed, timer, distance FROM point WHERE session_id = ? AND wall <= ? ORDER BY seq DESC LIMIT 1",
-        arguments: [record.id, change["wall"] as Double])
+      if let wall = change.readable(Double.self, "wall"),
+        let at = try Row.fetchOne(
+          db,
+          sql:
+            "SELECT elapsed, timer, distance FROM point WHERE session_id = ? AND wall <= ? ORDER BY seq DESC LIMIT 1",
+          arguments: [record.id, wall])
       {
         var start = IntervalTotals()
-        start.elapsed = at["elapsed"]
-        start.timer = at["timer"]
-        start.distance = at["distance"]
+        start.elapsed = at.readable(Double.self, "elapsed") ?? 0
+        start.timer = at.readable(Double.self, "timer") ?? 0
+        start.distance = at.readable(Double.self, "distance") ?? 0
         session.activityStart = start
       }
     }
@@ -1104,8 +1118,10 @@ public final class WorkoutStore: Sendable {
       return columns.enumerated().compactMap { index, channel in
         let seconds: Int = row[3 * index]
         guard seconds > 0 else { return nil }
+        // A damaged record's text would make max() text: read as no value, not a trap.
         return ChannelTotals(
-          channel: channel, seconds: seconds, average: row[3 * index + 1], maximum: row[3 * index + 2])
+          channel: channel, seconds: seconds, average: Double.fromDatabaseValue(row[3 * index + 1]),
+          maximum: Double.fromDatabaseValue(row[3 * index + 2]))
       }
     }
   }
@@ -1220,5 +1236,34 @@ private final class HeldStatement: @unchecked Sendable {
   func finalize() {
     sqlite3_finalize(prepared)
     prepared = nil
+  }
+}
+
+extension Row {
+  /// The column's value as `T`, or nil when it is NULL or of a type that does not convert (a
+  /// damaged record's text in a REAL column): GRDB's subscript stops the process on the latter,
+  /// and the resume path must never, whatever the record holds.
+  func readable<T: DatabaseValueConvertible>(_ type: T.Type, _ column: String) -> T? {
+    T.fromDatabaseValue(self[column] as DatabaseValue)
+  }
+
+  /// A measurement column: its number, or nil for NULL and for anything else (text, a blob).
+  func measurement(_ column: String) -> Double? { readable(Double.self, column) }
+
+  /// A whole-number column within `range`; nil for NULL and for anything else (text, a
+  /// fraction, a number beyond what it counts), where `Int` arithmetic on it could trap.
+  func count(_ column: String, in range: ClosedRange<Int>) -> Int? {
+    guard let value = readable(Double.self, column), value.rounded() == value,
+      value >= Double(range.lowerBound), value <= Double(range.upperBound)
+    else { return nil }
+    return Int(value)
+  }
+
+  /// The `monotonic` and `wall` columns as a moment, when both read as numbers.
+  var moment: Moment? {
+    guard let monotonic = readable(Double.self, "monotonic"), let wall = readable(Double.self, "wall") else {
+      return nil
+    }
+    return Moment(monotonic: monotonic, wall: wall)
   }
 }

@@ -119,6 +119,33 @@ struct UpgradeTests {
     }
   }
 
+  /// Text where the event log's times are numbers (a damaged record's type byte): GRDB's
+  /// subscript would stop the service at every start. The session is rebuilt, in the state of
+  /// its row; its start is its first point's second.
+  @Test func eventTimesThatAreNotNumbersStillResume() throws {
+    let dir = TemporaryDirectory()
+    let expected = try upgradeFixture("running-v3", into: dir)
+    do { _ = try WorkoutStore.open(at: dir.database, wallNow: 0) }
+    let db = try DatabaseQueue(path: dir.database)
+    try db.write {
+      try $0.execute(sql: "UPDATE session SET snapshot = 'x'")
+      try $0.execute(sql: "UPDATE event SET wall = 'zz', monotonic = 'zz'")
+      // And a number where the log's states are names: the session row's state stands.
+      try $0.execute(sql: "UPDATE event SET to_state = 42 WHERE kind = 'transition'")
+    }
+    try db.close()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let resumed = try resumable(store)
+    guard case .rebuilt = resumed.basis else {
+      Issue.record("expected a rebuild, got \(resumed.basis)")
+      return
+    }
+    #expect(resumed.session.state.rawValue == expected.state)
+    #expect(abs(resumed.session.builder.totals.distance - expected.distance) < 1e-6)
+    let first = try #require(try store.points(sessionID: 1).first)
+    #expect(resumed.session.builder.startMoment?.wall == first.wall)
+  }
+
   @Test func aSessionWhoseStateIsUnknownIsClosedWithItsDataKept() throws {
     let dir = TemporaryDirectory()
     _ = try upgradeFixture("running-v3", into: dir)

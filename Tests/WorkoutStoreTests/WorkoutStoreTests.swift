@@ -58,6 +58,31 @@ struct WorkoutStoreTests {
   /// The records name no column by hand (GRDB's column coding strategies): every record's
   /// columns are its table's, and each row read back and written again gives the same values
   /// (an optional property whose column were misnamed would silently read as NULL).
+  /// What a damaged record holds in a point's measurements (text where a number goes, a heart
+  /// rate or power no 16-bit field carries) reads as no value: never an error that loses the
+  /// ride's export, nor a trap in the sums `show` and the resume make over them.
+  @Test func aPointsDamagedMeasurementsReadAsNone() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    _ = try recordRide(into: store, seconds: 5)
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.write { db in
+      try db.execute(sql: "UPDATE point SET hr = 9e999, power = -1e300, fix_dim = 2.5 WHERE seq = 1")
+      try db.execute(sql: "UPDATE point SET hr = 'zz', speed = 'zz', lat = x'00', cadence = 'zz' WHERE seq = 2")
+      try db.execute(sql: "UPDATE point SET power = 65536, hr = 65535 WHERE seq = 3")
+    }
+    try queue.close()
+    let points = try store.points(sessionID: 1)
+    #expect(points.count == 5)
+    #expect(points[1].hr == nil && points[1].power == nil && points[1].fixDim == nil)
+    #expect(points[2].hr == nil && points[2].speed == nil && points[2].lat == nil && points[2].cadence == nil)
+    #expect(points[2].lon != nil, "the rest of the row is read")
+    #expect(points[3].power == nil && points[3].hr == 65_535)
+    #expect(points[0].hr == 150 && points[4].hr == 150)
+    let totals = try store.channelTotals(sessionID: 1)
+    #expect(totals.first { $0.channel == .heartRate }?.seconds == 5)
+  }
+
   @Test func everyRecordReadsAndWritesExactlyItsTablesColumns() throws {
     let dir = TemporaryDirectory()
     do {
