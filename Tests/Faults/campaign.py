@@ -560,6 +560,38 @@ def case_clock_reading_damaged(env, d):
         service.cleanup()
 
 
+def case_damaged_values(env, d):
+    """Values a flipped bit makes of a REAL (SQLite checks a page's structure, not its values):
+    a point's time infinite, its position and power beyond any, a heart rate that is text. The
+    session resumes, stops, and is exported (the last builds trapped exporting it)."""
+    before = mid_ride(env, d)
+    session_id = before["sessionId"]
+    damage(d, ("UPDATE point SET wall = ? WHERE session_id = ? AND seq = 5", (float("inf"), session_id)),
+           ("UPDATE point SET lat = -1e300, power = ? WHERE session_id = ? AND seq = 6", (float("inf"), session_id)),
+           ("UPDATE point SET hr = 'zz' WHERE session_id = ? AND seq = 7", (session_id,)),
+           ("UPDATE session SET snapshot = 'garbage' WHERE id = ?", (session_id,)))
+    service, s = resume_running(env, d, session_id)
+    try:
+        wait_points(env, d, service, s.get("points", 0), timeout=10)
+        button(env, d, "stop")
+        exports = os.path.join(d, "state", "exports")
+
+        def exported():
+            names = os.listdir(exports) if os.path.isdir(exports) else []
+            return sorted(n.rsplit(".", 1)[-1] for n in names if not n.startswith("."))
+        # FIT and GPX, the formats exported unless configured otherwise.
+        formats = wait_until("the exports", 20, lambda: exported() if {"fit", "gpx"} <= set(exported()) else None,
+                             service)
+        if not service.running():
+            raise Fail("workoutd exited %s after the stop" % service.proc.returncode, service.tail())
+        code, out = ctl(env, d, "show", str(session_id))
+        if code != 0:
+            raise Fail("workoutctl show exited %s: %s" % (code, out[-300:]), service.tail())
+        return "session %d resumed, stopped and exported (%s); show reads it" % (session_id, ", ".join(formats))
+    finally:
+        service.cleanup()
+
+
 def case_readonly_database(env, d):
     """Case 3: the database belongs to root (0644), the service runs as nobody."""
     if os.geteuid() != 0:
@@ -749,6 +781,7 @@ CASES = [
     corrupt_snapshot("resume-snapshot-version-999", set_version, needs_column="snapshot_version"),
     ("resume-multisport-activity-number-unreadable", case_multisport_activity_unreadable),
     ("resume-clock-reading-damaged", case_clock_reading_damaged),
+    ("damaged-values-exported", case_damaged_values),
     ("readonly-database", case_readonly_database),
     ("newer-schema", case_newer_schema),
     ("unwritable-state-dir", case_unwritable_state_dir),
