@@ -35,11 +35,29 @@ public struct SessionSummaryJSON: Codable {
     if let summary = try store.summary(of: record) {
       totals = summary.totals
       laps = summary.laps
-    } else {
-      let live = try store.current(of: record)
+    } else if let live = try? store.current(of: record) {
       totals = live.builder.totals
       laps = live.builder.lapNumber - 1
       points = live.builder.pointCount
+    } else {
+      // No summary, and no session this binary can put back together (its activity or state
+      // a newer release's, or its record damaged): what its row and its points say, never an
+      // error, which would hide every other session of the list with it.
+      points = try store.pointCount(sessionID: record.id)
+      // The row's figures are its last checkpoint's; its last point, when newer, has the later.
+      let last = try store.lastPoint(sessionID: record.id)
+      elapsed = max(record.elapsed, last?.elapsed ?? 0)
+      timer = max(record.timer, last?.timer ?? 0)
+      distance = max(record.distance, last?.distance ?? 0)
+      ascent = record.ascent
+      descent = record.descent
+      let channels = try store.channelTotals(sessionID: record.id)
+      let heartRate = channels.first { $0.channel == .heartRate }
+      averageSpeed = timer > 0 ? distance / timer : nil
+      maxSpeed = channels.first { $0.channel == .gpsSpeed }?.maximum
+      averageHeartRate = heartRate?.average
+      maxHeartRate = heartRate?.maximum
+      return
     }
     elapsed = totals.elapsed
     timer = totals.timer

@@ -967,6 +967,14 @@ public final class WorkoutStore: Sendable {
     }
   }
 
+  /// A session's last recorded point.
+  public func lastPoint(sessionID: Int64) throws(StoreError) -> PointRecord? {
+    try read { db in
+      try PointRecord.fetchOne(
+        db, sql: "SELECT * FROM point WHERE session_id = ? ORDER BY seq DESC LIMIT 1", arguments: [sessionID])
+    }
+  }
+
   /// A session's RR intervals, in the order they were sent; `seqs` limits them to those points.
   public func rrIntervals(sessionID: Int64, seqs: ClosedRange<Int>? = nil) throws(StoreError) -> [RRIntervalRecord] {
     let range = seqs ?? 0...Int.max

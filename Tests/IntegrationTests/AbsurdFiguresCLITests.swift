@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import LinuxSupport
 import Testing
 import WorkoutControl
@@ -75,5 +76,36 @@ struct AbsurdFiguresCLITests {
     #expect(status.output.contains("(avg nan, max 150)"), "\(status.output)")
     let brief = try dir.workoutctl(["status", "--brief"])
     #expect(brief.status == 0, "\(brief.output)")
+  }
+}
+
+/// A session this binary cannot put back together — its activity a newer release's (a
+/// downgrade), its checkpoint unreadable — and with no summary yet: `sessions` and `show` read
+/// its figures from its row and points. It was an error that hid every other session.
+struct UnrebuildableSessionCLITests {
+  @Test func aNewerReleasesActivityIsListedAndShownBesideTheOthers() throws {
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+    h.ride(seconds: 30, speed: 5, heartRate: 140, from: &position)
+    _ = h.press(.stop)
+    _ = h.press(.start)
+    h.finishCountdown()
+    h.ride(seconds: 20, speed: 4, heartRate: 120, from: &position)
+    let dir = ServiceDirectory()
+    try dir.record(h.commands)
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.write { try $0.execute(sql: "UPDATE session SET activity = 'rowing', snapshot = 'x' WHERE id = 2") }
+    try queue.close()
+
+    let list = try dir.workoutctl(["sessions"])
+    #expect(list.status == 0, "\(list.output)")
+    #expect(list.output.contains("rowing") && list.output.contains("0:00:20"), "\(list.output)")
+    #expect(list.output.split(separator: "\n").count == 3, "a header and both sessions: \(list.output)")
+    let show = try dir.workoutctl(["show", "2"])
+    #expect(show.status == 0, "\(show.output)")
+    #expect(show.output.contains("heart rate avg 120, max 120"), "\(show.output)")
+    #expect(show.output.contains("distance 0.08 km"), "\(show.output)")
   }
 }
