@@ -1,9 +1,12 @@
-/// `value` to the nearest whole number, for words a person reads ("152", "-3").
-///
-/// `Int(_:)` traps on a value no `Int` holds (infinite, NaN, or beyond ±9.2e18), and a figure
-/// from a faulty receiver, another build's status or a damaged record can be one: such a value
-/// is written as Swift writes the Double ("1e+300", "inf", "nan"), from 1e15 up, where a
-/// Double no longer holds every whole number anyway.
+/// Whether `Int(value.rounded())` takes `value` without a trap, with every whole number around
+/// it exact: finite and below 1e15 either way. A figure from a faulty receiver, another build's
+/// status or a damaged record can be past it.
+public func convertsToInt(_ value: Double) -> Bool {
+  value.isFinite && abs(value) < 1e15
+}
+
+/// `value` to the nearest whole number, for words a person reads ("152", "-3"); one that does
+/// not `convertsToInt` is written as Swift writes the Double ("1e+300", "inf", "nan").
 public func wholeNumberText(_ value: Double) -> String {
-  value.isFinite && abs(value) < 1e15 ? String(Int(value.rounded())) : "\(value)"
+  convertsToInt(value) ? String(Int(value.rounded())) : "\(value)"
 }

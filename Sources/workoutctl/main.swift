@@ -907,7 +907,7 @@ enum Format {
 
   /// h:mm:ss; a time no `Int` holds (another build's status, a damaged record) as it is.
   static func duration(_ seconds: Double) -> String {
-    guard seconds.isFinite && abs(seconds) < 1e15 else { return "\(seconds) s" }
+    guard convertsToInt(seconds) else { return "\(seconds) s" }
     let total = Int(seconds.rounded())
     return String(format: "%d:%02d:%02d", total / 3600, (total % 3600) / 60, total % 60)
   }
@@ -918,11 +918,11 @@ enum Format {
   /// `value` with `places` decimals; one past 1e15 (a damaged record's) as Swift writes it,
   /// not as the 300 digits `%f` would print.
   static func decimal(_ value: Double, places: Int) -> String {
-    value.isFinite && abs(value) < 1e15 ? String(format: "%.\(places)f", value) : "\(value)"
+    convertsToInt(value) ? String(format: "%.\(places)f", value) : "\(value)"
   }
 
   static func pace(_ secondsPerKm: Double) -> String {
-    guard secondsPerKm.isFinite && abs(secondsPerKm) < 1e15 else { return "\(secondsPerKm) s/km" }
+    guard convertsToInt(secondsPerKm) else { return "\(secondsPerKm) s/km" }
     let total = Int(secondsPerKm.rounded())
     return String(format: "%d:%02d /km", total / 60, total % 60)
   }

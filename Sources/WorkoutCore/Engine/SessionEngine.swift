@@ -905,7 +905,7 @@ public struct SessionEngine: Sendable {
 
 /// "1 h 02 min 05 s" style, for log lines; a time no `Int` holds as it is ("1e+300 s"), never a trap.
 public func formatSeconds(_ seconds: Double) -> String {
-  guard seconds.isFinite && abs(seconds) < 1e15 else { return "\(seconds) s" }
+  guard convertsToInt(seconds) else { return "\(seconds) s" }
   let total = Int(seconds.rounded())
   let h = total / 3600
   let m = (total % 3600) / 60
