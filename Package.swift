@@ -92,7 +92,10 @@ let package = Package(
     ),
     // Test helpers shared by the test targets (a manual-clock engine driver).
     .target(
-      name: "WorkoutTestSupport", dependencies: ["WorkoutCore", "SensorProtocols", "CLinuxShims"], path: "Tests/Support"
+      name: "WorkoutTestSupport",
+      dependencies: [
+        "WorkoutCore", "SensorProtocols", "CLinuxShims", .product(name: "GRDB", package: "GRDB.swift"),
+      ], path: "Tests/Support"
     ),
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "WorkoutWebTests", dependencies: ["WorkoutWeb"]),

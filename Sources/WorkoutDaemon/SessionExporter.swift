@@ -150,7 +150,8 @@ final class SessionExporter: Sendable {
             ExportRecord(
               sessionID: session.id, format: format.rawValue, destination: destination, name: file.name,
               bytes: file.bytes, points: file.points, writtenWall: Date().timeIntervalSince1970))
-          log(.info, "exported session \(session.id) to \(file.path) (\(file.points) points, \(file.bytes) bytes)")
+          log(
+            file.unreadable.isEmpty ? .info : .warning, "exported session \(session.id) to \(file.path) \(file.counts)")
         } catch {
           let failure = "session \(sessionID) as \(format.rawValue.uppercased()): \(error)"
           log(.warning, "cannot export \(failure); the other sessions go on, it is tried again at the next pass")

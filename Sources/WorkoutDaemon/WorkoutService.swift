@@ -236,6 +236,12 @@ public enum WorkoutService {
               "session \(session.session.id): resume checkpoint unreadable (\(reason)); rebuilt it from its events and points"
             )
           }
+          if session.unreadablePoints > 0 {
+            log(
+              .warning,
+              "session \(session.session.id): \(session.unreadablePoints) recorded second\(session.unreadablePoints == 1 ? "" : "s") cannot be read (a damaged record) and \(session.unreadablePoints == 1 ? "is" : "are") left out of its figures; the rest is resumed"
+            )
+          }
           resumable.append(session)
         case .unresumable(let id, let state, let reason):
           log(.error, "session \(id) cannot be resumed (\(reason)): closing it; its points and events are kept")

@@ -226,6 +226,13 @@ public enum ExportFile {
     public var name: String
     public var bytes: Int64
     public var points: Int
+    /// The session's rows a damaged record made unreadable, left out of the file.
+    public var unreadable = UnreadableRows()
+
+    /// "(1200 points, 48213 bytes)", and what was left out when something was.
+    public var counts: String {
+      "(\(points) points, \(bytes) bytes\(unreadable.isEmpty ? "" : "; left out as unreadable: \(unreadable.description)"))"
+    }
   }
 
   /// Writes `session`'s file in `format` into `directory`.
@@ -299,6 +306,12 @@ public enum ExportFile {
       _ = fsync(directoryDescriptor)
       close(directoryDescriptor)
     }
-    return Written(path: path, name: name, bytes: size, points: end.points)
+    let unreadable: UnreadableRows
+    do {
+      unreadable = try store.unreadableRows(sessionID: session.id)
+    } catch {
+      throw ExportError("session \(session.id): \(error)")
+    }
+    return Written(path: path, name: name, bytes: size, points: end.points, unreadable: unreadable)
   }
 }

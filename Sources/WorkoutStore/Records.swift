@@ -79,6 +79,41 @@ public struct SessionRecord: Codable, Sendable, Hashable, FetchableRecord, Persi
   }
 }
 
+extension SessionRecord {
+  /// Read column by column, each as what it can be: a damaged row (a NULL where the schema
+  /// says NOT NULL, from a flipped type byte; text in a number) must still be resumed, closed
+  /// or exported, never an error that hides the session (`Decodable` threw, and the service
+  /// started with nothing to resume and the session neither resumed nor closed). What cannot
+  /// be read falls back to what the rest of the record gives: the figures to 0 (resume
+  /// rebuilds them; `show` reads a finished session's summary), the clock reading to unknown
+  /// (no gap is measured), the checkpoint to none (the session is rebuilt from its events and
+  /// points), the activity and state to "" (the event log decides the state; an unknown
+  /// activity closes the session as the compatibility rule says). The service's next
+  /// checkpoint writes the state, figures and clock reading anew.
+  public init(row: Row) throws {
+    id = try row.decode(forColumn: "id")
+    uuid = row.readable(String.self, "uuid") ?? ""
+    activity = row.readable(String.self, "activity") ?? ""
+    state = row.readable(String.self, "state") ?? ""
+    startWall = row.measurement("start_wall")
+    endWall = row.measurement("end_wall")
+    clockWall = row.measurement("clock_wall") ?? .nan
+    openedWall = row.measurement("opened_wall") ?? startWall ?? clockWall
+    elapsed = row.measurement("elapsed") ?? 0
+    timer = row.measurement("timer") ?? 0
+    distance = row.measurement("distance") ?? 0
+    ascent = row.measurement("ascent") ?? 0
+    descent = row.measurement("descent") ?? 0
+    points = row.count("points", in: 0...Int(Int32.max)) ?? 0
+    snapshot = row.readable(String.self, "snapshot") ?? ""
+    snapshotVersion = row.count("snapshot_version", in: 0...Int(Int32.max)) ?? 0
+    summary = row.readable(String.self, "summary")
+    clockEpoch = row.readable(String.self, "clock_epoch") ?? ""
+    clockMonotonic = row.measurement("clock_monotonic") ?? .nan
+    clockWallTrusted = row.readable(Bool.self, "clock_wall_trusted") ?? false
+  }
+}
+
 /// A row of `event`: a transition, a lap, a recovery, a device or storage happening.
 public struct EventRecord: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord, SnakeCaseColumns {
   public static let databaseTableName = "event"
@@ -101,7 +136,32 @@ public struct EventRecord: Codable, Sendable, Hashable, FetchableRecord, Mutable
   }
 }
 
-/// A row of `point`: one recorded second.
+extension EventRecord {
+  /// Events whose time or kind cannot be read (a damaged record) are left out where events
+  /// are read (`readableSQL`); the rest of a row is read as what it can be (see
+  /// `SessionRecord.init(row:)`): an unreadable clock epoch is none, an unreadable state,
+  /// cause, detail or value is none.
+  public init(row: Row) throws {
+    id = row.readable(Int64.self, "id")
+    sessionID = row.readable(Int64.self, "session_id")
+    wall = row.measurement("wall") ?? .nan
+    monotonic = row.measurement("monotonic") ?? .nan
+    clockEpoch = row.readable(String.self, "clock_epoch") ?? ""
+    kind = row.readable(String.self, "kind") ?? ""
+    fromState = row.readable(String.self, "from_state")
+    toState = row.readable(String.self, "to_state")
+    cause = row.readable(String.self, "cause")
+    detail = row.readable(String.self, "detail")
+    value = row.measurement("value")
+  }
+
+  /// The condition under which an event row can be placed and told: a time and a kind.
+  static let readableSQL =
+    "typeof(wall) IN ('real', 'integer') AND typeof(monotonic) IN ('real', 'integer') AND typeof(kind) = 'text'"
+}
+
+/// A row of `point`: one recorded second. A point whose place in the ride cannot be read
+/// (`readableSQL`) is left out wherever points are read, and counted (`unreadableRows`).
 public struct PointRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord, SnakeCaseColumns {
   public static let databaseTableName = "point"
 
@@ -261,6 +321,17 @@ extension PointRecord {
   /// recorded from 0).
   static let counts = 0...65_535
 
+  /// The condition under which a point row can be placed in its ride: its sequence, times and
+  /// cumulative distance are numbers. A damaged record's NULL or text there (SQLite checks a
+  /// page's structure, not its values) is a second that cannot be read: it is left out, and
+  /// counted where the rider is told, rather than an error that loses the whole ride's resume
+  /// and exports (a NULL) or a second placed in 1970 at distance 0 (text reads as 0).
+  static let readableSQL = """
+    typeof(seq) = 'integer' AND typeof(wall) IN ('real', 'integer') AND typeof(monotonic) IN ('real', 'integer') \
+    AND typeof(elapsed) IN ('real', 'integer') AND typeof(timer) IN ('real', 'integer') \
+    AND typeof(distance) IN ('real', 'integer')
+    """
+
   /// Read column by column rather than through `Decodable`: exports and the ride page read
   /// every point of a session, and the generic path (a coding key made from each column's name,
   /// for every column of every row) was most of their CPU and touched much more code. Errors
@@ -347,6 +418,34 @@ extension PointRecord {
 }
 
 extension LapRecord {
+  /// Laps whose number or times cannot be read (a damaged record) are left out where laps are
+  /// read (`readableSQL`); the rest of a row is read as what it can be (see
+  /// `SessionRecord.init(row:)`): an unreadable total is 0, an average or maximum none.
+  public init(row: Row) throws {
+    sessionID = try row.decode(forColumn: "session_id")
+    number = try row.decode(forColumn: "number")
+    startWall = try row.decode(forColumn: "start_wall")
+    endWall = try row.decode(forColumn: "end_wall")
+    trigger = row.readable(String.self, "trigger") ?? LapSummary.Trigger.lapPress.rawValue
+    elapsed = row.measurement("elapsed") ?? 0
+    timer = row.measurement("timer") ?? 0
+    distance = row.measurement("distance") ?? 0
+    ascent = row.measurement("ascent") ?? 0
+    descent = row.measurement("descent") ?? 0
+    avgSpeed = row.measurement("avg_speed")
+    maxSpeed = row.measurement("max_speed")
+    avgHR = row.measurement("avg_hr")
+    maxHR = row.measurement("max_hr")
+    avgCadence = row.measurement("avg_cadence")
+    maxCadence = row.measurement("max_cadence")
+    avgPower = row.measurement("avg_power")
+    maxPower = row.measurement("max_power")
+  }
+
+  /// The condition under which a lap row can be placed: its number and times are numbers.
+  static let readableSQL =
+    "typeof(number) = 'integer' AND typeof(start_wall) IN ('real', 'integer') AND typeof(end_wall) IN ('real', 'integer')"
+
   /// The lap's totals as far as the row keeps them (counts and sums of samples are not kept).
   var summary: LapSummary {
     var totals = IntervalTotals()

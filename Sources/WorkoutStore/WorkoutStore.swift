@@ -112,6 +112,29 @@ public struct ResumableSession: Sendable {
   /// Its last recorded point, for status.
   public var lastPoint: TrackPoint?
   public var basis: ResumeBasis
+  /// Points after its checkpoint (or all, rebuilt) that could not be read and are left out.
+  public var unreadablePoints = 0
+}
+
+/// A session's rows that a damaged record made unreadable (see `PointRecord.readableSQL`).
+public struct UnreadableRows: Sendable, Hashable, Codable {
+  public var points = 0
+  public var events = 0
+  public var laps = 0
+
+  public init(points: Int = 0, events: Int = 0, laps: Int = 0) {
+    self.points = points
+    self.events = events
+    self.laps = laps
+  }
+
+  public var isEmpty: Bool { points == 0 && events == 0 && laps == 0 }
+
+  /// "2 points, 1 event": what cannot be read, for a log line or `show`.
+  public var description: String {
+    [(points, "point"), (events, "event"), (laps, "lap")].filter { $0.0 > 0 }
+      .map { "\($0.0) \($0.1)\($0.0 == 1 ? "" : "s")" }.joined(separator: ", ")
+  }
 }
 
 /// An unfinished session as the store found it.
@@ -733,7 +756,8 @@ public final class WorkoutStore: Sendable {
     -> [UnfinishedSession]
   {
     try read { db in
-      try SessionRecord.fetchAll(db, sql: "SELECT * FROM session WHERE state != 'ended' ORDER BY id")
+      // IS NOT: a state that cannot be read (NULL) is not "ended"; the event log decides it.
+      try SessionRecord.fetchAll(db, sql: "SELECT * FROM session WHERE state IS NOT 'ended' ORDER BY id")
         .map { record in try Self.resumable(record, settings: settings, in: db) }
     }
   }
@@ -747,6 +771,13 @@ public final class WorkoutStore: Sendable {
         "SELECT to_state, cause, detail FROM event WHERE session_id = ? AND kind = 'transition' ORDER BY id DESC LIMIT 1",
       arguments: [record.id])
     let loggedState = lastTransition?.readable(String.self, "to_state").flatMap(SessionState.init(rawValue:))
+    if loggedState == .ended {
+      // Found only because its row's state cannot be read (a damaged record): it is closed
+      // again, its data kept, with an event that says so.
+      return .unresumable(
+        sessionID: record.id, state: SessionState.ended.rawValue,
+        reason: "its row's state cannot be read (a damaged record); its event log says it ended")
+    }
     guard let state = loggedState ?? SessionState(rawValue: record.state), state.isUnfinished else {
       return .unresumable(
         sessionID: record.id, state: record.state,
@@ -781,22 +812,23 @@ public final class WorkoutStore: Sendable {
         // Its start's times are unreadable (a damaged record): its first point was recorded in
         // its first second of running.
         start = try Row.fetchOne(
-          db, sql: "SELECT wall, monotonic FROM point WHERE session_id = ? ORDER BY seq LIMIT 1",
+          db,
+          sql:
+            "SELECT wall, monotonic FROM point WHERE session_id = ? AND \(PointRecord.readableSQL) ORDER BY seq LIMIT 1",
           arguments: [record.id]
         )?.moment
       }
       var closedLaps = ClosedLaps()
       for lap in try LapRecord.fetchAll(
-        db, sql: "SELECT * FROM lap WHERE session_id = ? ORDER BY number", arguments: [record.id])
+        db, sql: "SELECT * FROM lap WHERE session_id = ? AND \(LapRecord.readableSQL) ORDER BY number",
+        arguments: [record.id])
       {
         closedLaps.add(lap.summary)
       }
       // The zones it ran with, as its events name them (those this binary cannot read are left
       // out; `show` says so).
-      let zones = try String.fetchAll(
-        db, sql: "SELECT detail FROM event WHERE session_id = ? AND kind = 'zoneConfiguration' ORDER BY id",
-        arguments: [record.id]
-      ).compactMap(SessionAnalysis.configuration(fromEvent:))
+      let zones = try details(of: "zoneConfiguration", in: record.id, db)
+        .compactMap(SessionAnalysis.configuration(fromEvent:))
       rebuild = SessionRebuild(
         id: record.id, activity: activity, machine: SessionMachine(state: state),
         openedAt: Moment(
@@ -804,18 +836,20 @@ public final class WorkoutStore: Sendable {
         start: start, closedLaps: closedLaps,
         settings: settings, zones: zones)
     }
+    let firstPoint = rebuild.firstPoint
     let points = try PointRecord.fetchCursor(
-      db, sql: "SELECT * FROM point WHERE session_id = ? AND seq >= ? ORDER BY seq",
-      arguments: [record.id, rebuild.firstPoint])
+      db, sql: "SELECT * FROM point WHERE session_id = ? AND seq >= ? AND \(PointRecord.readableSQL) ORDER BY seq",
+      arguments: [record.id, firstPoint])
     while let point = try points.next() {
       rebuild.add(point.trackPoint)
     }
+    let unreadablePoints =
+      try Int.fetchOne(
+        db, sql: "SELECT COUNT(*) FROM point WHERE session_id = ? AND seq >= ? AND NOT (\(PointRecord.readableSQL))",
+        arguments: [record.id, firstPoint]) ?? 0
     var session = rebuild.session
     if basis != .checkpoint {
-      session.targetZones = TargetZone.fromEvents(
-        try String.fetchAll(
-          db, sql: "SELECT detail FROM event WHERE session_id = ? AND kind = 'targetZoneSet' ORDER BY id",
-          arguments: [record.id]))
+      session.targetZones = TargetZone.fromEvents(try details(of: "targetZoneSet", in: record.id, db))
     }
     if basis != .checkpoint,
       let change = try Row.fetchOne(
@@ -862,7 +896,17 @@ public final class WorkoutStore: Sendable {
       lastCommit.moment = last.moment
     }
     return .resumable(
-      ResumableSession(session: session, lastCommit: lastCommit, lastPoint: rebuild.lastPoint, basis: basis))
+      ResumableSession(
+        session: session, lastCommit: lastCommit, lastPoint: rebuild.lastPoint, basis: basis,
+        unreadablePoints: unreadablePoints))
+  }
+
+  /// The details of a session's events of `kind`, oldest first; those that are not text (a
+  /// damaged record's NULL) are left out, as a detail this binary cannot parse is.
+  private static func details(of kind: String, in sessionID: Int64, _ db: Database) throws -> [String] {
+    try Row.fetchAll(
+      db, sql: "SELECT detail FROM event WHERE session_id = ? AND kind = ? ORDER BY id", arguments: [sessionID, kind]
+    ).compactMap { $0.readable(String.self, "detail") }
   }
 
   /// The session's checkpoint if this binary can read it, else why not.
@@ -945,16 +989,20 @@ public final class WorkoutStore: Sendable {
     try read { db in
       if let sessionID {
         try EventRecord.fetchAll(
-          db, sql: "SELECT * FROM event WHERE session_id = ? ORDER BY id", arguments: [sessionID])
+          db, sql: "SELECT * FROM event WHERE session_id = ? AND \(EventRecord.readableSQL) ORDER BY id",
+          arguments: [sessionID])
       } else {
-        try EventRecord.fetchAll(db, sql: "SELECT * FROM event WHERE session_id IS NULL ORDER BY id")
+        try EventRecord.fetchAll(
+          db, sql: "SELECT * FROM event WHERE session_id IS NULL AND \(EventRecord.readableSQL) ORDER BY id")
       }
     }
   }
 
   public func laps(sessionID: Int64) throws(StoreError) -> [LapRecord] {
     try read { db in
-      try LapRecord.fetchAll(db, sql: "SELECT * FROM lap WHERE session_id = ? ORDER BY number", arguments: [sessionID])
+      try LapRecord.fetchAll(
+        db, sql: "SELECT * FROM lap WHERE session_id = ? AND \(LapRecord.readableSQL) ORDER BY number",
+        arguments: [sessionID])
     }
   }
 
@@ -962,7 +1010,9 @@ public final class WorkoutStore: Sendable {
   {
     try read { db in
       try PointRecord.fetchAll(
-        db, sql: "SELECT * FROM point WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
+        db,
+        sql:
+          "SELECT * FROM point WHERE session_id = ? AND seq >= ? AND \(PointRecord.readableSQL) ORDER BY seq LIMIT ?",
         arguments: [sessionID, sequence, limit])
     }
   }
@@ -971,7 +1021,23 @@ public final class WorkoutStore: Sendable {
   public func lastPoint(sessionID: Int64) throws(StoreError) -> PointRecord? {
     try read { db in
       try PointRecord.fetchOne(
-        db, sql: "SELECT * FROM point WHERE session_id = ? ORDER BY seq DESC LIMIT 1", arguments: [sessionID])
+        db, sql: "SELECT * FROM point WHERE session_id = ? AND \(PointRecord.readableSQL) ORDER BY seq DESC LIMIT 1",
+        arguments: [sessionID])
+    }
+  }
+
+  /// How many of a session's points, events and laps cannot be read (a damaged record: see
+  /// `PointRecord.readableSQL`), and so are left out of what is read of it.
+  public func unreadableRows(sessionID: Int64) throws(StoreError) -> UnreadableRows {
+    try read { db in
+      func count(_ table: String, _ readable: String) throws -> Int {
+        try Int.fetchOne(
+          db, sql: "SELECT COUNT(*) FROM \(table) WHERE session_id = ? AND NOT (\(readable))", arguments: [sessionID]
+        ) ?? 0
+      }
+      return UnreadableRows(
+        points: try count("point", PointRecord.readableSQL), events: try count("event", EventRecord.readableSQL),
+        laps: try count("lap", LapRecord.readableSQL))
     }
   }
 

@@ -391,6 +391,12 @@ struct Export: ParsableCommand {
         let entry = ExportRecord(
           sessionID: record.id, format: format.rawValue, destination: destination ?? "", name: written.name,
           bytes: written.bytes, points: written.points, writtenWall: Date().timeIntervalSince1970)
+        if !written.unreadable.isEmpty {
+          FileHandle.standardError.write(
+            Data(
+              "workoutctl: session \(record.id): left out of \(written.name) as unreadable (a damaged record): \(written.unreadable.description)\n"
+                .utf8))
+        }
         if archive != nil {
           defer { unlink(written.path) }
           try archive?.append(file: written.path, as: written.name)
@@ -783,6 +789,9 @@ struct Show: ParsableCommand {
     var channels: [ChannelTotals]
     /// Time in zone and training metrics, from the points.
     var training: TrainingJSON
+    /// Its points, events and laps that a damaged record made unreadable: left out of all the
+    /// above, and of its exports.
+    var unreadable: UnreadableRows
     var database: String
   }
 
@@ -815,7 +824,7 @@ struct Show: ParsableCommand {
       training: try TrainingJSON(
         store: store, sessionID: id, endTimer: summary.timer, events: events, laps: laps,
         firstActivity: summary.activity, ftp: ftp),
-      database: locations.database)
+      unreadable: try store.unreadableRows(sessionID: id), database: locations.database)
     if json {
       print(try ControlJSON.encode(detail, pretty: true))
       return
@@ -839,6 +848,9 @@ struct Show: ParsableCommand {
           + (rr.rmssdMilliseconds.map { ", RMSSD \(wholeNumberText($0)) ms" } ?? ""))
     }
     print("points \(s.points)")
+    if !detail.unreadable.isEmpty {
+      print("left out as unreadable (a damaged record): \(detail.unreadable.description)")
+    }
     if !detail.channels.isEmpty {
       print("\nsensor        seconds  share  average    maximum")
       for totals in detail.channels {

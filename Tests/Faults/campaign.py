@@ -592,6 +592,57 @@ def case_damaged_values(env, d):
         service.cleanup()
 
 
+def allow_null(d, table, columns):
+    """Lets NULL into `columns` of `table`, where the schema says NOT NULL, as a flipped type
+    byte does (an UPDATE cannot): the schema text is edited in place."""
+    db = connect(d, readonly=False)
+    try:
+        sql = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+        for column in columns:
+            sql, n = re.subn(r"(\b%s [A-Z]+) NOT NULL" % column, r"\1", sql, count=1)
+            if n != 1:
+                raise Fail("%s.%s is not NOT NULL in the schema" % (table, column))
+        db.execute("PRAGMA writable_schema = ON")
+        db.execute("UPDATE sqlite_master SET sql = ? WHERE name = ?", (sql, table))
+        db.execute("PRAGMA writable_schema = OFF")
+        db.commit()
+    finally:
+        db.close()
+
+
+def case_damaged_rows(env, d):
+    """NULLs where the schema says NOT NULL (a flipped type byte): the session row's state and
+    clock reading, a point's time, the last point's distance, its checkpoint unreadable. The
+    service started with nothing to resume, leaving the session neither resumed nor closed, and
+    failed to export it at every pass. Now it resumes, running, without the two seconds it
+    cannot place, says so, and exports and shows the rest."""
+    before = mid_ride(env, d)
+    session_id = before["sessionId"]
+    allow_null(d, "session", ["state", "clock_monotonic"])
+    allow_null(d, "point", ["wall", "distance"])
+    damage(d, ("UPDATE session SET state = NULL, clock_monotonic = NULL, snapshot = 'garbage' WHERE id = ?",
+               (session_id,)),
+           ("UPDATE point SET wall = NULL WHERE session_id = ? AND seq = 5", (session_id,)),
+           ("UPDATE point SET distance = NULL WHERE session_id = ? AND seq = "
+            "(SELECT MAX(seq) FROM point WHERE session_id = ?)", (session_id, session_id)))
+    service, s = resume_running(env, d, session_id)
+    try:
+        if not any("2 recorded seconds cannot be read" in line for line in service.log().splitlines()):
+            raise Fail("no log line says 2 recorded seconds cannot be read", service.tail())
+        wait_points(env, d, service, s.get("points", 0), timeout=10)
+        button(env, d, "stop")
+        wait_until("the exports' log lines", 20,
+                   lambda: sum("left out as unreadable: 1 point" in line for line in service.log().splitlines()) >= 2,
+                   service)
+        code, out = ctl(env, d, "show", str(session_id))
+        if code != 0 or "left out as unreadable (a damaged record): 1 point" not in out:
+            raise Fail("workoutctl show exited %s: %s" % (code, out[-300:]), service.tail())
+        return "session %d resumed running without 2 unreadable seconds, stopped, exported; show says 1 left out" % (
+            session_id)
+    finally:
+        service.cleanup()
+
+
 def case_readonly_database(env, d):
     """Case 3: the database belongs to root (0644), the service runs as nobody."""
     if os.geteuid() != 0:
@@ -782,6 +833,7 @@ CASES = [
     ("resume-multisport-activity-number-unreadable", case_multisport_activity_unreadable),
     ("resume-clock-reading-damaged", case_clock_reading_damaged),
     ("damaged-values-exported", case_damaged_values),
+    ("damaged-rows-resumed-and-exported", case_damaged_rows),
     ("readonly-database", case_readonly_database),
     ("newer-schema", case_newer_schema),
     ("unwritable-state-dir", case_unwritable_state_dir),

@@ -620,3 +620,127 @@ struct MultisportResumeTests {
     #expect(session.builder.totals.distance == live.builder.totals.distance)
   }
 }
+
+struct DamagedRowTests {
+  /// NULLs where the schema says NOT NULL, in the session row, a point, an event and a lap:
+  /// the service started with nothing to resume, the session neither resumed nor closed, and
+  /// its exports and `show` failed. Rebuilt (its checkpoint unreadable too), it resumes in the
+  /// state its event log says, without the points and lap it cannot place, which are counted.
+  @Test func nullsWhereTheSchemaSaysNotNullStillResume() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    var h = try recordRide(into: store, seconds: 10)
+    var written = h.commands.count
+    func flush() throws {
+      try store.write(Array(h.commands[written...]), clock: testClock)
+      written = h.commands.count
+    }
+    var position = GeoPoint(latitude: 46.06, longitude: 14.5)
+    for _ in 0..<2 {
+      _ = h.press(.lap)
+      try flush()
+      for _ in 0..<10 {
+        h.ride(seconds: 1, speed: 6, heartRate: 150, from: &position)
+        try flush()
+      }
+    }
+    let before = try store.points(sessionID: 1)
+    #expect(try store.laps(sessionID: 1).count == 2)
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.write { db in
+      try allowNull(in: "session", ["state", "elapsed", "timer", "distance", "clock_monotonic", "uuid", "points"], db)
+      try allowNull(in: "point", ["wall", "distance"], db)
+      try allowNull(in: "event", ["wall"], db)
+      try allowNull(in: "lap", ["start_wall"], db)
+    }
+    try queue.close()
+    let damaging = try DatabaseQueue(path: dir.database)
+    try damaging.write { db in
+      try db.execute(
+        sql: """
+          UPDATE session SET snapshot = 'x', state = NULL, elapsed = NULL, timer = NULL, distance = NULL,
+            clock_monotonic = NULL, uuid = NULL, points = NULL
+          """)
+      try db.execute(sql: "UPDATE point SET wall = NULL WHERE seq = 3")
+      try db.execute(sql: "UPDATE point SET distance = NULL WHERE seq = (SELECT MAX(seq) FROM point)")
+      try db.execute(sql: "UPDATE event SET wall = NULL WHERE id = (SELECT MIN(id) FROM event WHERE kind = 'lap')")
+      try db.execute(sql: "UPDATE lap SET start_wall = NULL WHERE number = 1")
+    }
+    try damaging.close()
+
+    let resumed = try resumable(store)
+    guard case .rebuilt = resumed.basis else {
+      Issue.record("expected a rebuild, got \(resumed.basis)")
+      return
+    }
+    #expect(resumed.session.state == .running, "its event log says running")
+    #expect(resumed.unreadablePoints == 2)
+    let readable = try store.points(sessionID: 1)
+    #expect(readable.map(\.seq) == before.map(\.seq).filter { $0 != 3 && $0 != before.last?.seq })
+    // The next second takes the unreadable last one's place (a row that cannot be placed).
+    #expect(resumed.session.builder.pointCount == (readable.last?.seq ?? 0) + 1)
+    #expect(resumed.lastPoint?.sequence == readable.last?.seq)
+    #expect(resumed.session.builder.totals.distance == readable.last?.distance)
+    #expect(try store.unreadableRows(sessionID: 1) == UnreadableRows(points: 2, events: 1, laps: 1))
+    #expect(try store.laps(sessionID: 1).map(\.number) == [2])
+    #expect(try store.events(sessionID: 1).filter { $0.kind == "lap" }.count == 1)
+    let record = try #require(try store.session(id: 1))
+    #expect(record.state == "" && record.uuid == "" && record.points == 0 && record.clockMonotonic.isNaN)
+    #expect(UnreadableRows(points: 2, events: 1).description == "2 points, 1 event")
+  }
+
+  /// An ended session whose row's state is NULL is found among the unfinished (its state is
+  /// not "ended"); its event log says it ended: it is closed again, its summary and points
+  /// kept, never resumed.
+  @Test func anEndedSessionWhoseStateIsNullStaysEnded() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    try recordRide(into: store, seconds: 5, stop: true)
+    let summary = try #require(try store.session(id: 1)?.summary)
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.write { db in try allowNull(in: "session", ["state"], db) }
+    try queue.close()
+    let damaging = try DatabaseQueue(path: dir.database)
+    try damaging.write { db in try db.execute(sql: "UPDATE session SET state = NULL") }
+    try damaging.close()
+    let unfinished = try store.unfinishedSessions()
+    guard case .unresumable(let id, let state, let reason)? = unfinished.first, unfinished.count == 1 else {
+      Issue.record("expected one unresumable session, got \(unfinished)")
+      return
+    }
+    #expect(state == "ended" && reason.contains("its event log says it ended"))
+    try store.closeUnresumable(sessionID: id, state: state, reason: reason, clock: testClock)
+    #expect(try store.unfinishedSessions().isEmpty)
+    let record = try #require(try store.session(id: 1))
+    #expect(record.state == "ended" && record.summary == summary)
+    #expect(try store.pointCount(sessionID: 1) == 5)
+  }
+
+  /// The session row's figures and clock reading NULL, its checkpoint readable: it resumes from
+  /// the checkpoint, with the checkpoint's figures; the time away is unknown.
+  @Test func aSessionRowsNullsResumeFromItsCheckpoint() throws {
+    let dir = TemporaryDirectory()
+    let expected = try upgradeFixture("running-v3", into: dir)
+    do { _ = try WorkoutStore.open(at: dir.database, wallNow: 0) }
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.write { db in
+      try allowNull(in: "session", ["activity", "opened_wall", "distance", "clock_wall", "clock_epoch"], db)
+    }
+    try queue.close()
+    let damaging = try DatabaseQueue(path: dir.database)
+    try damaging.write { db in
+      try db.execute(
+        sql:
+          "UPDATE session SET activity = NULL, opened_wall = NULL, distance = NULL, clock_wall = NULL, clock_epoch = NULL"
+      )
+    }
+    try damaging.close()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let resumed = try resumable(store)
+    #expect(resumed.basis == .checkpoint)
+    #expect(resumed.session.state.rawValue == expected.state)
+    #expect(abs(resumed.session.builder.totals.distance - expected.distance) < 1e-6)
+    #expect(resumed.unreadablePoints == 0)
+    #expect(RecoveryGap.between(resumed.lastCommit, and: testClock).seconds == nil)
+  }
+}
