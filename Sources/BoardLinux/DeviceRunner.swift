@@ -42,6 +42,13 @@ struct DeviceReporter {
     sink.post(.device(DeviceStatus(device: device, condition: .available, detail: detail)))
   }
 
+  /// A device that is still connected and working in part is failing (a sensor whose wheel or
+  /// crank pairs are all refused, its other values still recorded); `available` again ends it.
+  /// Posted once per change, as every condition is.
+  mutating func failing(_ detail: String) {
+    post(.failing, detail)
+  }
+
   mutating func beginAttempt() {
     workedThisAttempt = false
   }

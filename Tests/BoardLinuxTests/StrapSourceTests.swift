@@ -18,6 +18,9 @@ private final class Collector: InputSink, Sendable {
   var all: [EngineInput] { inputs.withLock { $0 } }
   var heartRates: [Int] { all.compactMap { if case .reading(.heartRate(let bpm)) = $0 { bpm } else { nil } } }
   var statuses: [DeviceStatus] { all.compactMap { if case .device(let s) = $0 { s } else { nil } } }
+  var wheelSpeeds: [Double] {
+    all.compactMap { if case .reading(.wheelSpeed(let speed, _)) = $0 { speed } else { nil } }
+  }
 
   /// Waits up to `seconds` for `condition` to hold.
   func wait(_ seconds: Double = 10, until condition: (Collector) -> Bool) -> Bool {
@@ -45,13 +48,16 @@ private final class ScriptedSensor: @unchecked Sendable {
   private let descriptor: Int32
   private var peer: GATTTestPeer
   private let behaviour: Behaviour
+  /// The characteristic the payloads are notified on.
+  private let measurement: BluetoothUUID
   private let stopped = Atomic<Bool>(false)
   private var thread: Thread?
 
-  init(descriptor: Int32, peer: GATTTestPeer, behaviour: Behaviour) {
+  init(descriptor: Int32, peer: GATTTestPeer, behaviour: Behaviour, measurement: BluetoothUUID) {
     self.descriptor = descriptor
     self.peer = peer
     self.behaviour = behaviour
+    self.measurement = measurement
   }
 
   func start() {
@@ -110,7 +116,7 @@ private final class ScriptedSensor: @unchecked Sendable {
   }
 
   private func notify(_ payload: [UInt8]) {
-    let pdu = peer.notification(.heartRateMeasurement, payload)
+    let pdu = peer.notification(measurement, payload)
     _ = pdu.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
   }
 }
@@ -119,9 +125,18 @@ private final class ScriptedSensor: @unchecked Sendable {
 private final class SensorFactory: @unchecked Sendable {
   private let lock = Mutex<[ScriptedSensor]>([])
   private let makeBehaviour: @Sendable (Int) -> ScriptedSensor.Behaviour
+  private let peer: @Sendable () -> GATTTestPeer
+  private let measurement: BluetoothUUID
   let connects = Atomic<Int>(0)
 
-  init(_ makeBehaviour: @escaping @Sendable (Int) -> ScriptedSensor.Behaviour) {
+  /// Sensors like `peer` (a heart-rate strap unless said), notifying on `measurement`.
+  init(
+    peer: @escaping @Sendable () -> GATTTestPeer = { .heartRateStrap() },
+    measurement: BluetoothUUID = .heartRateMeasurement,
+    _ makeBehaviour: @escaping @Sendable (Int) -> ScriptedSensor.Behaviour
+  ) {
+    self.peer = peer
+    self.measurement = measurement
     self.makeBehaviour = makeBehaviour
   }
 
@@ -132,7 +147,8 @@ private final class SensorFactory: @unchecked Sendable {
     }
     _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
     let attempt = connects.add(1, ordering: .relaxed).newValue
-    let sensor = ScriptedSensor(descriptor: pair[1], peer: .heartRateStrap(), behaviour: makeBehaviour(attempt))
+    let sensor = ScriptedSensor(
+      descriptor: pair[1], peer: peer(), behaviour: makeBehaviour(attempt), measurement: measurement)
     lock.withLock { $0.append(sensor) }
     sensor.start()
     return ATTBearer(adopting: pair[0])
@@ -276,6 +292,65 @@ struct StrapSourceTests {
       #expect(sink.heartRates.first == 150)
       #expect(Set(sink.heartRates) == [150])
     }
+  }
+
+  /// A speed sensor whose wheel counter is broken: every pair is a jump of half the counter's
+  /// range, refused (a speed of millions of km/h), and it gave no speed and no word. Five in a
+  /// row make it failing, while it stays connected; plausible pairs make it available again.
+  @Test func aSpeedSensorWhoseEveryPairIsRefusedIsFailingUntilItsPairsAreGoodAgain() {
+    func wheel(_ revolutions: UInt32, _ eventTime: UInt16) -> [UInt8] {
+      let r = revolutions
+      let t = eventTime
+      let bytes: [UInt8] = [
+        0x01, UInt8(r & 0xFF), UInt8(r >> 8 & 0xFF), UInt8(r >> 16 & 0xFF), UInt8(r >> 24), UInt8(t & 0xFF),
+        UInt8(t >> 8),
+      ]
+      return bytes
+    }
+    // One second (1024/1024 s) apart: half the counter in a second, five times after the first
+    // (a reference), then one revolution a second (2.105 m/s).
+    var broken: [[UInt8]] = []
+    for n in 0..<6 {
+      let revolutions: UInt32 = n % 2 == 0 ? 0 : 0x8000_0000
+      broken.append(wheel(revolutions, UInt16(1024 * (n + 1))))
+    }
+    var good: [[UInt8]] = []
+    for n in 1...3 {
+      good.append(wheel(0x8000_0000 + UInt32(n), UInt16(1024 * (6 + n))))
+    }
+    let payloads = broken + good
+    let factory = SensorFactory(
+      peer: {
+        GATTTestPeer([
+          GATTTestPeer.Service(
+            .cyclingSpeedAndCadenceService, [GATTTestPeer.Characteristic(.cscMeasurement, [.notify])]),
+          GATTTestPeer.Service(
+            .batteryService, [GATTTestPeer.Characteristic(.batteryLevel, [.read, .notify], value: [90])]),
+        ])
+      }, measurement: .cscMeasurement
+    ) { _ in .notify(payloads, interval: 0.02) }
+    let sink = Collector()
+    let sensor = StrapSource(
+      settings: StrapSettings(
+        address: address, device: .speedCadenceSensor, backoff: Backoff(initial: 0.05, maximum: 0.2))
+    ) { _, _ throws(SystemError) in try factory.connect() }
+    sensor.start(sink: sink)
+    defer {
+      sensor.stop()
+      factory.stopAll()
+    }
+    #expect(sink.wait { $0.statuses.filter { $0.condition == .available }.count >= 2 })
+    let statuses = sink.statuses
+    #expect(Array(statuses.map(\.condition).prefix(3)) == [.available, .failing, .available], "\(statuses)")
+    let failing = statuses.first { $0.condition == .failing }
+    #expect(
+      failing?.detail.contains("5 wheel or crank pairs in a row refused (a wheel pair of ") == true,
+      "\(failing?.detail ?? "")")
+    #expect(failing?.detail.contains("(at most 100 km/h)): no speed or cadence from it") == true)
+    #expect(failing?.device == .speedCadenceSensor)
+    #expect(factory.connects.load(ordering: .relaxed) == 1, "still connected: its other values count")
+    #expect(sink.wheelSpeeds.allSatisfy { abs($0 - 2.105) < 1e-9 }, "\(sink.wheelSpeeds)")
+    #expect(!sink.wheelSpeeds.isEmpty)
   }
 
   @Test func aStrapThatCannotBeReachedIsAbsent() {

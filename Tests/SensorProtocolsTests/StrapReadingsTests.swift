@@ -103,10 +103,14 @@ struct StrapReadingsTests {
     // A counter reset (battery change) looks like a jump of 4 billion revolutions: rejected, no
     // distance, and the new reference.
     let reset = try pod.update(.cscMeasurement, [0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x0A], at: 3)
-    #expect(reset.readings.isEmpty && reset.rejected != nil)
+    #expect(reset.readings.isEmpty && !reset.pairUsed)
+    #expect(reset.refused?.counter == .wheel)
+    #expect(reset.refused?.description.hasPrefix("a wheel pair of ") == true)
+    #expect(reset.refused?.description.hasSuffix(" km/h (at most 100 km/h)") == true, "\(reset.refused!)")
     // The uint32 counter rolls over: 0xFFFFFFFF → 1 is 2 revolutions, here in 1024/1024 s.
     let rolled = try pod.update(.cscMeasurement, [0x01, 0x01, 0, 0, 0, 0x00, 0x0E], at: 4)
     #expect(rolled.readings == [.wheelSpeed(metersPerSecond: 2 * 2.105, distance: 2 * 2.105)])
+    #expect(rolled.pairUsed && rolled.refused == nil)
     // No new event for longer than 3 s: stopped, 0 m/s, no distance.
     #expect(
       try pod.update(.cscMeasurement, [0x01, 0x01, 0, 0, 0, 0x00, 0x0E], at: 8).readings == [

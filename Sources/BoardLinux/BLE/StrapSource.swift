@@ -75,6 +75,10 @@ public final class StrapSource: DeviceSource, Sendable {
 
 struct StrapSession {
   static let malformedLimit = 5
+  /// Wheel or crank pairs refused in a row (100 km/h, 250 rpm; see `RevolutionRejection`)
+  /// before the sensor is failing: one is a counter reset (a battery change), a run of them a
+  /// broken counter that gives no speed or cadence at all.
+  static let refusedPairLimit = 5
   let settings: StrapSettings
   let signal: StopSignal
   let connect: @Sendable (StrapSettings, StopSignal) throws(SystemError) -> ATTBearer?
@@ -103,6 +107,8 @@ struct StrapSession {
     var pending = client.start(now: lastHeard)
     var ready = false
     var malformed = 0
+    var refusedPairs = 0
+    var refusing = false
     /// Battery level, %, as last read or notified (shown in the sensor's status).
     var battery: Int?
     /// The status detail without the battery level, once ready.
@@ -131,6 +137,21 @@ struct StrapSession {
               if ready { reporter.availableDetail(described + "; battery \(percent) %)") }
             }
             malformed = 0
+            if let refused = result.refused {
+              refusedPairs += 1
+              if refusedPairs >= Self.refusedPairLimit, !refusing {
+                refusing = true
+                reporter.failing(
+                  "\(address): \(refusedPairs) wheel or crank pairs in a row refused (\(refused)): no speed or cadence from it; its other values are recorded"
+                )
+              }
+            } else if result.pairUsed {
+              refusedPairs = 0
+              if refusing {
+                refusing = false
+                reporter.available(described + (battery.map { "; battery \($0) %" } ?? "") + ")")
+              }
+            }
           } catch {
             // One bad value (malformed, or a heart rate or power no rider makes) is dropped, not
             // the sensor: the next one is usually fine. A run of them is a sensor this decoder

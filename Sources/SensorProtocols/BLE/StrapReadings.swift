@@ -15,7 +15,32 @@ public struct StrapReadings: Sendable {
     /// RR intervals in 1/1024 s, oldest first, exactly as sent.
     public var rrIntervals: [UInt16] = []
     /// A crank or wheel pair that was not used, and why.
-    public var rejected: RevolutionRejection?
+    public var refused: RefusedPair?
+    /// Whether a crank or wheel pair gave a speed or cadence (a stop included).
+    public var pairUsed = false
+  }
+
+  /// A wheel or crank (cumulative revolutions, event time) pair that gave no value.
+  public struct RefusedPair: Sendable, Hashable, CustomStringConvertible {
+    public enum Counter: String, Sendable, Hashable {
+      case wheel
+      case crank
+    }
+
+    public var counter: Counter
+    public var why: RevolutionRejection
+
+    /// "a wheel pair of 412 km/h (at most 100 km/h)", for a log line and status.
+    public var description: String {
+      switch (why, counter) {
+      case (.implausibleRate(let rate, let maximum), .wheel):
+        "a wheel pair of \(wholeNumberText(rate * 3.6)) km/h (at most \(wholeNumberText(maximum * 3.6)) km/h)"
+      case (.implausibleRate(let rate, let maximum), .crank):
+        "a crank pair of \(wholeNumberText(rate)) rpm (at most \(wholeNumberText(maximum)) rpm)"
+      case (.revolutionsWithoutEventTime(let delta), _):
+        "a \(counter.rawValue) pair of \(delta) revolutions with no new event time"
+      }
+    }
   }
 
   private var crank = CrankCadenceCalculator()!
@@ -100,18 +125,26 @@ public struct StrapReadings: Sendable {
 
   private func addWheel(_ reading: RevolutionReading, distance: Double, to result: inout Result) {
     switch reading {
-    case .value(let speed): result.readings.append(.wheelSpeed(metersPerSecond: speed, distance: distance))
-    case .stopped: result.readings.append(.wheelSpeed(metersPerSecond: 0, distance: 0))
-    case .rejected(let why): result.rejected = why
+    case .value(let speed):
+      result.readings.append(.wheelSpeed(metersPerSecond: speed, distance: distance))
+      result.pairUsed = true
+    case .stopped:
+      result.readings.append(.wheelSpeed(metersPerSecond: 0, distance: 0))
+      result.pairUsed = true
+    case .rejected(let why): result.refused = RefusedPair(counter: .wheel, why: why)
     case .baseline, .unchanged: break
     }
   }
 
   private func add(_ reading: RevolutionReading, to result: inout Result) {
     switch reading {
-    case .value(let rpm): result.readings.append(.cadence(rpm: rpm))
-    case .stopped: result.readings.append(.cadence(rpm: 0))
-    case .rejected(let why): result.rejected = why
+    case .value(let rpm):
+      result.readings.append(.cadence(rpm: rpm))
+      result.pairUsed = true
+    case .stopped:
+      result.readings.append(.cadence(rpm: 0))
+      result.pairUsed = true
+    case .rejected(let why): result.refused = RefusedPair(counter: .crank, why: why)
     case .baseline, .unchanged: break
     }
   }
