@@ -12,6 +12,7 @@ if nothing failed. Every wait has a timeout, and every process a case starts is 
 `finally`. Cases that need root (another user, a tmpfs) pass as `skipped` when not root.
 
 Usage: Tests/Faults/campaign.py --bin DIR_WITH_WORKOUTD [--seed N] [--kills 100] [--only SUBSTR]
+       [--damage-sample N (0: every damaged column)]
 """
 import argparse
 import errno
@@ -643,6 +644,108 @@ def case_damaged_rows(env, d):
         service.cleanup()
 
 
+# Values no build writes, as a damaged card leaves them in a column (SQLite checks a page's
+# structure, not its values): each is tried in each column of the session's rows.
+DAMAGE_VALUES = {"inf": float("inf"), "-1e300": -1e300, "1e300": 1e300, "text": "zz", "null": None,
+                 "2^62": 2 ** 62}
+# Columns a row is found by, or that the checkpoint cases already cover.
+DAMAGE_KEYS = {"id", "session_id", "snapshot", "snapshot_version", "summary"}
+
+
+def damage_combinations(d):
+    """Every (mode, table, column, value) of the damage sweep over the database in `d`; mode
+    "checkpoint" keeps the resume checkpoint, "rebuild" makes it unreadable too."""
+    db = connect(d)
+    try:
+        # Not the primary key's columns either: one value in all of a session's rows would be
+        # a duplicate key, which no damage to one row makes.
+        columns = [(table, row[1]) for table in ("session", "event", "point", "lap")
+                   for row in db.execute("PRAGMA table_info(%s)" % table)
+                   if row[1] not in DAMAGE_KEYS and not row[5]]
+    finally:
+        db.close()
+    return [(mode, table, column, value) for mode in ("checkpoint", "rebuild") for table, column in columns
+            for value in sorted(DAMAGE_VALUES)]
+
+
+def damaged_column_run(env, base, session_id, combination):
+    """Starts the service on a copy of `base` with one column of the session's rows damaged:
+    it must come up, resume the session or close it with a word, answer `status`, stop it and
+    export it, and `workoutctl show` must read it. Returns what went wrong, or None."""
+    mode, table, column, value_name = combination
+    value = DAMAGE_VALUES[value_name]
+    d = env.case_dir("damaged-column")
+    shutil.rmtree(os.path.join(d, "state"))
+    shutil.copytree(os.path.join(base, "state"), os.path.join(d, "state"))
+    db = connect(d)
+    try:
+        notnull = any(row[1] == column and row[3] for row in db.execute("PRAGMA table_info(%s)" % table))
+    finally:
+        db.close()
+    if value is None and notnull:
+        allow_null(d, table, [column])
+    statements = [("UPDATE %s SET %s = ? WHERE %s = ?" % (table, column, "id" if table == "session" else "session_id"),
+                   (value, session_id))]
+    if mode == "rebuild":
+        statements.append(("UPDATE session SET snapshot = 'garbage' WHERE id = ?", (session_id,)))
+    damage(d, *statements)
+    service = Service(env, d)
+    try:
+        service.wait_ready(timeout=15)
+        s = wait_until("status", 10, lambda: status(env, d), service)
+        if s.get("sessionId") != session_id and "cannot be resumed" not in service.log():
+            return "neither resumed nor closed (state %s)" % s.get("state")
+        code, out = ctl(env, d, "show", str(session_id))
+        if code != 0:
+            return "workoutctl show exited %s: %s" % (code, out.strip().splitlines()[-1:])
+        if s.get("sessionId") == session_id:
+            code, out = ctl(env, d, "stop")
+            wait_until("the exports", 15, lambda: any(
+                "exported session %d" % session_id in line or "cannot export" in line
+                for line in service.log().splitlines()) or None, service)
+        if not service.running():
+            return "workoutd exited %s" % service.proc.returncode
+        bad = [line for line in service.log().splitlines()
+               if "Fatal error" in line or "cannot read" in line or "cannot export" in line]
+        return "log: %s" % bad[0][-200:] if bad else None
+    except Fail as failure:
+        return failure.detail
+    finally:
+        service.cleanup()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def case_damaged_columns(env, d):
+    """A sample of the damage sweep (all with --damage-sample 0): one column of a mid-ride
+    session's rows (session, events, points, laps) set to a value no build writes, its
+    checkpoint kept or unreadable. The sample is drawn from the campaign's seed."""
+    service = Service(env, d)
+    try:
+        service.wait_ready()
+        wait_points(env, d, service, 15)
+        code, out = ctl(env, d, "lap")
+        if code != 0:
+            raise Fail("workoutctl lap failed (%s): %s" % (code, out), service.tail())
+        before = wait_points(env, d, service, 30)
+        service.kill9()
+    finally:
+        service.cleanup()
+    combinations = damage_combinations(d)
+    sample = env.damage_sample
+    chosen = combinations if sample <= 0 or sample >= len(combinations) else \
+        random.Random(env.seed).sample(combinations, sample)
+    problems = []
+    for combination in chosen:
+        problem = damaged_column_run(env, d, before["sessionId"], combination)
+        if problem:
+            problems.append("%s %s.%s=%s: %s" % (combination + (problem,)))
+    if problems:
+        raise Fail("%d of %d damaged columns: %s" % (len(problems), len(chosen), "; ".join(problems[:3])), problems)
+    return "%d of the %d damaged columns (seed %d; %s ...): each resumed or closed, stopped, exported, shown" % (
+        len(chosen), len(combinations), env.seed,
+        ", ".join("%s %s.%s=%s" % c for c in chosen[:3]))
+
+
 def case_readonly_database(env, d):
     """Case 3: the database belongs to root (0644), the service runs as nobody."""
     if os.geteuid() != 0:
@@ -834,6 +937,7 @@ CASES = [
     ("resume-clock-reading-damaged", case_clock_reading_damaged),
     ("damaged-values-exported", case_damaged_values),
     ("damaged-rows-resumed-and-exported", case_damaged_rows),
+    ("damaged-columns-sample", case_damaged_columns),
     ("readonly-database", case_readonly_database),
     ("newer-schema", case_newer_schema),
     ("unwritable-state-dir", case_unwritable_state_dir),
@@ -852,6 +956,7 @@ class Campaign:
         self.started = time.monotonic()
         self.seed = options.seed
         self.kills = options.kills
+        self.damage_sample = options.damage_sample
         self.root = tempfile.mkdtemp(prefix="wdf-", dir="/tmp")
         os.chmod(self.root, 0o755)
         self.passed = self.failed = 0
@@ -915,6 +1020,8 @@ def main():
     parser.add_argument("--kills", type=int, default=100)
     parser.add_argument("--only", default=None, help="run only cases whose name contains this (kill9 for case 1)")
     parser.add_argument("--keep", action="store_true", help="keep the case directories")
+    parser.add_argument("--damage-sample", type=int, default=8,
+                        help="damaged columns tried by damaged-columns-sample (0: all of them, about 10 min)")
     options = parser.parse_args()
     if options.seed is None:
         options.seed = random.SystemRandom().randrange(1, 1 << 31)
