@@ -10,10 +10,10 @@
 /// Compatibility rule for future releases: `ResumeCheckpoint.format` names the JSON shape of
 /// `ActiveSession` and everything inside it. Change that shape (add, rename or retype a stored
 /// property of `ActiveSession`, `LiveBuilder`, `SessionMachine`, the trackers...) and bump the
-/// format; a test pins today's shape so that the bump is not forgotten. A binary reads only its
-/// own format: any other, or a checkpoint that does not decode, is ignored and the session is
-/// rebuilt from its events, points and laps. Nothing in a checkpoint may be needed that those
-/// rows cannot give back.
+/// format; `CheckpointShapeTests` pins each format's shape (`Tests/Fixtures/checkpoint/`) so that
+/// the bump is not forgotten. A binary reads only its own format: any other, or a checkpoint
+/// that does not decode, is ignored and the session is rebuilt from its events, points and
+/// laps. Nothing in a checkpoint may be needed that those rows cannot give back.
 public enum ResumeCheckpoint {
   /// 1: the synthesized Codable of `ActiveSession` as written by every release up to schema v3.
   public static let format = 1
