@@ -44,9 +44,19 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
   /// Whether a stop press was replayed; a ride without one is stopped a second after its last
   /// row, so it ends (and `--exit-at-end` exits) rather than running at its last instant.
   private var stopped = false
+  /// The receiver's fixes pass the filter the gpsd source applies (`FixQualityFilter`), so that
+  /// the simulated board runs the GPS the one way the real board does: a recorded position at
+  /// 0°, 0° (a device with no fix yet) or off the globe is a `gpsRejected`, not a fix; an
+  /// altitude or speed no receiver measures is dropped; a second fix of the same time is not
+  /// another epoch.
+  private var filter: FixQualityFilter
 
-  public init(header: ReplayRideHeader, rows: some ReplayRowSource, leadIn: Double = 6, countdown: Double = 3) {
+  public init(
+    header: ReplayRideHeader, rows: some ReplayRowSource, leadIn: Double = 6, countdown: Double = 3,
+    fixQuality: FixQualitySettings = FixQualitySettings()
+  ) {
     self.header = header
+    filter = FixQualityFilter(settings: fixQuality)
     self.leadIn = Swift.max(leadIn, countdown + 1).rounded(.up)
     self.countdown = countdown
     source = rows
@@ -54,8 +64,8 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
     // The lead-in waits where the ride starts: read ahead to its first position.
     while let row = source.nextRow() {
       lookahead.append(row)
-      if case .record(let record) = row, let latitude = record.latitude, let longitude = record.longitude {
-        lastPosition = GeoPoint(latitude: latitude, longitude: longitude)
+      if case .record(let record) = row, let position = Self.place(of: record) {
+        lastPosition = position
         lastAltitude = record.altitude
         lastRecord = record
         break
@@ -63,8 +73,10 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
     }
   }
 
-  public init(ride: ReplayRide, leadIn: Double = 6, countdown: Double = 3) {
-    self.init(header: ride.header, rows: ride.rows, leadIn: leadIn, countdown: countdown)
+  public init(
+    ride: ReplayRide, leadIn: Double = 6, countdown: Double = 3, fixQuality: FixQualitySettings = FixQualitySettings()
+  ) {
+    self.init(header: ride.header, rows: ride.rows, leadIn: leadIn, countdown: countdown, fixQuality: fixQuality)
   }
 
   /// The board time of the first step.
@@ -103,11 +115,15 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
         if press.request == .stop { stopped = true }
       case .record(let record):
         if let latitude = record.latitude, let longitude = record.longitude {
-          lastPosition = GeoPoint(latitude: latitude, longitude: longitude)
+          inputs += fix(
+            at: record.time, GeoPoint(latitude: latitude, longitude: longitude), altitude: record.altitude,
+            speed: record.speed)
+          hadFix = true
+        }
+        if let position = Self.place(of: record) {
+          lastPosition = position
           lastAltitude = record.altitude
           lastRecord = record
-          inputs.append(fix(at: record.time, lastPosition!, altitude: record.altitude, speed: record.speed))
-          hadFix = true
         }
         if let altitude = record.altitude, let pressure = BarometricAltitude.pressure(altitude: altitude) {
           inputs.append(.reading(.barometer(pressure: pressure, temperature: nil)))
@@ -121,19 +137,21 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
     if !hadFix, let between = riddenThrough(at: stepTime) {
       // No record for this second, but the rider rode on: what the receiver and the strap
       // said meanwhile, on the straight line between the records either side.
-      inputs.insert(fix(at: stepTime, between.position, altitude: between.altitude, speed: between.speed), at: 0)
+      var first = fix(at: stepTime, between.position, altitude: between.altitude, speed: between.speed)
       if let altitude = between.altitude, let pressure = BarometricAltitude.pressure(altitude: altitude) {
-        inputs.insert(.reading(.barometer(pressure: pressure, temperature: nil)), at: 1)
+        first.append(.reading(.barometer(pressure: pressure, temperature: nil)))
       }
+      inputs.insert(contentsOf: first, at: 0)
       if let bpm = between.heartRate { inputs.append(.reading(.heartRate(bpm: bpm))) }
       if let watts = between.power { inputs.append(.reading(.power(watts: watts))) }
     } else if !hadFix, let position = lastPosition {
       // No record for this second: the rider stands still where they were, and the barometer
       // goes on reading the same air.
-      inputs.insert(fix(at: stepTime, position, altitude: lastAltitude, speed: 0), at: 0)
+      var first = fix(at: stepTime, position, altitude: lastAltitude, speed: 0)
       if let altitude = lastAltitude, let pressure = BarometricAltitude.pressure(altitude: altitude) {
-        inputs.insert(.reading(.barometer(pressure: pressure, temperature: nil)), at: 1)
+        first.append(.reading(.barometer(pressure: pressure, temperature: nil)))
       }
+      inputs.insert(contentsOf: first, at: 0)
     }
     return ReplayStep(time: stepTime, inputs: inputs)
   }
@@ -174,7 +192,7 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
         guard let row = source.nextRow() else { return nil }
         lookahead.append(row)
       }
-      if case .record(let record) = lookahead[index], record.latitude != nil, record.longitude != nil {
+      if case .record(let record) = lookahead[index], Self.place(of: record) != nil {
         return record
       }
       index += 1
@@ -182,11 +200,26 @@ public struct ReplaySchedule: Sequence, IteratorProtocol {
     return nil
   }
 
-  private func fix(at time: Double, _ position: GeoPoint, altitude: Double?, speed: Double?) -> EngineInput {
-    .reading(
-      .gps(
-        GPSFix(
-          dimension: altitude == nil ? .twoD : .threeD, time: header.startWall + time,
-          latitude: position.latitude, longitude: position.longitude, altitude: altitude, speed: speed)))
+  /// Where a record puts the rider: its position, unless it has none or it is 0°, 0° (what a
+  /// device writes before its first fix), which the filter refuses and no standstill or ridden
+  /// gap may start or end at.
+  static func place(of record: ReplayRide.Record) -> GeoPoint? {
+    guard let latitude = record.latitude, let longitude = record.longitude, latitude != 0 || longitude != 0 else {
+      return nil
+    }
+    return GeoPoint(latitude: latitude, longitude: longitude)
+  }
+
+  /// The receiver's report of a position: the fix the filter passes on, or why it refuses it
+  /// (nothing for a second report of the same epoch, which the gpsd source merges into it).
+  private mutating func fix(at time: Double, _ position: GeoPoint, altitude: Double?, speed: Double?) -> [EngineInput] {
+    let fix = GPSFix(
+      dimension: altitude == nil ? .twoD : .threeD, time: header.startWall + time,
+      latitude: position.latitude, longitude: position.longitude, altitude: altitude, speed: speed)
+    switch filter.evaluate(fix) {
+    case .accepted(let clean): return [.reading(.gps(clean))]
+    case .rejected(.repeatedTime): return []
+    case .rejected(let reason): return [.reading(.gpsRejected(reason))]
+    }
   }
 }

@@ -10,6 +10,7 @@ public final class SimulatedRide: DeviceSource {
   private let clock: SimulatedClock
   private let ridePath: String
   private let countdown: Double
+  private let fixQuality: FixQualitySettings
   private let skipsMissedSteps: Bool
   private let stopRequests = InputQueue<Bool>()
   private struct State {
@@ -20,10 +21,15 @@ public final class SimulatedRide: DeviceSource {
 
   /// `resumingWorld`: the world existed before this start, so what happened while the service
   /// was away is skipped; a new world is replayed from its first step.
-  public init(ridePath: String, clock: SimulatedClock, countdown: Double, resumingWorld: Bool) {
+  /// `fixQuality`: the GPS filter's settings, as the real board's gpsd source has them.
+  public init(
+    ridePath: String, clock: SimulatedClock, countdown: Double, resumingWorld: Bool,
+    fixQuality: FixQualitySettings = FixQualitySettings()
+  ) {
     self.ridePath = ridePath
     self.clock = clock
     self.countdown = countdown
+    self.fixQuality = fixQuality
     skipsMissedSteps = resumingWorld
     name = "simulated ride \((ridePath as NSString).lastPathComponent) at \(clock.world.speed)×"
   }
@@ -61,7 +67,7 @@ public final class SimulatedRide: DeviceSource {
       sink.post(.device(DeviceStatus(device: .simulation, condition: .failing, detail: "\(error)")))
       return
     }
-    var schedule = ReplaySchedule(header: reader.header, rows: reader, countdown: countdown)
+    var schedule = ReplaySchedule(header: reader.header, rows: reader, countdown: countdown, fixQuality: fixQuality)
     let startedAt = clock.worldTime()
     var skipped = 0
     while let step = schedule.next() {

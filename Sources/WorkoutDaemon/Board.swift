@@ -76,6 +76,8 @@ final class SimulatedBoard: Board {
           "no ride to replay: set [sim] ride, or install the bundled one (looked in \(BundledRide.candidates().joined(separator: ", ")))",
         exitCode: ServiceExit.badConfiguration)
     }
+    // The replayed receiver's fixes pass the gpsd source's filter, set as the real board's is.
+    let fixQuality = configuration.gps.fixQuality
     // Read the whole file once now, so a malformed row is a start-up error with its line.
     let ride: ReplayRideHeader
     let schedule: ReplaySchedule
@@ -87,7 +89,8 @@ final class SimulatedBoard: Board {
           .notice, "\(ridePath) has no start press: nothing is recorded unless a session is started (workoutctl start)")
       }
       schedule = ReplaySchedule(
-        header: ride, rows: try ReplayRideReader(path: ridePath), countdown: configuration.countdown)
+        header: ride, rows: try ReplayRideReader(path: ridePath), countdown: configuration.countdown,
+        fixQuality: fixQuality)
     } catch {
       throw BoardSetupError(message: "cannot replay \(ridePath): \(error)", exitCode: ServiceExit.badConfiguration)
     }
@@ -114,7 +117,8 @@ final class SimulatedBoard: Board {
     clock = simClock
     if !resumed { firstTick = schedule.startTime }
     let replay = SimulatedRide(
-      ridePath: ridePath, clock: simClock, countdown: configuration.countdown, resumingWorld: resumed)
+      ridePath: ridePath, clock: simClock, countdown: configuration.countdown, resumingWorld: resumed,
+      fixQuality: fixQuality)
     threaded = replay
     devices = [replay]
     log(

@@ -54,6 +54,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var fixLostAfter = 5.0
     /// Step the system clock to GPS time once it is trusted (needs CAP_SYS_TIME).
     public var setSystemClock = false
+
+    /// The fix filter's settings, for the gpsd source and the simulated board's receiver alike.
+    public var fixQuality: FixQualitySettings { FixQualitySettings(maxHorizontalError: maxHorizontalError) }
   }
 
   // [buttons], [led], [barometer]: off unless configured.

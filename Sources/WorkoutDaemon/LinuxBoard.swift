@@ -17,7 +17,7 @@ struct LinuxBoardDevices {
         GPSDSource(
           settings: GPSDSourceSettings(
             host: configuration.gps.host, port: configuration.gps.port,
-            quality: FixQualitySettings(maxHorizontalError: configuration.gps.maxHorizontalError)),
+            quality: configuration.gps.fixQuality),
           reading: .byEngine))
     }
     let buttons = configuration.buttons
