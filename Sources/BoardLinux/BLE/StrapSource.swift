@@ -113,6 +113,8 @@ struct StrapSession {
     var battery: Int?
     /// The status detail without the battery level, once ready.
     var described = "\(address)"
+    /// What status says of it while available: its link, characteristics and battery.
+    func availableDetail() -> String { described + (battery.map { "; battery \($0) %" } ?? "") + ")" }
     while true {
       for output in pending {
         switch output {
@@ -124,7 +126,7 @@ struct StrapSession {
           ready = true
           let kinds = summary.subscribed.keys.map(\.characteristic.description).sorted().joined(separator: ", ")
           described = "\(address) (ATT MTU \(summary.mtu); \(kinds)"
-          reporter.available(described + (battery.map { "; battery \($0) %" } ?? "") + ")")
+          reporter.available(availableDetail())
         case .value(let id, let value, _):
           let now = SystemClocks.monotonic()
           do {
@@ -134,7 +136,7 @@ struct StrapSession {
             if let percent = result.batteryPercent, percent != battery {
               battery = percent
               // A later level (notified, or read after the status) shows in status as it changes.
-              if ready { reporter.availableDetail(described + "; battery \(percent) %)") }
+              if ready { reporter.availableDetail(availableDetail()) }
             }
             malformed = 0
             if let refused = result.refused {
@@ -149,7 +151,7 @@ struct StrapSession {
               refusedPairs = 0
               if refusing {
                 refusing = false
-                reporter.available(described + (battery.map { "; battery \($0) %" } ?? "") + ")")
+                reporter.available(availableDetail())
               }
             }
           } catch {
