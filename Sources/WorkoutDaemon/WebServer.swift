@@ -536,6 +536,8 @@ final class WebServer: @unchecked Sendable {
     var training: TrainingJSON
     var samples: Samples
     var formats: [String]
+    /// Its rows a damaged record made unreadable, left out of all of the above (as `show` says).
+    var unreadable: UnreadableRows
 
     struct Samples: Encodable {
       var timer: [Double] = []
@@ -582,7 +584,7 @@ final class WebServer: @unchecked Sendable {
       }
       let ride = RideJSON(
         session: summary, laps: laps, events: events, training: training, samples: samples,
-        formats: ExportFormat.allCases.map(\.rawValue))
+        formats: ExportFormat.allCases.map(\.rawValue), unreadable: try reader.unreadableRows(sessionID: id))
       return .json(200, try ControlJSON.encode(ride))
     } catch {
       return .error(503, "cannot read session \(id): \(error)")

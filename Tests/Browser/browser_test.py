@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -295,6 +296,17 @@ def main():
             for words in ("drink 250 ml at", "legs heavy &lt;b&gt;", "RPE 7 (very hard)", "mood slightly pleasant"):
                 assert words in desc, f"{words!r} not in the GPX's desc: {desc!r}"
 
+        def a_damaged_second_is_told():
+            # A flipped type byte leaves text where a point's time must be: the ride page leaves
+            # that second out and says so.
+            db = sqlite3.connect(os.path.join(state, "workoutd.db"), timeout=10)
+            with db:
+                db.execute("UPDATE point SET wall = 'x' WHERE session_id = 1 AND seq = 2")
+            db.close()
+            browser.script("window.loadRide(1)")
+            wait_for("the left-out row on the ride page", 15,
+                     lambda: "1 point unreadable (a damaged record)" in browser.text("#ride-body"))
+
         step("refused without pairing", refused_without_pairing)
         step("pairs from the URL workoutctl pair prints", pairs_from_the_printed_url)
         step("the figures change", figures_change)
@@ -304,6 +316,7 @@ def main():
         step("stop needs a confirm", stop_needs_a_confirm)
         step("the link drops and comes back", the_link_drops_and_comes_back)
         step("the ride page", the_ride_page)
+        step("a damaged second is told on the ride page", a_damaged_second_is_told)
     except Exception:
         pass
     finally:

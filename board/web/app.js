@@ -346,6 +346,14 @@ window.loadRide = async function (id) {
     ["Ascent", fmt(s.ascent, 0) + " m"], ["Avg / max HR", fmt(s.averageHeartRate, 0) + " / " + fmt(s.maxHeartRate, 0)],
     ["Avg power / NP", fmt(ride.training.metrics.averagePower, 0) + " / " + fmt(ride.training.metrics.normalizedPower, 0) + " W"],
   ]) { const tr = el("tr"); tr.append(el("td", {}, label), el("td", {}, value)); summary.append(tr); }
+  // Rows a damaged record made unreadable are left out of everything here: the rider is told.
+  const unreadable = [["point", ride.unreadable.points], ["event", ride.unreadable.events], ["lap", ride.unreadable.laps]]
+    .filter(([, n]) => n > 0).map(([what, n]) => n + " " + what + (n === 1 ? "" : "s"));
+  if (unreadable.length) {
+    const tr = el("tr", { class: "unreadable" });
+    tr.append(el("td", {}, "Left out"), el("td", {}, unreadable.join(", ") + " unreadable (a damaged record)"));
+    summary.append(tr);
+  }
   const downloads = el("p", { class: "downloads" });
   for (const format of ride.formats) {
     downloads.append(el("a", { href: "/api/sessions/" + s.id + "/file." + format, "data-format": format, download: "" }, format.toUpperCase()));
