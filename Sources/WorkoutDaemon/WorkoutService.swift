@@ -236,13 +236,15 @@ public enum WorkoutService {
               "session \(session.session.id): resume checkpoint unreadable (\(reason)); rebuilt it from its events and points"
             )
           }
-          if session.unreadablePoints > 0 {
-            log(
-              .warning,
-              "session \(session.session.id): \(session.unreadablePoints) recorded second\(session.unreadablePoints == 1 ? "" : "s") cannot be read (a damaged record) and \(session.unreadablePoints == 1 ? "is" : "are") left out of its figures; the rest is resumed"
-            )
-          }
           resumable.append(session)
+        case .ended(let id):
+          log(
+            .warning,
+            "session \(id): its row's state cannot be read (a damaged record); its event log says it ended: marked ended again"
+          )
+          do { try store.markEnded(sessionID: id) } catch {
+            log(.error, "cannot mark session \(id) ended: \(error)")
+          }
         case .unresumable(let id, let state, let reason):
           log(.error, "session \(id) cannot be resumed (\(reason)): closing it; its points and events are kept")
           do {
@@ -265,7 +267,8 @@ public enum WorkoutService {
     }
     let gap = RecoveryGap.between(latest.lastCommit, and: now)
     return SessionEngine.resuming(
-      latest.session, settings: settings, nextSessionID: nextID, gap: gap, at: now.moment, lastPoint: latest.lastPoint)
+      latest.session, settings: settings, nextSessionID: nextID, gap: gap, at: now.moment, lastPoint: latest.lastPoint,
+      unreadable: latest.unreadable)
   }
 
   private static func groupID(_ name: String?) throws(SystemError) -> gid_t? {

@@ -156,8 +156,7 @@ extension EventRecord {
   }
 
   /// The condition under which an event row can be placed and told: a time and a kind.
-  static let readableSQL =
-    "typeof(wall) IN ('real', 'integer') AND typeof(monotonic) IN ('real', 'integer') AND typeof(kind) = 'text'"
+  static let readableSQL = ReadableColumns.condition(numbers: ["wall", "monotonic"], texts: ["kind"])
 }
 
 /// A row of `point`: one recorded second. A point whose place in the ride cannot be read
@@ -326,11 +325,8 @@ extension PointRecord {
   /// page's structure, not its values) is a second that cannot be read: it is left out, and
   /// counted where the rider is told, rather than an error that loses the whole ride's resume
   /// and exports (a NULL) or a second placed in 1970 at distance 0 (text reads as 0).
-  static let readableSQL = """
-    typeof(seq) = 'integer' AND typeof(wall) IN ('real', 'integer') AND typeof(monotonic) IN ('real', 'integer') \
-    AND typeof(elapsed) IN ('real', 'integer') AND typeof(timer) IN ('real', 'integer') \
-    AND typeof(distance) IN ('real', 'integer')
-    """
+  static let readableSQL = ReadableColumns.condition(
+    integers: ["seq"], numbers: ["wall", "monotonic", "elapsed", "timer", "distance"])
 
   /// Read column by column rather than through `Decodable`: exports and the ride page read
   /// every point of a session, and the generic path (a coding key made from each column's name,
@@ -443,8 +439,7 @@ extension LapRecord {
   }
 
   /// The condition under which a lap row can be placed: its number and times are numbers.
-  static let readableSQL =
-    "typeof(number) = 'integer' AND typeof(start_wall) IN ('real', 'integer') AND typeof(end_wall) IN ('real', 'integer')"
+  static let readableSQL = ReadableColumns.condition(integers: ["number"], numbers: ["start_wall", "end_wall"])
 
   /// The lap's totals as far as the row keeps them (counts and sums of samples are not kept).
   var summary: LapSummary {
@@ -526,4 +521,14 @@ public struct WebClientRecord: Codable, Sendable, Hashable, FetchableRecord, Mut
   }
 
   public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// The SQL condition under which a row of a damaged record can still be placed: each named
+/// column holds what its type says. SQLite checks a page's structure, not its values, so a
+/// flipped type byte can leave a NULL or text where the schema says a number.
+enum ReadableColumns {
+  static func condition(integers: [String] = [], numbers: [String] = [], texts: [String] = []) -> String {
+    (integers.map { "typeof(\($0)) = 'integer'" } + numbers.map { "typeof(\($0)) IN ('real', 'integer')" }
+      + texts.map { "typeof(\($0)) = 'text'" }).joined(separator: " AND ")
+  }
 }

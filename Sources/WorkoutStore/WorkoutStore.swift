@@ -112,29 +112,10 @@ public struct ResumableSession: Sendable {
   /// Its last recorded point, for status.
   public var lastPoint: TrackPoint?
   public var basis: ResumeBasis
-  /// Points after its checkpoint (or all, rebuilt) that could not be read and are left out.
-  public var unreadablePoints = 0
-}
-
-/// A session's rows that a damaged record made unreadable (see `PointRecord.readableSQL`).
-public struct UnreadableRows: Sendable, Hashable, Codable {
-  public var points = 0
-  public var events = 0
-  public var laps = 0
-
-  public init(points: Int = 0, events: Int = 0, laps: Int = 0) {
-    self.points = points
-    self.events = events
-    self.laps = laps
-  }
-
-  public var isEmpty: Bool { points == 0 && events == 0 && laps == 0 }
-
-  /// "2 points, 1 event": what cannot be read, for a log line or `show`.
-  public var description: String {
-    [(points, "point"), (events, "event"), (laps, "lap")].filter { $0.0 > 0 }
-      .map { "\($0.0) \($0.1)\($0.0 == 1 ? "" : "s")" }.joined(separator: ", ")
-  }
+  /// The rows this resume read that cannot be placed and are left out: the points after its
+  /// checkpoint (all its points when rebuilt), and, when rebuilt, its laps and events. Each is
+  /// so counted once: the resume saves a checkpoint past them.
+  public var unreadable = UnreadableRows()
 }
 
 /// An unfinished session as the store found it.
@@ -143,6 +124,10 @@ public enum UnfinishedSession: Sendable {
   /// Neither its checkpoint nor its record could be read back: it is to be closed, its rows
   /// kept (`closeUnresumable`).
   case unresumable(sessionID: Int64, state: String, reason: String)
+  /// Found only because its row's state cannot be read (a damaged record): its event log says
+  /// it ended. Nothing is to be resumed or closed; its row is to say `ended` again
+  /// (`markEnded`).
+  case ended(sessionID: Int64)
 }
 
 /// The workout database: SQLite in WAL mode with `synchronous=FULL`, so that each committed
@@ -771,13 +756,7 @@ public final class WorkoutStore: Sendable {
         "SELECT to_state, cause, detail FROM event WHERE session_id = ? AND kind = 'transition' ORDER BY id DESC LIMIT 1",
       arguments: [record.id])
     let loggedState = lastTransition?.readable(String.self, "to_state").flatMap(SessionState.init(rawValue:))
-    if loggedState == .ended {
-      // Found only because its row's state cannot be read (a damaged record): it is closed
-      // again, its data kept, with an event that says so.
-      return .unresumable(
-        sessionID: record.id, state: SessionState.ended.rawValue,
-        reason: "its row's state cannot be read (a damaged record); its event log says it ended")
-    }
+    if loggedState == .ended { return .ended(sessionID: record.id) }
     guard let state = loggedState ?? SessionState(rawValue: record.state), state.isUnfinished else {
       return .unresumable(
         sessionID: record.id, state: record.state,
@@ -790,6 +769,7 @@ public final class WorkoutStore: Sendable {
 
     var rebuild: SessionRebuild
     var basis = ResumeBasis.checkpoint
+    var unreadable = UnreadableRows()
     switch Self.checkpoint(of: record) {
     case .success(let checkpoint):
       rebuild = SessionRebuild(checkpoint: checkpoint)
@@ -825,6 +805,8 @@ public final class WorkoutStore: Sendable {
       {
         closedLaps.add(lap.summary)
       }
+      unreadable.laps = try Self.unreadableRows(of: record.id, in: "lap", LapRecord.readableSQL, db)
+      unreadable.events = try Self.unreadableRows(of: record.id, in: "event", EventRecord.readableSQL, db)
       // The zones it ran with, as its events name them (those this binary cannot read are left
       // out; `show` says so).
       let zones = try details(of: "zoneConfiguration", in: record.id, db)
@@ -843,10 +825,16 @@ public final class WorkoutStore: Sendable {
     while let point = try points.next() {
       rebuild.add(point.trackPoint)
     }
-    let unreadablePoints =
-      try Int.fetchOne(
-        db, sql: "SELECT COUNT(*) FROM point WHERE session_id = ? AND seq >= ? AND NOT (\(PointRecord.readableSQL))",
-        arguments: [record.id, firstPoint]) ?? 0
+    // The points it cannot place are counted, and the next second is numbered after the last
+    // of them, so that it does not replace a damaged row (`INSERT OR REPLACE`).
+    unreadable.points = try Self.unreadablePoints(of: record.id, from: firstPoint, db)
+    // (Numbers only: text sorts after them, and would stop the index's walk back there.)
+    if let last = try Row.fetchOne(
+      db, sql: "SELECT seq FROM point WHERE session_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
+      arguments: [record.id, Int64.max])?.readable(Int.self, "seq")
+    {
+      rebuild.numberPoints(after: last)
+    }
     var session = rebuild.session
     if basis != .checkpoint {
       session.targetZones = TargetZone.fromEvents(try details(of: "targetZoneSet", in: record.id, db))
@@ -898,7 +886,7 @@ public final class WorkoutStore: Sendable {
     return .resumable(
       ResumableSession(
         session: session, lastCommit: lastCommit, lastPoint: rebuild.lastPoint, basis: basis,
-        unreadablePoints: unreadablePoints))
+        unreadable: unreadable))
   }
 
   /// The details of a session's events of `kind`, oldest first; those that are not text (a
@@ -973,6 +961,20 @@ public final class WorkoutStore: Sendable {
     }
   }
 
+  /// Writes `ended` into the row of a session whose event log says it ended (its row's state
+  /// could not be read). No event: the ride was finished, and its record says so already.
+  public func markEnded(sessionID: Int64) throws(StoreError) {
+    do {
+      try queue.write { db in
+        try db.execute(
+          sql: "UPDATE session SET state = 'ended', end_wall = COALESCE(end_wall, clock_wall) WHERE id = ?",
+          arguments: [sessionID])
+      }
+    } catch {
+      throw StoreError(error)
+    }
+  }
+
   // MARK: - Reading
 
   public func sessions(limit: Int = 100) throws(StoreError) -> [SessionRecord] {
@@ -1030,15 +1032,26 @@ public final class WorkoutStore: Sendable {
   /// `PointRecord.readableSQL`), and so are left out of what is read of it.
   public func unreadableRows(sessionID: Int64) throws(StoreError) -> UnreadableRows {
     try read { db in
-      func count(_ table: String, _ readable: String) throws -> Int {
-        try Int.fetchOne(
-          db, sql: "SELECT COUNT(*) FROM \(table) WHERE session_id = ? AND NOT (\(readable))", arguments: [sessionID]
-        ) ?? 0
-      }
-      return UnreadableRows(
-        points: try count("point", PointRecord.readableSQL), events: try count("event", EventRecord.readableSQL),
-        laps: try count("lap", LapRecord.readableSQL))
+      UnreadableRows(
+        points: try Self.unreadablePoints(of: sessionID, from: .min, db),
+        events: try Self.unreadableRows(of: sessionID, in: "event", EventRecord.readableSQL, db),
+        laps: try Self.unreadableRows(of: sessionID, in: "lap", LapRecord.readableSQL, db))
     }
+  }
+
+  /// How many of a session's rows in `table` do not meet `readable`.
+  private static func unreadableRows(
+    of sessionID: Int64, in table: String, _ readable: String, _ db: Database
+  ) throws -> Int {
+    try Int.fetchOne(
+      db, sql: "SELECT COUNT(*) FROM \(table) WHERE session_id = ? AND NOT (\(readable))", arguments: [sessionID]) ?? 0
+  }
+
+  /// How many of a session's points from number `first` on cannot be placed.
+  private static func unreadablePoints(of sessionID: Int64, from first: Int, _ db: Database) throws -> Int {
+    try Int.fetchOne(
+      db, sql: "SELECT COUNT(*) FROM point WHERE session_id = ? AND seq >= ? AND NOT (\(PointRecord.readableSQL))",
+      arguments: [sessionID, first]) ?? 0
   }
 
   /// A session's RR intervals, in the order they were sent; `seqs` limits them to those points.
@@ -1223,6 +1236,7 @@ public final class WorkoutStore: Sendable {
     switch found {
     case .resumable(let resumable): return resumable.session
     case .unresumable(let id, _, let reason): throw .unreadableSnapshot(sessionID: id, reason)
+    case .ended(let id): throw .unreadableSnapshot(sessionID: id, "its event log says it ended")
     }
   }
 

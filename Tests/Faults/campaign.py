@@ -616,7 +616,8 @@ def case_damaged_rows(env, d):
     clock reading, a point's time, the last point's distance, its checkpoint unreadable. The
     service started with nothing to resume, leaving the session neither resumed nor closed, and
     failed to export it at every pass. Now it resumes, running, without the two seconds it
-    cannot place, says so, and exports and shows the rest."""
+    cannot place, says so (a log line, and an event in the ride's record), records on after
+    them without writing over either, and exports and shows the rest."""
     before = mid_ride(env, d)
     session_id = before["sessionId"]
     allow_null(d, "session", ["state", "clock_monotonic"])
@@ -628,17 +629,19 @@ def case_damaged_rows(env, d):
             "(SELECT MAX(seq) FROM point WHERE session_id = ?)", (session_id, session_id)))
     service, s = resume_running(env, d, session_id)
     try:
-        if not any("2 recorded seconds cannot be read" in line for line in service.log().splitlines()):
-            raise Fail("no log line says 2 recorded seconds cannot be read", service.tail())
+        if not any("left out of its figures: 2 points" in line for line in service.log().splitlines()):
+            raise Fail("no log line says 2 points are left out", service.tail())
         wait_points(env, d, service, s.get("points", 0), timeout=10)
         button(env, d, "stop")
         wait_until("the exports' log lines", 20,
-                   lambda: sum("left out as unreadable: 1 point" in line for line in service.log().splitlines()) >= 2,
+                   lambda: sum("left out as unreadable: 2 points" in line for line in service.log().splitlines()) >= 2,
                    service)
         code, out = ctl(env, d, "show", str(session_id))
-        if code != 0 or "left out as unreadable (a damaged record): 1 point" not in out:
+        if code != 0 or "left out as unreadable (a damaged record): 2 points" not in out:
             raise Fail("workoutctl show exited %s: %s" % (code, out[-300:]), service.tail())
-        return "session %d resumed running without 2 unreadable seconds, stopped, exported; show says 1 left out" % (
+        if "damagedRecord (recovery: 2 points)" not in out:
+            raise Fail("no damagedRecord event in show: %s" % out[-600:], service.tail())
+        return "session %d resumed running without 2 unreadable seconds, stopped, exported; show says 2 left out" % (
             session_id)
     finally:
         service.cleanup()

@@ -674,24 +674,61 @@ struct DamagedRowTests {
       return
     }
     #expect(resumed.session.state == .running, "its event log says running")
-    #expect(resumed.unreadablePoints == 2)
+    #expect(resumed.unreadable == UnreadableRows(points: 2, events: 1, laps: 1), "what the rebuild read")
     let readable = try store.points(sessionID: 1)
-    #expect(readable.map(\.seq) == before.map(\.seq).filter { $0 != 3 && $0 != before.last?.seq })
-    // The next second takes the unreadable last one's place (a row that cannot be placed).
-    #expect(resumed.session.builder.pointCount == (readable.last?.seq ?? 0) + 1)
+    let lastSeq = try #require(before.last?.seq)
+    #expect(readable.map(\.seq) == before.map(\.seq).filter { $0 != 3 && $0 != lastSeq })
+    // The next second comes after the unreadable last one, and does not replace its row.
+    #expect(resumed.session.builder.pointCount == lastSeq + 1)
     #expect(resumed.lastPoint?.sequence == readable.last?.seq)
     #expect(resumed.session.builder.totals.distance == readable.last?.distance)
     #expect(try store.unreadableRows(sessionID: 1) == UnreadableRows(points: 2, events: 1, laps: 1))
-    #expect(try store.laps(sessionID: 1).map(\.number) == [2])
-    #expect(try store.events(sessionID: 1).filter { $0.kind == "lap" }.count == 1)
+
     let record = try #require(try store.session(id: 1))
     #expect(record.state == "" && record.uuid == "" && record.points == 0 && record.clockMonotonic.isNaN)
     #expect(UnreadableRows(points: 2, events: 1).description == "2 points, 1 event")
+
+    // Resumed and ridden on: the ride's record says what was left out (an event), and the
+    // damaged rows stay as they were, beside the new seconds.
+    let (engine, commands) = SessionEngine.resuming(
+      resumed.session, settings: EngineSettings(), nextSessionID: 2, gap: RecoveryGap(seconds: 5, basis: .monotonic),
+      at: h.now.advanced(by: 5), lastPoint: resumed.lastPoint, unreadable: resumed.unreadable)
+    let damaged = commands.compactMap { command -> SessionEvent? in
+      if case .recordEvent(_, let event) = command, event.kind == .damagedRecord { return event }
+      return nil
+    }
+    #expect(damaged.map(\.detail) == ["2 points, 1 event, 1 lap"] && damaged.map(\.value) == [2])
+    #expect(
+      commands.contains {
+        if case .log(.warning, let line) = $0 {
+          return line.contains("left out of its figures: 2 points, 1 event, 1 lap")
+        }
+        return false
+      })
+    h.engine = engine
+    h.commands = commands
+    h.now = h.now.advanced(by: 5)
+    written = 0
+    try flush()
+    h.ride(seconds: 3, speed: 6, heartRate: 150, from: &position)
+    try flush()
+    #expect(try store.points(sessionID: 1).map(\.seq).suffix(3) == [lastSeq + 1, lastSeq + 2, lastSeq + 3])
+    #expect(try store.unreadableRows(sessionID: 1) == UnreadableRows(points: 2, events: 1, laps: 1))
+    #expect(
+      try store.events(sessionID: 1).filter { $0.kind == "damagedRecord" }.map(\.detail) == ["2 points, 1 event, 1 lap"]
+    )
+    // Counted once: the resume's checkpoint is past them, so the next start finds none new.
+    #expect(try resumable(store).unreadable == UnreadableRows())
+    #expect(try store.laps(sessionID: 1).map(\.number) == [2])
+    #expect(try store.events(sessionID: 1).filter { $0.kind == "lap" }.count == 1)
+    // The resume's checkpoint writes the row's state, figures and clock again.
+    let rewritten = try #require(try store.session(id: 1))
+    #expect(rewritten.state == "running" && rewritten.clockMonotonic.isFinite && rewritten.points > 0)
   }
 
   /// An ended session whose row's state is NULL is found among the unfinished (its state is
-  /// not "ended"); its event log says it ended: it is closed again, its summary and points
-  /// kept, never resumed.
+  /// not "ended"); its event log says it ended: its row says so again, its summary, points and
+  /// events kept as they were (no second closing event), never resumed.
   @Test func anEndedSessionWhoseStateIsNullStaysEnded() throws {
     let dir = TemporaryDirectory()
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
@@ -703,17 +740,18 @@ struct DamagedRowTests {
     let damaging = try DatabaseQueue(path: dir.database)
     try damaging.write { db in try db.execute(sql: "UPDATE session SET state = NULL") }
     try damaging.close()
+    let events = try store.events(sessionID: 1)
     let unfinished = try store.unfinishedSessions()
-    guard case .unresumable(let id, let state, let reason)? = unfinished.first, unfinished.count == 1 else {
-      Issue.record("expected one unresumable session, got \(unfinished)")
+    guard case .ended(let id)? = unfinished.first, unfinished.count == 1 else {
+      Issue.record("expected one ended session, got \(unfinished)")
       return
     }
-    #expect(state == "ended" && reason.contains("its event log says it ended"))
-    try store.closeUnresumable(sessionID: id, state: state, reason: reason, clock: testClock)
+    try store.markEnded(sessionID: id)
     #expect(try store.unfinishedSessions().isEmpty)
     let record = try #require(try store.session(id: 1))
     #expect(record.state == "ended" && record.summary == summary)
     #expect(try store.pointCount(sessionID: 1) == 5)
+    #expect(try store.events(sessionID: 1) == events)
   }
 
   /// The session row's figures and clock reading NULL, its checkpoint readable: it resumes from
@@ -740,7 +778,7 @@ struct DamagedRowTests {
     #expect(resumed.basis == .checkpoint)
     #expect(resumed.session.state.rawValue == expected.state)
     #expect(abs(resumed.session.builder.totals.distance - expected.distance) < 1e-6)
-    #expect(resumed.unreadablePoints == 0)
+    #expect(resumed.unreadable.isEmpty)
     #expect(RecoveryGap.between(resumed.lastCommit, and: testClock).seconds == nil)
   }
 }

@@ -401,6 +401,12 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     pointCount = point.sequence + 1
   }
 
+  /// Numbers the next point after `sequence`: a recorded second that cannot be read back (a
+  /// damaged record) keeps its number, so the next one is not written over it.
+  public mutating func numberPoints(after sequence: Int) {
+    pointCount = max(pointCount, sequence + 1)
+  }
+
   /// Makes the current lap's totals what is left of the session's once the closed laps are
   /// taken out, keeping only `openLap`'s samples (those of the points after the last lap).
   mutating func settleOpenLap(closedLaps: ClosedLaps, openLap samples: IntervalTotals) {

@@ -134,6 +134,10 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     /// An unfinished session that could not be put back together after a restart was closed
     /// (`ended`) with its data kept: `detail` says why.
     case abandoned
+    /// Resuming the session after a restart found rows of its record that a damaged file made
+    /// unreadable (`detail`: what, as "2 points, 1 lap"; `value`: the recorded seconds among
+    /// them): they are left out of its figures and its exports.
+    case damagedRecord
     /// A zone configuration in force from the start (`detail`: quantity, source, zones as
     /// `ZoneConfiguration(parsing:)` reads them).
     case zoneConfiguration

@@ -195,7 +195,7 @@ public struct SessionEngine: Sendable {
   /// that was running, and finishes the finalisation of a stopped session.
   public static func resuming(
     _ persisted: ActiveSession, settings: EngineSettings, nextSessionID: Int64,
-    gap: RecoveryGap, at now: Moment, lastPoint: TrackPoint? = nil
+    gap: RecoveryGap, at now: Moment, lastPoint: TrackPoint? = nil, unreadable: UnreadableRows = UnreadableRows()
   ) -> (SessionEngine, [EngineCommand]) {
     var engine = SessionEngine(settings: settings, nextSessionID: max(nextSessionID, persisted.id + 1))
     engine.lastPoint = lastPoint
@@ -222,6 +222,20 @@ public struct SessionEngine: Sendable {
         SessionEvent(
           kind: .recovered, moment: now, from: session.state, to: session.state,
           cause: TransitionCause.recovery.kind, detail: gap.basis.rawValue, value: gap.seconds)))
+    if !unreadable.isEmpty {
+      // Said in the ride's record, not only in the log: the phone page and `show` list it.
+      commands.append(
+        .recordEvent(
+          sessionID: session.id,
+          SessionEvent(
+            kind: .damagedRecord, moment: now, cause: TransitionCause.recovery.kind, detail: unreadable.description,
+            value: Double(unreadable.points))))
+      commands.append(
+        .log(
+          .warning,
+          "session \(session.id): part of its record cannot be read (a damaged record) and is left out of its figures: \(unreadable.description); the rest is resumed"
+        ))
+    }
     for configuration in newlyTracked {
       commands.append(
         .recordEvent(

@@ -106,6 +106,11 @@ public struct SessionRebuild: Sendable {
     lastPoint = point
   }
 
+  /// The session's highest point number, readable or not: the next point comes after it.
+  public mutating func numberPoints(after sequence: Int) {
+    rebuilt.builder.numberPoints(after: sequence)
+  }
+
   /// The session as it stood at its last recorded point (or checkpoint).
   public var session: ActiveSession {
     var session = rebuilt
