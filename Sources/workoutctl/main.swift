@@ -138,6 +138,7 @@ struct Status: ParsableCommand {
         fields.append("\(status.points) points")
       }
       if status.storage.failing { fields.append("STORAGE FAILING") }
+      if let unreadable = status.unreadable, !unreadable.isEmpty { fields.append("DAMAGED RECORD") }
       print(fields.joined(separator: "  "))
       return
     }
@@ -204,6 +205,9 @@ struct Status: ParsableCommand {
           "NP \(wholeNumberText(np)) W" + (status.intensityFactor.map { String(format: ", IF %.2f", $0) } ?? ""))
       }
       lines.append("points \(status.points)" + (status.lastPointTime.map { ", last at \(Format.date($0))" } ?? ""))
+      if let unreadable = status.unreadable, !unreadable.isEmpty {
+        lines.append("DAMAGED RECORD: \(unreadable.description) unreadable at resume, left out of the ride")
+      }
     } else {
       lines.append("no session yet (\(status.state.rawValue))")
     }

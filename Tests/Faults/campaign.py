@@ -631,6 +631,11 @@ def case_damaged_rows(env, d):
     try:
         if not any("left out of its figures: 2 points" in line for line in service.log().splitlines()):
             raise Fail("no log line says 2 points are left out", service.tail())
+        if (s.get("unreadable") or {}).get("points") != 2:
+            raise Fail("status does not show 2 unreadable points: %s" % s.get("unreadable"), service.tail())
+        code, out = ctl(env, d, "status")
+        if code != 0 or "DAMAGED RECORD: 2 points unreadable at resume" not in out:
+            raise Fail("workoutctl status exited %s: %s" % (code, out[-300:]), service.tail())
         wait_points(env, d, service, s.get("points", 0), timeout=10)
         button(env, d, "stop")
         wait_until("the exports' log lines", 20,

@@ -705,6 +705,12 @@ struct DamagedRowTests {
         }
         return false
       })
+    #expect(
+      commands.contains {
+        if case .chirp(.alarm) = $0 { return true }
+        return false
+      }, "the alarm sounds once")
+    #expect(engine.status(at: h.now.advanced(by: 5)).unreadable == resumed.unreadable, "status shows it")
     h.engine = engine
     h.commands = commands
     h.now = h.now.advanced(by: 5)

@@ -81,6 +81,8 @@ function render(status) {
   // Faults: GPS, sensors, storage — what the LED shows, in words.
   const faults = [];
   if (status.storage && status.storage.failing) faults.push("storage: " + (status.storage.lastError || "failing"));
+  const damaged = unreadableText(status.unreadable);
+  if (damaged) faults.push("damaged record: " + damaged + " unreadable at resume, left out of the ride");
   if (status.gps && !["fix", "none"].includes(status.gps)) faults.push("GPS: " + status.gps + (status.gpsDetail ? " (" + status.gpsDetail + ")" : ""));
   for (const [device, condition] of Object.entries(status.devices || {})) {
     if (/fail|lost|missing|error/i.test(condition)) faults.push(device + ": " + condition);
@@ -332,6 +334,13 @@ function zoneBands(zone) {
   return zone.zones.replace(/[^0-9.,-]/g, "").split(",").map((r) => [Number(r.split("-")[0])]);
 }
 
+/// "2 points, 1 lap": a session's rows a damaged record made unreadable ("" for none).
+function unreadableText(rows) {
+  if (!rows) return "";
+  return [["point", rows.points], ["event", rows.events], ["lap", rows.laps]]
+    .filter(([, n]) => n > 0).map(([what, n]) => n + " " + what + (n === 1 ? "" : "s")).join(", ");
+}
+
 window.loadRide = async function (id) {
   const body = $("ride-body");
   body.replaceChildren(el("p", {}, "loading…"));
@@ -347,11 +356,10 @@ window.loadRide = async function (id) {
     ["Avg power / NP", fmt(ride.training.metrics.averagePower, 0) + " / " + fmt(ride.training.metrics.normalizedPower, 0) + " W"],
   ]) { const tr = el("tr"); tr.append(el("td", {}, label), el("td", {}, value)); summary.append(tr); }
   // Rows a damaged record made unreadable are left out of everything here: the rider is told.
-  const unreadable = [["point", ride.unreadable.points], ["event", ride.unreadable.events], ["lap", ride.unreadable.laps]]
-    .filter(([, n]) => n > 0).map(([what, n]) => n + " " + what + (n === 1 ? "" : "s"));
-  if (unreadable.length) {
+  const unreadable = unreadableText(ride.unreadable);
+  if (unreadable) {
     const tr = el("tr", { class: "unreadable" });
-    tr.append(el("td", {}, "Left out"), el("td", {}, unreadable.join(", ") + " unreadable (a damaged record)"));
+    tr.append(el("td", {}, "Left out"), el("td", {}, unreadable + " unreadable (a damaged record)"));
     summary.append(tr);
   }
   const downloads = el("p", { class: "downloads" });

@@ -94,6 +94,9 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   /// Normalized power so far, W, and IF against the configured FTP.
   public var normalizedPower: Double?
   public var intensityFactor: Double?
+  /// Rows of the session's record that a damaged file made unreadable, found when this run of
+  /// the service resumed it: left out of its figures and exports (the `damagedRecord` event).
+  public var unreadable: UnreadableRows?
 
   public struct ZoneStatus: Sendable, Hashable, Codable {
     public var quantity: ZoneQuantity
@@ -112,7 +115,7 @@ public struct EngineStatus: Sendable, Hashable, Codable {
     case maxSpeed, pace, heartRate, averageHeartRate, maxHeartRate, lap, points, lastPoint, ascent, descent
     case altitude, gps, gpsDetail, indicator, pressure, seaLevelPressure, seaLevelSource, humidity
     case zones, averagePower, normalizedPower, intensityFactor, targetZones
-    case activityNumber, activityTimer, activityDistance
+    case activityNumber, activityTimer, activityDistance, unreadable
     case sessionID = "sessionId"
   }
 }
@@ -172,6 +175,8 @@ public struct SessionEngine: Sendable {
   public private(set) var nextWorkoutZones: [ZoneConfiguration]?
   /// Target zones set for the next workout before it was opened.
   public private(set) var nextWorkoutTargets: [TargetZone]?
+  /// What resuming the session found unreadable (status shows it while the session is current).
+  private var unreadableAtResume: (sessionID: Int64, rows: UnreadableRows)?
 
   /// A running session's checkpoint is saved every this many points (and whenever the session
   /// changes otherwise). Between checkpoints a second writes only its point: a restart folds
@@ -223,7 +228,10 @@ public struct SessionEngine: Sendable {
           kind: .recovered, moment: now, from: session.state, to: session.state,
           cause: TransitionCause.recovery.kind, detail: gap.basis.rawValue, value: gap.seconds)))
     if !unreadable.isEmpty {
-      // Said in the ride's record, not only in the log: the phone page and `show` list it.
+      // Said in the ride's record, not only in the log: the phone page and `show` list it;
+      // status shows it while the session is current, and the alarm sounds once.
+      engine.unreadableAtResume = (session.id, unreadable)
+      commands.append(.chirp(.alarm))
       commands.append(
         .recordEvent(
           sessionID: session.id,
@@ -332,6 +340,7 @@ public struct SessionEngine: Sendable {
     }
     status.normalizedPower = builder.metrics?.normalizedPower
     status.intensityFactor = settings.ftp.flatMap { builder.metrics?.intensityFactor(ftp: $0) }
+    if let found = unreadableAtResume, found.sessionID == session.id { status.unreadable = found.rows }
     return status
   }
 
