@@ -217,8 +217,9 @@ public enum WorkoutService {
 
   /// The engine, carrying on the latest unfinished session. Never fatal: a session whose saved
   /// state this binary cannot read is rebuilt from its events and points; one that cannot be
-  /// rebuilt either is closed with an `abandoned` event and its data kept; a store that cannot
-  /// even be asked starts an engine with nothing to resume (its writes will then fail loudly).
+  /// rebuilt either is closed with an `abandoned` event and its data kept, as is one older than
+  /// the latest (only one is carried on); a store that cannot even be asked starts an engine
+  /// with nothing to resume (its writes will then fail loudly).
   static func resumeUnfinished(
     store: WorkoutStore, settings: EngineSettings, clock: any BoardClock, log: Logger
   ) -> (SessionEngine, [EngineCommand]) {
@@ -261,9 +262,19 @@ public enum WorkoutService {
       return (SessionEngine(settings: settings, nextSessionID: nextID), [])
     }
     for older in resumable.dropLast() {
+      // Only one session is carried on; an older one left open would never be resumed, ended
+      // or exported. It is closed as one that cannot be resumed is, its data kept.
+      let reason = "session \(latest.session.id), later, was also left unfinished and is the one resumed"
       log(
         .warning,
-        "session \(older.session.id) was also left \(older.session.state.rawValue); only the latest is resumed")
+        "session \(older.session.id) was also left \(older.session.state.rawValue) (\(reason)): closing it; its points and events are kept"
+      )
+      do {
+        try store.closeUnresumable(
+          sessionID: older.session.id, state: older.session.state.rawValue, reason: reason, clock: now)
+      } catch {
+        log(.error, "cannot close session \(older.session.id): \(error)")
+      }
     }
     let gap = RecoveryGap.between(latest.lastCommit, and: now)
     return SessionEngine.resuming(
