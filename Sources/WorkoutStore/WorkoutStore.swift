@@ -943,9 +943,7 @@ public final class WorkoutStore: Sendable {
   public func closeUnresumable(sessionID: Int64, state: String, reason: String, clock: ClockStamp) throws(StoreError) {
     do {
       try queue.inTransaction { db in
-        try db.execute(
-          sql: "UPDATE session SET state = 'ended', end_wall = COALESCE(end_wall, clock_wall) WHERE id = ?",
-          arguments: [sessionID])
+        try Self.markEnded(sessionID, db)
         var event = EventRecord(
           sessionID: sessionID,
           event: SessionEvent(
@@ -965,14 +963,17 @@ public final class WorkoutStore: Sendable {
   /// could not be read). No event: the ride was finished, and its record says so already.
   public func markEnded(sessionID: Int64) throws(StoreError) {
     do {
-      try queue.write { db in
-        try db.execute(
-          sql: "UPDATE session SET state = 'ended', end_wall = COALESCE(end_wall, clock_wall) WHERE id = ?",
-          arguments: [sessionID])
-      }
+      try queue.write { db in try Self.markEnded(sessionID, db) }
     } catch {
       throw StoreError(error)
     }
+  }
+
+  /// A session's row says `ended`, with an end: its own, or its last committed second's.
+  private static func markEnded(_ sessionID: Int64, _ db: Database) throws {
+    try db.execute(
+      sql: "UPDATE session SET state = 'ended', end_wall = COALESCE(end_wall, clock_wall) WHERE id = ?",
+      arguments: [sessionID])
   }
 
   // MARK: - Reading
