@@ -166,6 +166,72 @@ struct AscentAccumulatorTests {
     #expect(a.totalAscent == 3)
   }
 
+  /// A receiver's altitude spike: 1 Hz GPS at 300 m, one second 500 m up (or down, or a
+  /// spike of 120 m, beyond the 70 m a second allows at τ = 4 s). Without the gate the
+  /// filter's fifth of it counted both ways.
+  @Test(arguments: [800.0, -200, 420, 180])
+  func aSpikeNoRiderCouldMakeIsLeftOut(spike: Double) {
+    var a = AscentAccumulator()
+    var used: [Bool] = []
+    for i in 0..<60 { used.append(a.add(altitude: i == 30 ? spike : 300, at: Double(i))) }
+    #expect(used.filter { !$0 }.count == 1 && !used[30])
+    #expect(a.totalAscent == 0 && a.totalDescent == 0, "\(a.totalAscent) m up, \(a.totalDescent) m down")
+    #expect(a.smoothedAltitude == 300 && a.lastTime == 59)
+  }
+
+  /// Spikes inside the reach still pass through the filter as before: the gate is for jumps
+  /// no rider makes, not for noise (a 50 m spike of one second: about 11 m each way).
+  @Test func aSpikeWithinReachIsSmoothedNotGated() {
+    var a = AscentAccumulator()
+    var used: [Bool] = []
+    for i in 0..<60 { used.append(a.add(altitude: i == 30 ? 350 : 300, at: Double(i))) }
+    #expect(!used.contains(false))
+    #expect(a.totalAscent > 10 && a.totalAscent < 12, "\(a.totalAscent)")
+  }
+
+  /// The steepest real profiles pass whole: a climb and a descent at 9 m/s (beyond any rider)
+  /// at 1 Hz and at a barometer's 25 Hz, with noise, give the same totals as without the gate.
+  @Test(arguments: [1.0, 0.04])
+  func theSteepestRealProfilesPass(every dt: Double) {
+    var rng = SeededRandom(seed: 3)
+    var a = AscentAccumulator()
+    var t = 0.0
+    var rejected = 0
+    func feed(_ h: Double) {
+      if !a.add(altitude: h + 2 * rng.gaussian(), at: t) { rejected += 1 }
+      t += dt
+    }
+    let steps = Int(60 / dt)
+    for _ in 0..<steps { feed(100) }
+    for i in 0..<steps { feed(100 + 9 * Double(i) * dt) }  // 540 m up in a minute
+    for _ in 0..<steps { feed(640) }
+    for i in 0..<steps { feed(640 - 9 * Double(i) * dt) }
+    for _ in 0..<steps { feed(100) }
+    #expect(rejected == 0)
+    #expect(abs(a.totalAscent - 540) < 10, "\(a.totalAscent)")
+    #expect(abs(a.totalDescent - 540) < 10, "\(a.totalDescent)")
+  }
+
+  /// A real change the gate first refuses is taken once the time since could explain it:
+  /// after a tunnel (no fix for 90 s, 250 m lower at its end) at once; a receiver that
+  /// re-acquires 200 m off with no gap, within 20 s. Either is counted like any change.
+  @Test func aRealChangeIsTakenOnceTheTimeExplainsIt() {
+    var tunnel = AscentAccumulator()
+    for i in 0..<30 { tunnel.add(altitude: 900, at: Double(i)) }
+    var taken = 0
+    for i in 120..<150 where tunnel.add(altitude: 650, at: Double(i)) { taken += 1 }
+    #expect(taken == 30)
+    #expect(abs(tunnel.totalDescent - 250) < 1e-6, "\(tunnel.totalDescent)")
+
+    var shifted = AscentAccumulator()
+    var refused = 0
+    for i in 0..<30 { shifted.add(altitude: 300, at: Double(i)) }
+    for i in 30..<90 where !shifted.add(altitude: 500, at: Double(i)) { refused += 1 }
+    #expect(refused > 0 && refused <= 20, "\(refused)")
+    #expect(abs((shifted.smoothedAltitude ?? 0) - 500) < 1e-3)
+    #expect(abs(shifted.totalAscent - 200) < 1e-3, "\(shifted.totalAscent)")
+  }
+
   @Test func shiftingTheReferenceCountsNothing() {
     var a = AscentAccumulator(configuration: Self.raw)
     for (i, h) in [100.0, 103, 106].enumerated() { a.add(altitude: h, at: Double(i)) }

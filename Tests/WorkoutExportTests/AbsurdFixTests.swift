@@ -42,8 +42,10 @@ struct AbsurdFixTests {
     return (store, status)
   }
 
+  /// Far out of range (the fix filter drops the figure), and within range but 500 m from the
+  /// seconds around it (the fix filter keeps it; the ascent's spike gate leaves it out).
   static let glitches: [(Double, Double)] = [
-    (1e300, 8), (-1e300, 8), (2e18, 8), (40_000, 8), (300, 1e300), (300, 1e17),
+    (1e300, 8), (-1e300, 8), (2e18, 8), (40_000, 8), (300, 1e300), (300, 1e17), (800, 8), (-200, 8),
   ]
 
   @Test("through the fix filter: the ride's climb and top speed are its own", arguments: glitches)

@@ -33,6 +33,15 @@
 /// the customary threshold (pizero_bikecomputer and many devices use it as plain hysteresis),
 /// more than ten times the smoothed jitter and below any rise a rider would call a climb.
 ///
+/// Before both stages, a **spike gate**: a sample further from the smoothed altitude than a
+/// rider could move in the time since the last sample used (see `reach(after:)`) is left out.
+/// GPS altitude is the least accurate figure a receiver gives, and after multipath or a
+/// re-acquisition it can jump by hundreds of metres for a second or two; without the gate a
+/// 500 m spike of one second adds a fifth of it (τ = 4 s) to both ascent and descent. The gate
+/// needs no state of its own: a sample left out does not move `lastTime`, so the reach grows
+/// with the time since, and a real change across a gap (a tunnel, a lost fix) is taken once the
+/// time could explain it, and counted like any other.
+///
 /// `totalAscent` includes the climb in progress once it has passed the threshold, so it never
 /// decreases. Feed only while the ride is recording, if pauses should not count.
 public struct AscentAccumulator: Sendable, Hashable, Codable {
@@ -75,6 +84,20 @@ public struct AscentAccumulator: Sendable, Hashable, Codable {
     self.configuration = configuration
   }
 
+  /// The fastest a rider's altitude plausibly changes, m/s: beyond any climb, and beyond a
+  /// descent at 100 km/h on a 25 % grade (6.7 m/s). A constant, not a setting, so that the
+  /// checkpoint's shape (`Tests/Fixtures/checkpoint`) does not change with it.
+  public static let plausibleVerticalSpeed = 10.0
+  /// Room for a receiver's ordinary altitude noise (a few metres to tens of metres), metres.
+  public static let altitudeNoise = 20.0
+
+  /// How far from the smoothed altitude a sample `dt` seconds after the last one used may be:
+  /// what the plausible vertical speed covers in `dt`, plus how far the filter lags a steady
+  /// climb at that speed (speed × τ), plus noise. At 1 Hz with τ = 4 s: 70 m.
+  public func reach(after dt: Double) -> Double {
+    Self.plausibleVerticalSpeed * (dt + configuration.timeConstant) + Self.altitudeNoise
+  }
+
   /// Metres climbed so far.
   public var totalAscent: Double {
     committedAscent + (trend == .climbing ? extreme - base : 0)
@@ -86,8 +109,8 @@ public struct AscentAccumulator: Sendable, Hashable, Codable {
   }
 
   /// Adds an altitude, metres, at monotonic time `time`, seconds. Returns false when the sample
-  /// is not used: a non-finite value, a time earlier than the last sample's, or a repeated
-  /// time (it carries no elapsed time for the filter).
+  /// is not used: a non-finite value, a time earlier than the last sample's, a repeated time
+  /// (it carries no elapsed time for the filter), or a spike beyond `reach(after:)`.
   @discardableResult
   public mutating func add(altitude: Double, at time: Double) -> Bool {
     guard altitude.isFinite, time.isFinite else { return false }
@@ -99,7 +122,7 @@ public struct AscentAccumulator: Sendable, Hashable, Codable {
       return true
     }
     let dt = time - last
-    guard dt > 0 else { return false }
+    guard dt > 0, abs(altitude - previous) <= reach(after: dt) else { return false }
     let tau = configuration.timeConstant
     let gain = tau > 0 ? 1 - exp(-dt / tau) : 1
     let y = previous + gain * (altitude - previous)
