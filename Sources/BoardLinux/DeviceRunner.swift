@@ -49,6 +49,11 @@ struct DeviceReporter {
     post(.failing, detail)
   }
 
+  /// The end of `failing` on the same connection: available again, never disconnected.
+  mutating func recovered(_ detail: String) {
+    post(.available, detail, sameConnection: true)
+  }
+
   mutating func beginAttempt() {
     workedThisAttempt = false
   }
@@ -58,11 +63,12 @@ struct DeviceReporter {
     post(condition, "\(problem); retrying")
   }
 
-  private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String) {
+  private mutating func post(_ condition: DeviceStatus.Condition, _ detail: String, sameConnection: Bool? = nil) {
     guard condition != lastPosted else { return }
     lastPosted = condition
     lastDetail = detail
-    sink.post(.device(DeviceStatus(device: device, condition: condition, detail: detail)))
+    sink.post(
+      .device(DeviceStatus(device: device, condition: condition, detail: detail, sameConnection: sameConnection)))
   }
 }
 

@@ -342,6 +342,8 @@ struct StrapSourceTests {
     #expect(sink.wait { $0.statuses.filter { $0.condition == .available }.count >= 2 })
     let statuses = sink.statuses
     #expect(Array(statuses.map(\.condition).prefix(3)) == [.available, .failing, .available], "\(statuses)")
+    // Never disconnected: the first is a connection, the third the same connection good again.
+    #expect(Array(statuses.map(\.sameConnection).prefix(3)) == [nil, nil, true], "\(statuses)")
     let failing = statuses.first { $0.condition == .failing }
     #expect(
       failing?.detail.contains("5 wheel or crank pairs in a row refused (a wheel pair of ") == true,

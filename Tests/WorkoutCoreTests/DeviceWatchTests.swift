@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WorkoutTestSupport
 
@@ -244,5 +245,36 @@ struct StrapEventTests {
     #expect(h.engine.indicator != .fault)
     #expect(h.engine.faultyDevices.isEmpty)
     #expect(h.engine.state == .running)
+  }
+
+  /// A speed sensor failing in part (its wheel pairs refused) while it stays connected, then
+  /// good again: the event says it is available again, not that it connected; one that failed
+  /// and was connected anew says connected.
+  @Test func aSensorGoodAgainOnItsConnectionIsAvailableNotConnected() throws {
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    let pod = "C1:00:00:00:00:02"
+    h.send(.device(DeviceStatus(device: .speedCadenceSensor, condition: .available, detail: pod)))
+    h.send(.device(DeviceStatus(device: .speedCadenceSensor, condition: .failing, detail: "\(pod): pairs refused")))
+    #expect(h.engine.indicator == .fault)
+    h.advance(by: 1)
+    h.send(
+      .device(DeviceStatus(device: .speedCadenceSensor, condition: .available, detail: pod, sameConnection: true)))
+    #expect(h.engine.indicator != .fault)
+    h.advance(by: 61)  // past the flapping window: these are changes, not a flapping sensor
+    h.send(.device(DeviceStatus(device: .speedCadenceSensor, condition: .failing, detail: "\(pod): GATT error")))
+    h.advance(by: 1)
+    h.send(.device(DeviceStatus(device: .speedCadenceSensor, condition: .available, detail: pod)))
+    let kinds = recorded(h).filter { $0.detail?.contains("speedCadenceSensor") == true }.map(\.kind)
+    let expected: [SessionEvent.Kind] = [
+      .sensorConnected, .deviceFailing, .deviceAvailable, .deviceFailing, .sensorConnected,
+    ]
+    #expect(kinds == expected, "\(kinds)")
+    // A status from a build before the flag reads as a new connection.
+    let older = try JSONDecoder().decode(
+      DeviceStatus.self, from: Data(#"{"device":"powerMeter","condition":"available","detail":"x"}"#.utf8))
+    #expect(older.sameConnection == nil)
+    #expect(DeviceWatch.notice(for: older).kind == .sensorConnected)
   }
 }

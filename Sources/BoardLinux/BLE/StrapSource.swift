@@ -151,7 +151,7 @@ struct StrapSession {
               refusedPairs = 0
               if refusing {
                 refusing = false
-                reporter.available(availableDetail())
+                reporter.recovered(availableDetail())
               }
             }
           } catch {

@@ -142,10 +142,16 @@ public struct DeviceStatus: Sendable, Hashable, Codable {
   public var device: DeviceKind
   public var condition: Condition
   public var detail: String
+  /// True on an `available` status that ends a fault on the same connection: a sensor that
+  /// stayed connected while it was failing in part (its wheel or crank pairs refused), so its
+  /// event says "available again", not "connected". Optional, so that a status from a build
+  /// before it (status JSON) still reads; nil reads as a new connection.
+  public var sameConnection: Bool?
 
-  public init(device: DeviceKind, condition: Condition, detail: String) {
+  public init(device: DeviceKind, condition: Condition, detail: String, sameConnection: Bool? = nil) {
     self.device = device
     self.condition = condition
     self.detail = detail
+    self.sameConnection = sameConnection
   }
 }
