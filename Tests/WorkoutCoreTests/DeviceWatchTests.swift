@@ -193,12 +193,18 @@ struct StrapEventTests {
     h.commands.compactMap { if case .recordEvent(_, let e) = $0 { e } else { nil } }
   }
 
-  @Test func disconnectedAndConnectedAgainWithTheLEDShowingTheGapAndNoValuesInvented() throws {
+  /// A session running, with `device` connected (its address the status's detail).
+  func running(with device: DeviceKind, address: String) -> EngineHarness {
     var h = EngineHarness()
     _ = h.press(.start)
     h.finishCountdown()
+    h.send(.device(DeviceStatus(device: device, condition: .available, detail: address)))
+    return h
+  }
+
+  @Test func disconnectedAndConnectedAgainWithTheLEDShowingTheGapAndNoValuesInvented() throws {
     let strap = "A0:9E:1A:12:34:56"
-    h.send(.device(DeviceStatus(device: .heartRateStrap, condition: .available, detail: strap)))
+    var h = running(with: .heartRateStrap, address: strap)
     for _ in 0..<3 {
       h.advance(by: 1)
       h.send(.reading(.heartRate(bpm: 140)))
@@ -229,10 +235,7 @@ struct StrapEventTests {
     arguments: [DeviceKind.powerMeter, .speedCadenceSensor])
   func otherSensors(kind: DeviceKind) throws {
     #expect(kind.isBLESensor)
-    var h = EngineHarness()
-    _ = h.press(.start)
-    h.finishCountdown()
-    h.send(.device(DeviceStatus(device: kind, condition: .available, detail: "C1:00:00:00:00:01")))
+    var h = running(with: kind, address: "C1:00:00:00:00:01")
     h.send(.device(DeviceStatus(device: .heartRateStrap, condition: .available, detail: "A0:9E:1A:12:34:56")))
     h.send(.device(DeviceStatus(device: kind, condition: .lost, detail: "C1:00:00:00:00:01 sent nothing for 15 s")))
     #expect(h.engine.indicator == .fault)
@@ -251,11 +254,8 @@ struct StrapEventTests {
   /// good again: the event says it is available again, not that it connected; one that failed
   /// and was connected anew says connected.
   @Test func aSensorGoodAgainOnItsConnectionIsAvailableNotConnected() throws {
-    var h = EngineHarness()
-    _ = h.press(.start)
-    h.finishCountdown()
     let pod = "C1:00:00:00:00:02"
-    h.send(.device(DeviceStatus(device: .speedCadenceSensor, condition: .available, detail: pod)))
+    var h = running(with: .speedCadenceSensor, address: pod)
     h.send(.device(DeviceStatus(device: .speedCadenceSensor, condition: .failing, detail: "\(pod): pairs refused")))
     #expect(h.engine.indicator == .fault)
     h.advance(by: 1)
