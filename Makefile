@@ -29,8 +29,13 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 # Hardened as Debian builds are (lintian: hardening-no-bindnow): full RELRO with immediate
 # binding. (_FORTIFY_SOURCE is set for the C targets in Package.swift: given to Swift's
 # importer too, trixie's glibc 2.41 headers make `poll` ambiguous.)
+# And its segments aligned to 64 KiB (lld's default on aarch64; 4 KiB on x86_64): the kernel
+# loads the executable at an address aligned as its segments are, and fault-around (below) maps
+# the 64 KiB window of virtual addresses around a page touched. At 4 KiB, the address ASLR chose
+# shifted those windows across the file at each start, and the executable's resident pages with
+# them: 10,576-11,248 KB over six runs of one ride, now 10,484 KB in every run (BENCHMARKS.md).
 LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -z -Xlinker relro \
-                -Xlinker -z -Xlinker now
+                -Xlinker -z -Xlinker now -Xlinker -z -Xlinker max-page-size=65536
 # Code layout: each function in a section of its own, and the functions a ride runs placed
 # together first, in the order of build-aux/workoutd.order (made by Benchmarks/symbol-order.py,
 # which names them from runs under callgrind). The kernel maps an executable 64 KiB around each
