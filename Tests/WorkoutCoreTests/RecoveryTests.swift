@@ -155,6 +155,54 @@ struct CheckpointCadenceTests {
     #expect(h.commands.contains { if case .saveSnapshot = $0 { true } else { false } }, "a transition saves")
   }
 
+  /// The points after a checkpoint climb as the live ride did. On a day of 1030 hPa the
+  /// barometer's pressure altitude reads 139 m below the GPS's until the sea-level calibration
+  /// settles (`settles`: 30 fixes with a vertical error after the checkpoint). Either way the
+  /// barometer is lost later and GPS altitude takes over. Counted from the points' calibrated
+  /// altitudes, in one accumulator, the settling or the change of source was a 139 m climb.
+  @Test(arguments: [true, false])
+  func theRebuildClimbsAsTheLiveRideDid(settles: Bool) throws {
+    var h = EngineHarness()
+    var position = GeoPoint(latitude: 50, longitude: 8)
+    _ = h.press(.start)
+    h.finishCountdown()
+    let interval = SessionEngine.checkpointInterval
+    for second in 0..<(2 * interval - 1) {
+      h.advance(by: 1)
+      position = position.moved(eastBy: 5)
+      let altitude = 100 + 0.3 * Double(second)
+      if second < interval + 150 {
+        let pressure = try #require(BarometricAltitude.pressure(altitude: altitude, seaLevelPressure: 103_000))
+        h.send(.reading(.barometer(pressure: pressure, temperature: 15)))
+      }
+      var fix = GPSFix(
+        dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: altitude,
+        speed: 5, horizontalError: 3)
+      if settles, second > interval + 10 { fix.verticalError = 4 }
+      h.send(.reading(.gps(fix)))
+      h.send(.tick)
+    }
+    let checkpoint = try #require(
+      h.commands.compactMap { if case .saveSnapshot(let s) = $0 { s } else { nil } }.last)
+    let later = h.commands.compactMap { if case .recordPoint(_, let p) = $0 { p } else { nil } }
+      .filter { $0.sequence >= checkpoint.builder.pointCount }
+    #expect(checkpoint.builder.pointCount == interval)
+    let settled = try #require(h.engine.session).builder.elevation.calibrator.isSettled
+    #expect(settled == settles)
+    let calibrated = later.compactMap(\.barometricAltitude)
+    #expect(zip(calibrated, calibrated.dropFirst()).contains { $1 - $0 > 100 } == settles)
+    #expect(later.last?.pressure == nil && later.last?.barometricAltitude == nil)
+    var rebuild = SessionRebuild(checkpoint: checkpoint)
+    for point in later { rebuild.add(point) }
+    let live = try #require(h.engine.session).builder.totals
+    let rebuilt = rebuild.session.builder.totals
+    // The climb of the points after the checkpoint, 0.3 m a second for 299 s; an accumulator's
+    // ascent lags the height by less than its 4 s filter's.
+    #expect(abs(rebuilt.ascent - live.ascent) < 3, "live \(live.ascent) m, rebuilt \(rebuilt.ascent) m")
+    #expect(rebuilt.descent < 1 && live.descent < 1, "live \(live.descent) m, rebuilt \(rebuilt.descent) m")
+    #expect(rebuilt.ascent - checkpoint.builder.totals.ascent > 80)
+  }
+
   /// The checkpoint plus the points after it give back what the live builder had.
   @Test func foldingThePointsAfterACheckpointGivesTheLiveTotals() throws {
     var h = EngineHarness()

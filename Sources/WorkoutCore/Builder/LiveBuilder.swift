@@ -368,10 +368,9 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
   /// Counts a point recorded after this builder's state was saved into the statistics, as
   /// `recordPoint` counted it when it was made: elapsed, timer and distance are the point's
   /// own (they are cumulative), its samples join the session's and the lap's, and ascent is
-  /// taken from its altitudes through `climbing` (one accumulator for the whole run of points,
-  /// fed by the point's elapsed time, which never goes back). A point already counted is
-  /// ignored.
-  public mutating func absorb(_ point: TrackPoint, climbing: inout AscentAccumulator) {
+  /// taken from its altitudes through `climbing` (one for the whole run of points, counting as
+  /// the live `ElevationTracker` did). A point already counted is ignored.
+  public mutating func absorb(_ point: TrackPoint, climbing: inout RecordedClimb) {
     guard point.sequence >= pointCount else { return }
     let elapsed = max(0, point.elapsed - totals.elapsed)
     let timer = max(0, point.timer - totals.timer)
@@ -382,13 +381,8 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     lapTotals.timer += timer
     totals.distance += distance
     lapTotals.distance += distance
-    if let altitude = point.barometricAltitude ?? (point.fixDimension == 3 ? point.altitude : nil) {
-      let before = (climbing.totalAscent, climbing.totalDescent)
-      if climbing.add(altitude: altitude, at: point.elapsed) {
-        // Points are recorded only while running, so all of it counts.
-        count((climbing.totalAscent - before.0, climbing.totalDescent - before.1), in: .running)
-      }
-    }
+    // Points are recorded only while running, so all of it counts.
+    count(climbing.add(point), in: .running)
     if let speed = point.statisticsSpeed { addSample(speed, to: \.speed) }
     if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
     if let rpm = point.cadence { addSample(rpm, to: \.cadence) }

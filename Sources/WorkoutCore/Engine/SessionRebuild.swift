@@ -48,7 +48,7 @@ public struct ClosedLaps: Sendable, Hashable {
 /// all its points. Feed it the points in order (`add`), then take `session`. O(points fed).
 public struct SessionRebuild: Sendable {
   private var rebuilt: ActiveSession
-  private var climbing = AscentAccumulator()
+  private var climbing = RecordedClimb()
   /// Set when rebuilding from nothing: the laps to take out of the open lap's totals, and the
   /// samples of the points recorded after the last of them.
   private var closedLaps: ClosedLaps?
