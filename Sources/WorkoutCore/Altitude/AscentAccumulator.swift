@@ -108,6 +108,18 @@ public struct AscentAccumulator: Sendable, Hashable, Codable {
     committedDescent + (trend == .descending ? base - extreme : 0)
   }
 
+  /// The climbing and descending since the totals were last counted (`ascent`, `descent`),
+  /// metres, and the counts moved up to them. A total that falls back (a swing not yet past
+  /// the threshold, undone) gives nothing, and what it gave before is not taken back.
+  public func growth(
+    beyondAscent ascent: inout Double, descent: inout Double
+  ) -> (ascent: Double, descent: Double) {
+    let growth = (ascent: max(0, totalAscent - ascent), descent: max(0, totalDescent - descent))
+    ascent = max(ascent, totalAscent)
+    descent = max(descent, totalDescent)
+    return growth
+  }
+
   /// Adds an altitude, metres, at monotonic time `time`, seconds. Returns false when the sample
   /// is not used: a non-finite value, a time earlier than the last sample's, a repeated time
   /// (it carries no elapsed time for the filter), or a spike beyond `reach(after:)`.

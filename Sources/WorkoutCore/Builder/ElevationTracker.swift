@@ -79,10 +79,7 @@ public struct ElevationTracker: Sendable, Hashable, Codable {
   ) -> (
     ascent: Double, descent: Double
   ) {
-    let ascent = max(0, accumulator.totalAscent - counted.ascent)
-    let descent = max(0, accumulator.totalDescent - counted.descent)
-    counted.ascent = max(counted.ascent, accumulator.totalAscent)
-    counted.descent = max(counted.descent, accumulator.totalDescent)
-    return counts ? (ascent, descent) : (0, 0)
+    let growth = accumulator.growth(beyondAscent: &counted.ascent, descent: &counted.descent)
+    return counts ? growth : (0, 0)
   }
 }

@@ -25,11 +25,7 @@ public struct RecordedClimb: Sendable, Hashable {
     /// Feeds `altitude`; returns the growth of this source's totals since it was last asked.
     mutating func add(_ altitude: Double, at time: Double) -> (ascent: Double, descent: Double) {
       climb.add(altitude: altitude, at: time)
-      let ascent = max(0, climb.totalAscent - countedAscent)
-      let descent = max(0, climb.totalDescent - countedDescent)
-      countedAscent = max(countedAscent, climb.totalAscent)
-      countedDescent = max(countedDescent, climb.totalDescent)
-      return (ascent, descent)
+      return climb.growth(beyondAscent: &countedAscent, descent: &countedDescent)
     }
   }
 
