@@ -46,7 +46,10 @@ public struct EngineHarness {
     let session = engine.session
     precondition(engine.state == (session?.state ?? .notStarted), "engine.state \(engine.state) is not its session's")
     precondition(engine.needsTick == (session?.state == .running), "engine.needsTick disagrees with its session")
-    let deadlines = [session?.countdownDeadline, engine.fixMonitor.deadline, engine.watch.deadline].compactMap { $0 }
+    let deadlines = [
+      session?.countdownDeadline, engine.fixMonitor.deadline, engine.watch.deadline, engine.damageIndicatedUntil,
+    ]
+    .compactMap { $0 }
     precondition(
       engine.nextDeadline == deadlines.min(),
       "engine.nextDeadline \(String(describing: engine.nextDeadline)) is not its session's")

@@ -58,7 +58,7 @@ struct RecoveryTests {
 
   /// Runs a session to `state`, then resumes its snapshot as a restarted service would.
   func resumed(
-    in state: SessionState, gap: RecoveryGap
+    in state: SessionState, gap: RecoveryGap, unreadable: UnreadableRows = UnreadableRows()
   ) -> (before: ActiveSession, engine: SessionEngine, commands: [EngineCommand]) {
     var h = EngineHarness()
     var position = GeoPoint(latitude: 50, longitude: 8)
@@ -75,8 +75,77 @@ struct RecoveryTests {
     }
     let restartedAt = Moment(monotonic: 7, wall: h.now.wall + (gap.seconds ?? 0))
     let (engine, commands) = SessionEngine.resuming(
-      before, settings: EngineSettings(), nextSessionID: 1, gap: gap, at: restartedAt)
+      before, settings: EngineSettings(), nextSessionID: 1, gap: gap, at: restartedAt, unreadable: unreadable)
     return (before, engine, commands)
+  }
+
+  /// A damaged record found at resume shows on the LED (not only on a buzzer a board may not
+  /// have): the fault pattern from the resume, for `damagedRecordIndication`, then the ride's
+  /// own rhythm; the runtime wakes for its end while nothing ticks (paused). The alarm sounds
+  /// once, as the fault begins.
+  @Test(arguments: [SessionState.running, .paused])
+  func aDamagedRecordShowsOnTheLEDForAMinute(_ state: SessionState) throws {
+    let (_, engine, commands) = resumed(
+      in: state, gap: RecoveryGap(seconds: 10, basis: .monotonic), unreadable: UnreadableRows(points: 2))
+    #expect(commands.filter { $0 == .indicate(.fault) }.count == 1)
+    #expect(commands.filter { $0 == .chirp(.alarm) }.count == 1)
+    #expect(engine.indicator == .fault)
+    let end = 7 + SessionEngine.damagedRecordIndication
+    #expect(engine.nextDeadline == end)
+    var h = EngineHarness()
+    h.engine = engine
+    h.now = Moment(monotonic: 7, wall: 1_700_000_000)
+    var position = GeoPoint(latitude: 50, longitude: 8)
+    if state == .running {
+      h.ride(seconds: Int(SessionEngine.damagedRecordIndication) - 1, speed: 5, from: &position)
+    } else {
+      h.advance(by: SessionEngine.damagedRecordIndication - 1)
+      h.send(.reading(.heartRate(bpm: 140)))
+    }
+    #expect(h.engine.indicator == .fault, "shown until the minute is over")
+    #expect(!h.commands.contains { if case .indicate = $0 { true } else { false } })
+    h.commands = []
+    h.now = Moment(monotonic: end, wall: 1_700_000_000 + 60)
+    h.send(state == .running ? .tick : .wakeup)
+    #expect(
+      h.commands.filter { if case .indicate = $0 { true } else { false } } == [
+        .indicate(state == .running ? .running : .paused)
+      ])
+    #expect(!h.commands.contains(.chirp(.alarm)))
+    #expect(h.engine.damageIndicatedUntil == nil)
+    #expect(h.engine.status(at: h.now).unreadable == UnreadableRows(points: 2), "status goes on saying it")
+  }
+
+  /// A device fault under way when the minute ends keeps the fault pattern (it is its own); a
+  /// new session ends the old one's indication at once; a resume that found nothing damaged
+  /// leaves the LED to the first input, as before.
+  @Test func theIndicationEndsWithItsSessionAndLeavesOtherFaults() throws {
+    let (_, engine, _) = resumed(
+      in: .paused, gap: RecoveryGap(seconds: 10, basis: .monotonic), unreadable: UnreadableRows(events: 1))
+    var faulty = EngineHarness()
+    faulty.engine = engine
+    faulty.now = Moment(monotonic: 7, wall: 1_700_000_000)
+    faulty.advance(by: 5)
+    faulty.send(.device(DeviceStatus(device: .barometer, condition: .absent, detail: "no /dev/i2c-1")))
+    faulty.now = Moment(monotonic: 7 + SessionEngine.damagedRecordIndication, wall: 1_700_000_060)
+    faulty.send(.wakeup)
+    #expect(faulty.engine.damageIndicatedUntil == nil)
+    #expect(faulty.engine.indicator == .fault, "the barometer's own fault goes on")
+    #expect(!faulty.commands.contains { if case .indicate = $0 { true } else { false } })
+    #expect(!faulty.commands.contains(.chirp(.alarm)), "no second alarm: the fault never ended")
+
+    var h = EngineHarness()
+    h.engine = engine
+    h.now = Moment(monotonic: 7, wall: 1_700_000_000)
+    _ = h.press(.stop)
+    h.advance(by: 1)
+    _ = h.press(.start)
+    #expect(h.engine.damageIndicatedUntil == nil, "a new session: the old record's damage is not its")
+    #expect(h.engine.indicator != .fault)
+
+    let clean = resumed(in: .paused, gap: RecoveryGap(seconds: 10, basis: .monotonic))
+    #expect(clean.engine.damageIndicatedUntil == nil && clean.engine.indicator == .off)
+    #expect(!clean.commands.contains(.chirp(.alarm)))
   }
 
   @Test(arguments: [SessionState.prepared, .running, .paused, .stopped])

@@ -1,5 +1,6 @@
 import Testing
 import WorkoutCore
+import WorkoutTestSupport
 
 /// Plays the executor's part for a `RuntimeCore` on a manual clock: board and host time move
 /// only when the test says (the board one-to-one with the host, offset), queued inputs and
@@ -396,5 +397,29 @@ struct RuntimeDriver {
     failing.perform(failing.core.shutDown(signalName: "SIGTERM", at: failing.board))
     failing.perform(failing.core.lostAtStop)
     #expect(failing.logs(containing: "writes the disk refused; they are lost") == 1)
+  }
+
+  /// A paused session resumed with part of its record damaged: the startup's commands light the
+  /// LED's fault pattern at once; nothing ticks while paused, and the loop sleeps until the
+  /// indication's end (not beyond it), then shows the paused rhythm.
+  @Test func aDamagedRecordsIndicationEndsEvenWhileNothingTicks() throws {
+    var h = EngineHarness(start: Moment(monotonic: 500, wall: 1_794_999_500))
+    var position = Self.origin
+    _ = h.press(.start)
+    h.finishCountdown()
+    h.ride(seconds: 20, speed: 5, from: &position)
+    _ = h.press(.pause)
+    let board = Moment(monotonic: 1000, wall: 1_795_000_000)
+    let (engine, commands) = SessionEngine.resuming(
+      try #require(h.engine.session), settings: EngineSettings(), nextSessionID: 2,
+      gap: RecoveryGap(seconds: 10, basis: .monotonic), at: board, unreadable: UnreadableRows(laps: 1))
+    var driver = RuntimeDriver(engine: engine, board: board)
+    driver.perform(driver.core.replay(startup: commands, at: board, host: driver.host))
+    #expect(driver.indications == [.fault])
+    let end = driver.host + SessionEngine.damagedRecordIndication
+    #expect(driver.runUntilIdle() == end, "asleep until the indication ends")
+    driver.advance(by: SessionEngine.damagedRecordIndication + 1)
+    #expect(driver.indications == [.fault, .paused])
+    #expect(driver.core.engine.state == .paused)
   }
 }

@@ -20,7 +20,8 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
   /// must not be pulled until this ends (a long chirp says when).
   case copying
   /// Something needs the rider: the disk refuses writes, or a device is absent, lost or
-  /// failing. Three quick flashes, then a pause.
+  /// failing; or, for a minute after a restart, part of the ride's record was found damaged
+  /// (`SessionEngine.damagedRecordIndication`). Three quick flashes, then a pause.
   case fault
 
   /// One period as alternating durations in seconds, starting with the LED on; empty is always

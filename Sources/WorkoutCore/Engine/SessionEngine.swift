@@ -177,6 +177,15 @@ public struct SessionEngine: Sendable {
   public private(set) var nextWorkoutTargets: [TargetZone]?
   /// What resuming the session found unreadable (status shows it while the session is current).
   private var unreadableAtResume: (sessionID: Int64, rows: UnreadableRows)?
+  /// Until when (monotonic) the LED shows that damage with the fault pattern
+  /// (`damagedRecordIndication`); nil once it has been shown, or the session is no longer current.
+  public private(set) var damageIndicatedUntil: Double?
+
+  /// How long the LED shows a damaged record found at resume: the fault pattern, then the
+  /// ride's own rhythm again (status, the phone page and `show` go on saying it). A minute, so a
+  /// rider who looks at the board once it is back sees it, and the rhythm that says whether the
+  /// ride records is not hidden for the rest of it. With a buzzer, the alarm sounds as it begins.
+  public static let damagedRecordIndication: Double = 60
 
   /// A running session's checkpoint is saved every this many points (and whenever the session
   /// changes otherwise). Between checkpoints a second writes only its point: a restart folds
@@ -231,6 +240,9 @@ public struct SessionEngine: Sendable {
       // Said in the ride's record, not only in the log: the phone page and `show` list it;
       // status shows it while the session is current, and the alarm sounds once.
       engine.unreadableAtResume = (session.id, unreadable)
+      engine.damageIndicatedUntil = now.monotonic + damagedRecordIndication
+      engine.indicator = .fault
+      commands.append(.indicate(.fault))
       commands.append(.chirp(.alarm))
       commands.append(
         .recordEvent(
@@ -432,9 +444,12 @@ public struct SessionEngine: Sendable {
       step.commands.append(.saveSnapshot(session))
       pointsAtCheckpoint = session.builder.pointCount
     }
+    if let until = damageIndicatedUntil, now.monotonic >= until || session?.id != unreadableAtResume?.sessionID {
+      damageIndicatedUntil = nil
+    }
     let pattern = IndicatorPattern.choose(
-      state: state, gps: gps, fault: storageFailing || watch.hasFault, copying: stickCopies.isCopying,
-      offTarget: session?.targetZones?.contains { $0.outside == true } ?? false)
+      state: state, gps: gps, fault: storageFailing || watch.hasFault || damageIndicatedUntil != nil,
+      copying: stickCopies.isCopying, offTarget: session?.targetZones?.contains { $0.outside == true } ?? false)
     if pattern != indicator {
       if pattern == .fault { step.commands.append(.chirp(.alarm)) }
       indicator = pattern
@@ -444,10 +459,11 @@ public struct SessionEngine: Sendable {
   }
 
   /// The earliest monotonic time at which the engine wants a `wakeup`, if any: the end of the
-  /// countdown, and the moment the GPS fix counts as lost if no fix comes. Derived from the
-  /// state, so a runtime that sleeps until it (or the next input) misses nothing.
+  /// countdown, the moment the GPS fix counts as lost if no fix comes, and the end of a damaged
+  /// record's indication. Derived from the state, so a runtime that sleeps until it (or the
+  /// next input) misses nothing.
   public var nextDeadline: Double? {
-    earliest(earliest(countdownDeadline, fixMonitor.deadline), watch.deadline)
+    earliest(earliest(earliest(countdownDeadline, fixMonitor.deadline), watch.deadline), damageIndicatedUntil)
   }
 
   /// Whether the engine needs its 1 Hz `tick`: only while a session is running (a point a
