@@ -495,9 +495,9 @@ def damage(d, *statements):
         db.close()
 
 
-def resume_running(env, d, session_id):
+def resume_running(env, d, session_id, speed=SPEED):
     """Starts the service again; it must resume `session_id`, running. Returns it and its status."""
-    service = Service(env, d)
+    service = Service(env, d, speed=speed)
     service.wait_ready()
     s = wait_until("status", 10, lambda: status(env, d), service)
     if s.get("sessionId") != session_id or s.get("state") != "running":
@@ -616,8 +616,8 @@ def case_damaged_rows(env, d):
     clock reading, a point's time, the last point's distance, its checkpoint unreadable. The
     service started with nothing to resume, leaving the session neither resumed nor closed, and
     failed to export it at every pass. Now it resumes, running, without the two seconds it
-    cannot place, says so (a log line, and an event in the ride's record), records on after
-    them without writing over either, and exports and shows the rest."""
+    cannot place, says so (a log line, an event in the ride's record, the LED's fault pattern),
+    records on after them without writing over either, and exports and shows the rest."""
     before = mid_ride(env, d)
     session_id = before["sessionId"]
     allow_null(d, "session", ["state", "clock_monotonic"])
@@ -627,10 +627,13 @@ def case_damaged_rows(env, d):
            ("UPDATE point SET wall = NULL WHERE session_id = ? AND seq = 5", (session_id,)),
            ("UPDATE point SET distance = NULL WHERE session_id = ? AND seq = "
             "(SELECT MAX(seq) FROM point WHERE session_id = ?)", (session_id, session_id)))
-    service, s = resume_running(env, d, session_id)
+    # At the board's own pace, so the LED's minute of fault pattern is still on when status is read.
+    service, s = resume_running(env, d, session_id, speed="1")
     try:
         if not any("left out of its figures: 2 points" in line for line in service.log().splitlines()):
             raise Fail("no log line says 2 points are left out", service.tail())
+        if s.get("indicator") != "fault":
+            raise Fail("the LED shows %s, not the fault pattern, after the resume" % s.get("indicator"), service.tail())
         if (s.get("unreadable") or {}).get("points") != 2:
             raise Fail("status does not show 2 unreadable points: %s" % s.get("unreadable"), service.tail())
         code, out = ctl(env, d, "status")
