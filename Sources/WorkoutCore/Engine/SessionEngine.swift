@@ -238,12 +238,9 @@ public struct SessionEngine: Sendable {
           cause: TransitionCause.recovery.kind, detail: gap.basis.rawValue, value: gap.seconds)))
     if !unreadable.isEmpty {
       // Said in the ride's record, not only in the log: the phone page and `show` list it;
-      // status shows it while the session is current, and the alarm sounds once.
+      // status shows it while the session is current; the LED for a minute (at the end).
       engine.unreadableAtResume = (session.id, unreadable)
       engine.damageIndicatedUntil = now.monotonic + damagedRecordIndication
-      engine.indicator = .fault
-      commands.append(.indicate(.fault))
-      commands.append(.chirp(.alarm))
       commands.append(
         .recordEvent(
           sessionID: session.id,
@@ -281,6 +278,9 @@ public struct SessionEngine: Sendable {
     commands.append(.saveSnapshot(session))
     engine.session = session
     engine.pointsAtCheckpoint = session.builder.pointCount
+    // The damage shows on the LED from now (the fault pattern, and the alarm as it begins);
+    // otherwise the first input sets the LED, as at any start.
+    if engine.damageIndicatedUntil != nil { engine.updateIndicator(into: &commands) }
     return (engine, commands)
   }
 
@@ -447,15 +447,20 @@ public struct SessionEngine: Sendable {
     if let until = damageIndicatedUntil, now.monotonic >= until || session?.id != unreadableAtResume?.sessionID {
       damageIndicatedUntil = nil
     }
+    updateIndicator(into: &step.commands)
+    return step
+  }
+
+  /// Sends the LED the pattern for the engine's state, if it changed; the alarm as a fault
+  /// begins.
+  private mutating func updateIndicator(into commands: inout [EngineCommand]) {
     let pattern = IndicatorPattern.choose(
       state: state, gps: gps, fault: storageFailing || watch.hasFault || damageIndicatedUntil != nil,
       copying: stickCopies.isCopying, offTarget: session?.targetZones?.contains { $0.outside == true } ?? false)
-    if pattern != indicator {
-      if pattern == .fault { step.commands.append(.chirp(.alarm)) }
-      indicator = pattern
-      step.commands.append(.indicate(pattern))
-    }
-    return step
+    guard pattern != indicator else { return }
+    if pattern == .fault { commands.append(.chirp(.alarm)) }
+    indicator = pattern
+    commands.append(.indicate(pattern))
   }
 
   /// The earliest monotonic time at which the engine wants a `wakeup`, if any: the end of the
