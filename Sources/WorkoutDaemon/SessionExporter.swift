@@ -88,6 +88,9 @@ final class SessionExporter: Sendable {
         // back, SQLite's cache and the heap its thread's malloc arena kept.
         reader?.releaseMemory()
         ProcessMemory.releaseFreeHeap()
+        // And the exporters' code, which the next recorded second does not run (a failure
+        // was told at start, where it is tried first).
+        _ = try? ProcessMemory.releaseCodePages()
         firstPass = false
         if status.condition != previous || status.condition != .available {
           sink.post(.device(status))

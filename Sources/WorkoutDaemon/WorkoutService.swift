@@ -150,6 +150,14 @@ public enum WorkoutService {
       .notice,
       "ready: database \(store.path), control socket \(server.path), \(board.name) board, \(settings.activity.rawValue)"
     )
+    // What start-up ran (the configuration, the migrations, the resume) is not what a recorded
+    // second runs: its code's pages leave the resident size (ProcessMemory.releaseCodePages).
+    do {
+      let released = try ProcessMemory.releaseCodePages()
+      log(.info, "let go of \(released) KiB of start-up code's pages")
+    } catch {
+      log(.notice, "start-up code's pages stay resident: \(error)")
+    }
 
     if !configuration.usbDrive.enabled && access(configuration.usbDriveImage, F_OK) == 0 {
       UsbDrive.retire(image: configuration.usbDriveImage, log: log)
