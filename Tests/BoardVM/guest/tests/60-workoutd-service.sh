@@ -38,6 +38,14 @@ bus=$(grep -l -x "$BMP280_I2C_ADAPTER_NAME" /sys/bus/i2c/devices/i2c-*/name | se
 runuser -u workoutd -- i2cget -y "$bus" "$BMP280_I2C_ADDRESS" 0xD0 b > /dev/null ||
   problems+=("user workoutd cannot read the BMP280 on /dev/i2c-$bus (udev rule?)")
 
+# At READY the service lets go of its start-up code's pages (madvise, under the unit's
+# system call filter and ProtectProc=), and says how many KiB.
+released() { journalctl -b -u workoutd --no-pager -o cat | sed -n "s/.*let go of \([0-9]*\) KiB of start-up code's pages.*/\1/p" | tail -1; }
+has_released() { [[ -n $(released) ]]; }
+wait_for 10 has_released
+note "$(journalctl -b -u workoutd --no-pager -o cat | grep -m1 "start-up code"); now $(grep VmRSS "/proc/$pid/status" | xargs)"
+[[ $(released) -gt 0 ]] 2>/dev/null || problems+=("no start-up code's pages let go of at READY: $(journalctl -b -u workoutd --no-pager -o cat | grep -m1 "start-up code")")
+
 if ((${#problems[@]})); then
   journalctl -b -u workoutd --no-pager | tail -30
   result "$name" FAIL "$(IFS=';'; echo "${problems[*]}")"
