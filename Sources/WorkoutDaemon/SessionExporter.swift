@@ -137,28 +137,43 @@ final class SessionExporter: Sendable {
     }
     guard let reader else { return failing("cannot read \(databasePath)") }
     var failures: [String] = []
+    func failed(_ sessionID: Int64, _ format: ExportFormat, _ error: any Error) {
+      let failure = "session \(sessionID) as \(format.rawValue.uppercased()): \(error)"
+      log(.warning, "cannot export \(failure); the other sessions go on, it is tried again at the next pass")
+      failures.append(failure)
+    }
+    // Each session's formats not yet in the directory, written together from one reading of
+    // its laps, events and damaged rows (`ExportFile.Source`).
+    var pending: [Int64: [ExportFormat]] = [:]
     for format in formats {
-      let sessionIDs: [Int64]
       do {
-        sessionIDs = try reader.sessionIDsNotExported(format: format.rawValue, destination: destination)
+        for sessionID in try reader.sessionIDsNotExported(format: format.rawValue, destination: destination) {
+          pending[sessionID, default: []].append(format)
+        }
       } catch {
         failures.append("cannot list the sessions to export as \(format.rawValue.uppercased()): \(error)")
+      }
+    }
+    for (sessionID, sessionFormats) in pending.sorted(by: { $0.key < $1.key }) {
+      let source: ExportFile.Source
+      do {
+        guard let session = try reader.session(id: sessionID) else { continue }  // deleted meanwhile
+        source = try ExportFile.Source.load(session, from: reader)
+      } catch {
+        for format in sessionFormats { failed(sessionID, format, error) }
         continue
       }
-      for sessionID in sessionIDs {
+      for format in sessionFormats {
         do {
-          guard let session = try reader.session(id: sessionID) else { continue }  // deleted meanwhile
-          let file = try ExportFile.write(session, from: reader, format: format, into: directory)
+          let file = try ExportFile.write(source, from: reader, format: format, into: directory)
           try ledger.recordExport(
             ExportRecord(
-              sessionID: session.id, format: format.rawValue, destination: destination, name: file.name,
+              sessionID: sessionID, format: format.rawValue, destination: destination, name: file.name,
               bytes: file.bytes, points: file.points, writtenWall: Date().timeIntervalSince1970))
           log(
-            file.unreadable.isEmpty ? .info : .warning, "exported session \(session.id) to \(file.path) \(file.counts)")
+            file.unreadable.isEmpty ? .info : .warning, "exported session \(sessionID) to \(file.path) \(file.counts)")
         } catch {
-          let failure = "session \(sessionID) as \(format.rawValue.uppercased()): \(error)"
-          log(.warning, "cannot export \(failure); the other sessions go on, it is tried again at the next pass")
-          failures.append(failure)
+          failed(sessionID, format, error)
         }
       }
     }

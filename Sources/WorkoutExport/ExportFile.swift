@@ -235,15 +235,42 @@ public enum ExportFile {
     }
   }
 
+  /// What a session's files are made of besides its points, read once for all its formats:
+  /// its summary, laps and events, and the count of its rows a damaged record made unreadable
+  /// (three scans of its rows).
+  public struct Source: Sendable {
+    public var exported: ExportedSession
+    public var unreadable: UnreadableRows
+
+    public static func load(_ session: SessionRecord, from store: WorkoutStore) throws(ExportError) -> Source {
+      let exported = try ExportedSession.load(session, from: store)
+      do {
+        return Source(exported: exported, unreadable: try store.unreadableRows(sessionID: session.id))
+      } catch {
+        throw ExportError("session \(session.id): \(error)")
+      }
+    }
+  }
+
   /// Writes `session`'s file in `format` into `directory`.
   @discardableResult
   public static func write(
     _ session: SessionRecord, from store: WorkoutStore, format: ExportFormat, into directory: String
   ) throws(ExportError) -> Written {
+    try write(Source.load(session, from: store), from: store, format: format, into: directory)
+  }
+
+  /// Writes the file in `format` of the session `source` was loaded for into `directory`, its
+  /// points read from `store`.
+  @discardableResult
+  public static func write(
+    _ source: Source, from store: WorkoutStore, format: ExportFormat, into directory: String
+  ) throws(ExportError) -> Written {
+    let session = source.exported.session
     let name = name(for: session, format: format)
     let path = directory + "/" + name
     let temporary = directory + "/." + name + ".partial"
-    var encoder = format.encoder(try ExportedSession.load(session, from: store))
+    var encoder = format.encoder(source.exported)
 
     let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
     guard descriptor >= 0 else { throw ExportError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
@@ -306,12 +333,6 @@ public enum ExportFile {
       _ = fsync(directoryDescriptor)
       close(directoryDescriptor)
     }
-    let unreadable: UnreadableRows
-    do {
-      unreadable = try store.unreadableRows(sessionID: session.id)
-    } catch {
-      throw ExportError("session \(session.id): \(error)")
-    }
-    return Written(path: path, name: name, bytes: size, points: end.points, unreadable: unreadable)
+    return Written(path: path, name: name, bytes: size, points: end.points, unreadable: source.unreadable)
   }
 }

@@ -388,10 +388,18 @@ struct Export: ParsableCommand {
       archive = TarStream(descriptor: STDOUT_FILENO, label: "standard output")
     }
     var sent: [ExportRecord] = []
+    // A session's laps, events and damaged rows, read once for its formats in a row.
+    var source: ExportFile.Source?
     for (sessionID, format) in jobs {
       do {
-        guard let record = try store.session(id: sessionID) else { continue }  // deleted meanwhile
-        let written = try ExportFile.write(record, from: store, format: format, into: directory)
+        if source?.exported.session.id != sessionID {
+          source = nil
+          guard let record = try store.session(id: sessionID) else { continue }  // deleted meanwhile
+          source = try ExportFile.Source.load(record, from: store)
+        }
+        guard let source else { continue }
+        let record = source.exported.session
+        let written = try ExportFile.write(source, from: store, format: format, into: directory)
         let entry = ExportRecord(
           sessionID: record.id, format: format.rawValue, destination: destination ?? "", name: written.name,
           bytes: written.bytes, points: written.points, writtenWall: Date().timeIntervalSince1970)

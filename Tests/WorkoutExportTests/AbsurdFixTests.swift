@@ -148,6 +148,18 @@ struct DamagedRecordExportTests {
       paths[format] = written.path
     }
     try Self.checkValid(paths, fitRecords: 28, in: directory)
+    // The four from one reading of the session (`ExportFile.Source`, as the service's exporter
+    // writes them): the same files, the same count.
+    let source = try ExportFile.Source.load(session, from: store)
+    #expect(source.unreadable == UnreadableRows(points: 2, events: 1, laps: 1))
+    let again = directory.path + "/again"
+    try FileManager.default.createDirectory(atPath: again, withIntermediateDirectories: true)
+    for format in ExportFormat.allCases {
+      let written = try ExportFile.write(source, from: store, format: format, into: again)
+      #expect(written.unreadable == source.unreadable)
+      let first = try #require(paths[format])
+      #expect(FileManager.default.contents(atPath: written.path) == FileManager.default.contents(atPath: first))
+    }
   }
 
   /// The GPX and TCX files pass their schemas (xmllint); the FIT file decodes without errors with
