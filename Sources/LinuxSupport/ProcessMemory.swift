@@ -32,13 +32,6 @@ public enum ProcessMemory {
     public var path: String
     /// Its pages resident in this process, KiB (smaps' `Rss`).
     public var residentKiB: Int
-
-    public init(start: UInt, end: UInt, path: String, residentKiB: Int) {
-      self.start = start
-      self.end = end
-      self.path = path
-      self.residentKiB = residentKiB
-    }
   }
 
   /// The mappings of `smaps` (the text of /proc/PID/smaps) whose pages this process can let go
@@ -64,11 +57,10 @@ public enum ProcessMemory {
         unwritten = false
         locked = false
         let bounds = first.split(separator: "-")
-        let path = fields.count == 6 ? fields[5].drop { $0 == " " } : ""
-        guard fields[1...].first == "r-xp", path.hasPrefix("/"), path == file, bounds.count == 2,
-          let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16), end > start
+        guard fields.count == 6, fields[1] == "r-xp", file.hasPrefix("/"), fields[5].drop(while: { $0 == " " }) == file,
+          bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16), end > start
         else { continue }
-        current = CodeMapping(start: start, end: end, path: String(path), residentKiB: 0)
+        current = CodeMapping(start: start, end: end, path: file, residentKiB: 0)
         continue
       }
       guard current != nil, fields.count > 1 else { continue }
@@ -109,7 +101,7 @@ public enum ProcessMemory {
 
   /// This process's executable as smaps names it (" (deleted)" after when it was replaced on
   /// disk since it started, as in both).
-  public static func executablePath() throws(SystemError) -> String {
+  static func executablePath() throws(SystemError) -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 16)
     let length = try retryingInterrupts("readlink", "/proc/self/exe") {
       readlink("/proc/self/exe", &buffer, buffer.count - 1)

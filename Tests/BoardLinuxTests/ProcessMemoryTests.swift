@@ -1,6 +1,7 @@
 import Foundation
-import LinuxSupport
 import Testing
+
+@testable import LinuxSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -113,7 +114,7 @@ import Testing
       }
       return nil
     }
-    let before = try ownSmaps()
+    let before = try ProcessMemory.readProcFile("/proc/self/smaps")
     let releasable = ProcessMemory.releasableCode(of: path, inSmaps: before).map(\.start)
     #expect(releasable.contains(UInt(bitPattern: clean)))
     #expect(!releasable.contains(UInt(bitPattern: written)))
@@ -121,27 +122,16 @@ import Testing
 
     let released = try ProcessMemory.releaseCodePages(of: path)
     #expect(released >= 4 * pageSize / 1024)
-    let after = try ownSmaps()
+    let after = try ProcessMemory.readProcFile("/proc/self/smaps")
     #expect(resident(clean, in: after) == 0)
     #expect(written[pageSize] == 0x90)
     #expect(written[0] == 0xC3)
     #expect(clean[pageSize] == 0xC3)
     // And this process's own executable, let go of, runs on.
     #expect(try ProcessMemory.releaseCodePages() > 0)
-    #expect(try ProcessMemory.releasableCode(of: ProcessMemory.executablePath(), inSmaps: ownSmaps()).count > 0)
-  }
-
-  /// /proc/self/smaps whole (a /proc file's size is 0 to stat, so it is read to its end).
-  private func ownSmaps() throws -> String {
-    let file = try #require(fopen("/proc/self/smaps", "r"))
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-      let count = fread(&chunk, 1, chunk.count, file)
-      if count == 0 { break }
-      bytes += chunk[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    #expect(
+      try ProcessMemory.releasableCode(
+        of: ProcessMemory.executablePath(), inSmaps: ProcessMemory.readProcFile("/proc/self/smaps")
+      ).count > 0)
   }
 }
