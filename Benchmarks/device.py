@@ -6,7 +6,8 @@ Tests/Fixtures/gpsd at the receiver's own pace: bundg_zeus_9.log is a 1 Hz chart
 (149 one-second epochs of about 34 sentences), so gpsfake's `-c` (seconds between sentences) is
 epochs / sentences, about 0.03 s, and an epoch arrives about once a second. The replay is the
 capture forth and then back (the epochs in reverse order, re-timed forwards, checksums redone), so
-a run longer than the capture's 2.5 minutes never sees time go backwards or the boat jump.
+a run longer than the capture's 2.5 minutes does not see the boat jump, nor time go backwards
+within the replay's 5 minutes (gpsfake then starts it again, at its first epoch's time).
 Only the capture's GNSS sentences are replayed (GGA GSA GSV RMC VTG GLL ZDA: what a GPS module
 sends; about 9 an epoch, 2 TPVs and a SKY from gpsd); --all-sentences keeps the chartplotter's
 instrument and autopilot sentences too, which gpsd 3.22 reports as ~17 TPVs an epoch.
@@ -269,9 +270,12 @@ class Watcher(threading.Thread):
                         self.tpvs.append((now, report.get("mode", 0), report.get("time")))
 
     def fixes(self, start, end):
-        """(TPVs with mode >= 2, distinct fix times = epochs with a fix) that arrived in [start, end)."""
+        """(TPVs with mode >= 2, epochs with a fix) that arrived in [start, end). An epoch is a run
+        of TPVs with the same fix time: the count goes up where the time changes, so a run longer
+        than the replay, which gpsfake starts again from its first epoch (the same times again),
+        counts every epoch it saw and not only the distinct times."""
         inside = [t for t in self.tpvs if start <= t[0] < end and t[1] >= 2]
-        return len(inside), len({t[2] for t in inside})
+        return len(inside), sum(1 for n, t in enumerate(inside) if n == 0 or t[2] != inside[n - 1][2])
 
 
 CONFIG = """# Benchmarks/device.py: gpsd only, no other device.
