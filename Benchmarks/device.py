@@ -32,7 +32,8 @@ while recording the disk waits of the one durable commit a second (fdatasync sle
 disk writes: 2 switches a commit on an ext4 here, measured by the script in the same directory
 and printed) are shown and then taken out: they are the disk's, and the issue asks for that
 commit. Likewise the CPU per recorded second is shown whole and less that commit's CPU (the
-same probe): gpxlogger makes no commit at all. About 3 minutes.
+same probe): gpxlogger makes no commit at all. The ratio of each 30 s window of the recording
+phase (--window) is printed too: how far one run's own figure moves. About 3 minutes.
 
 Usage: Benchmarks/device.py --bin DIR [--baseline-bin DIR] [--idle 30] [--recording 120]
 """
@@ -384,6 +385,8 @@ def main():
                         help="keep the capture's non-GNSS sentences (instruments, autopilot)")
     parser.add_argument("--idle", type=float, default=30)
     parser.add_argument("--recording", type=float, default=120)
+    parser.add_argument("--window", type=float, default=30,
+                        help="seconds of each window of the recording phase whose ratio is printed too")
     parser.add_argument("--floor", type=float, default=60,
                         help="seconds of the floor phase (Benchmarks/Floor/durable-logger.c); 0 skips it")
     args = parser.parse_args()
@@ -435,9 +438,14 @@ def main():
             if result.returncode != 0:
                 sys.exit(f"{d.label}: workoutctl start failed: {result.stdout}{result.stderr}")
         time.sleep(2)  # the session is running, its first points are in
-        rec0 = snapshot()
-        time.sleep(args.recording)
-        rec1 = snapshot()
+        # The phase in windows of --window seconds: one figure for the phase, and the ratio of
+        # each window beside it, so that one run shows how far its own ratio moves.
+        marks = [snapshot()]
+        end = marks[0]["time"] + args.recording
+        while (left := end - time.monotonic()) > 0:
+            time.sleep(min(args.window, left))
+            marks.append(snapshot())
+        rec0, rec1 = marks[0], marks[-1]
         memory = {"logger": benchlib.peak_memory(logger.pid),
                   **{d.label: benchlib.peak_memory(d.proc.pid) for d in daemons}}
         states = {d.label: d.ctl("status", "--json").stdout for d in daemons}
@@ -490,6 +498,12 @@ def main():
 
     if floor is not None:
         figures.update(floor)
+    window_ratios = []
+    for a, b in zip(marks, marks[1:]):
+        _, fixes = watcher.fixes(a["time"], b["time"])
+        w, lg = benchlib.delta(b["this build"], a["this build"]), benchlib.delta(b["logger"], a["logger"])
+        if w["points"] and fixes and lg["cpu"]:
+            window_ratios.append((w["cpu"] / w["points"]) / (lg["cpu"] / fixes))
 
     def part(owner):
         """This binary's figures, named as in the table (and in the stored baseline)."""
@@ -535,6 +549,12 @@ def main():
             state = "?"
         print(f"{d.label}: session {state} at the end of the recording phase "
               f"({figures[f'recording.{d.label}.points']} points recorded in it)")
+    if window_ratios:
+        ordered = sorted(window_ratios)
+        middle = (ordered[(len(ordered) - 1) // 2] + ordered[len(ordered) // 2]) / 2
+        print(f"the ratio workoutd / gpxlogger over each {args.window:.0f} s of the recording phase: "
+              + ", ".join(f"{r:.2f}" for r in window_ratios)
+              + f" (median {middle:.2f}, {sum(r <= 2 for r in window_ratios)} of {len(window_ratios)} at or under 2)")
     print()
     R = benchlib.Row
     benchlib.table([
