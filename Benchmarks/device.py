@@ -33,7 +33,12 @@ disk writes: 2 switches a commit on an ext4 here, measured by the script in the 
 and printed) are shown and then taken out: they are the disk's, and the issue asks for that
 commit. Likewise the CPU per recorded second is shown whole and less that commit's CPU (the
 same probe): gpxlogger makes no commit at all. The ratio of each 30 s window of the recording
-phase (--window) is printed too: how far one run's own figure moves. About 3 minutes.
+phase (--window) is printed too: how far one run's own figure moves. About 4 minutes.
+
+The commit's price depends on the filesystem under the run's files (--dir): on an ext4 without a
+journal, fdatasync also writes the inode (its times changed) and waits for the disk three times;
+on one with a journal, as Raspberry Pi OS's root has, twice. `make bench` runs this a second time
+with --journaled-ext4 (a fresh loop-mounted image; root only) to show both.
 
 Usage: Benchmarks/device.py --bin DIR [--baseline-bin DIR] [--idle 30] [--recording 120]
 """
@@ -355,6 +360,23 @@ def stop_gpsfake(fake):
     shutil.rmtree(fake.sockets, ignore_errors=True)
 
 
+def filesystem(path):
+    """The filesystem under `path`, and for ext4 whether it has a journal: without one (as this
+    machine's root may be), an overwrite's fdatasync also writes the inode, its timestamps
+    changed, and waits for the disk once more than with one (Raspberry Pi OS's root)."""
+    found = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", path], capture_output=True, text=True)
+    fields = found.stdout.split()
+    if len(fields) != 2:
+        return "an unknown filesystem"
+    kind, source = fields
+    if kind == "ext4" and os.path.isdir("/proc/fs/jbd2"):
+        # A journal has its jbd2 entry, "<device>-<journal inode>" (no need to read the device).
+        device = os.path.basename(source)
+        journaled = any(entry.startswith(device + "-") for entry in os.listdir("/proc/fs/jbd2"))
+        kind += " with a journal" if journaled else " without a journal"
+    return f"{kind} ({source})"
+
+
 def start_gpsfake(replay, cycle, port, work):
     """gpsfake, tried again when it loses gpsfake's own start-up race (see GPSFake.swift).
 
@@ -385,6 +407,12 @@ def main():
                         help="keep the capture's non-GNSS sentences (instruments, autopilot)")
     parser.add_argument("--idle", type=float, default=30)
     parser.add_argument("--recording", type=float, default=120)
+    parser.add_argument("--dir", default=os.path.join(benchlib.ROOT, ".build", "bench"),
+                        help="where the run's files go (the databases, the GPX file, the probes): the "
+                        "filesystem whose durable commit is measured")
+    parser.add_argument("--journaled-ext4", action="store_true",
+                        help="put the run's files on a fresh ext4 with a journal (a loop-mounted image "
+                        "in --dir; needs root), the filesystem of Raspberry Pi OS's root")
     parser.add_argument("--window", type=float, default=30,
                         help="seconds of each window of the recording phase whose ratio is printed too")
     parser.add_argument("--floor", type=float, default=60,
@@ -393,9 +421,56 @@ def main():
     for program in ("/usr/bin/gpsfake", "/usr/bin/gpxlogger", "/usr/sbin/gpsd"):
         if not os.access(program, os.X_OK):
             sys.exit(f"missing {program} (apt-get install gpsd gpsd-clients)")
+    if not args.journaled_ext4:
+        measure(args)
+        return
+    mounted = mount_journaled_ext4(args.dir)
+    if mounted is None:
+        return
+    try:
+        args.dir = mounted
+        measure(args)
+    finally:
+        unmount_journaled_ext4(mounted)
 
-    os.makedirs(os.path.join(benchlib.ROOT, ".build", "bench"), exist_ok=True)
-    work = tempfile.mkdtemp(prefix="device-", dir=os.path.join(benchlib.ROOT, ".build", "bench"))
+
+def mount_journaled_ext4(parent):
+    """A fresh 256 MiB ext4 with a journal (mkfs.ext4's defaults, mounted noatime as Raspberry Pi
+    OS mounts its root), loop-mounted on a directory in `parent`; None, said why, when this
+    machine cannot (not root, no loop device)."""
+    if os.geteuid() != 0:
+        print("device benchmark on a journaled ext4: skipped (mounting a loop image needs root)")
+        return None
+    os.makedirs(parent, exist_ok=True)
+    mountpoint = tempfile.mkdtemp(prefix="journaled-ext4-", dir=parent)
+    image = mountpoint + ".img"
+    with open(image, "wb") as f:
+        f.truncate(256 << 20)
+    for command in (["mkfs.ext4", "-q", "-F", image], ["mount", "-o", "loop,noatime", image, mountpoint]):
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"device benchmark on a journaled ext4: skipped ({' '.join(command[:2])}: "
+                  f"{(done.stderr or done.stdout).strip()})")
+            os.unlink(image)
+            os.rmdir(mountpoint)
+            return None
+    return mountpoint
+
+
+def unmount_journaled_ext4(mountpoint):
+    """Unmounts and removes the image (lazily if something still holds a file there)."""
+    if subprocess.run(["umount", mountpoint], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", mountpoint], capture_output=True)
+    for remove in (lambda: os.rmdir(mountpoint), lambda: os.unlink(mountpoint + ".img")):
+        try:
+            remove()
+        except OSError as error:
+            print(f"(journaled ext4: {error})")
+
+
+def measure(args):
+    os.makedirs(args.dir, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="device-", dir=args.dir)
     replay = os.path.join(work, "replay.log")
     epochs, sentences = make_replay(os.path.join(FIXTURES, args.capture), replay, not args.all_sentences)
     cycle = epochs / sentences / 1.0  # seconds between sentences: one epoch a second
@@ -405,6 +480,7 @@ def main():
     print(f"(workoutd's code layout: {benchlib.code_layout(os.path.join(args.bin, 'workoutd'))})")
     print(f"({epochs} epochs, {sentences} sentences) through gpsd")
     print(f"(gpsfake -c {cycle:.4f}: one epoch a second), gpxlogger and workoutd --board linux attached, real time;")
+    print(f"the run's files on {filesystem(work)}")
     print(f"idle {args.idle:.0f} s, then recording {args.recording:.0f} s\n", flush=True)
 
     fake = start_gpsfake(replay, cycle, port, work)
