@@ -29,9 +29,9 @@ with a 2D/3D TPV in the phase (its trkpts are printed too).
 Targets (printed, never an exit status): workoutd CPU per recorded second <= 2x gpxlogger's CPU
 per fix, <= 2 wake-ups/s recording, near 0 (<= 0.5) idle. A wake-up is a context switch, but
 while recording the disk waits of the one durable commit a second (fdatasync sleeps while the
-disk writes: 2 switches a commit on an ext4 here, measured by the script in the same directory
-and printed) are shown and then taken out: they are the disk's, and the issue asks for that
-commit. Likewise the CPU per recorded second is shown whole and less that commit's CPU (the
+disk writes: 2 or 3 switches a commit on an ext4, with or without a journal, measured by this
+script on the run's filesystem and printed) are shown and then taken out: they are the disk's,
+and the issue asks for that commit. Likewise the CPU per recorded second is shown whole and less that commit's CPU (the
 same probe): gpxlogger makes no commit at all. The ratio of each 30 s window of the recording
 phase (--window) is printed too: how far one run's own figure moves. About 4 minutes.
 
@@ -41,6 +41,7 @@ on one with a journal, as Raspberry Pi OS's root has, twice. `make bench` runs t
 with --journaled-ext4 (a fresh loop-mounted image; root only) to show both.
 
 Usage: Benchmarks/device.py --bin DIR [--baseline-bin DIR] [--idle 30] [--recording 120]
+                           [--window 30] [--dir DIR | --journaled-ext4]
 """
 import argparse
 import json
@@ -49,6 +50,7 @@ import random
 import shutil
 import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -626,11 +628,9 @@ def measure(args):
         print(f"{d.label}: session {state} at the end of the recording phase "
               f"({figures[f'recording.{d.label}.points']} points recorded in it)")
     if window_ratios:
-        ordered = sorted(window_ratios)
-        middle = (ordered[(len(ordered) - 1) // 2] + ordered[len(ordered) // 2]) / 2
         print(f"the ratio workoutd / gpxlogger over each {args.window:.0f} s of the recording phase: "
               + ", ".join(f"{r:.2f}" for r in window_ratios)
-              + f" (median {middle:.2f}, {sum(r <= 2 for r in window_ratios)} of {len(window_ratios)} at or under 2)")
+              + f" (median {statistics.median(window_ratios):.2f}, {sum(r <= 2 for r in window_ratios)} of {len(window_ratios)} at or under 2)")
     print()
     R = benchlib.Row
     benchlib.table([
