@@ -376,9 +376,15 @@ struct Export: ParsableCommand {
     } else if all {
       jobs = try store.endedSessionIDs().flatMap { id in formats.map { (id, $0) } }
     } else if let destination {
+      // Session by session, each one's formats in a row, as --all does: its laps, events and
+      // damaged rows are then read once, not once a format.
+      var pending: [Int64: [ExportFormat]] = [:]
       for format in formats {
-        jobs += try store.sessionIDsNotExported(format: format.rawValue, destination: destination).map { ($0, format) }
+        for id in try store.sessionIDsNotExported(format: format.rawValue, destination: destination) {
+          pending[id, default: []].append(format)
+        }
       }
+      jobs = pending.keys.sorted().flatMap { id in pending[id, default: []].map { (id, $0) } }
       if jobs.isEmpty { FileHandle.standardError.write(Data("workoutctl: nothing new for \(destination)\n".utf8)) }
     }
     var archive: TarStream?

@@ -100,6 +100,20 @@ struct ExportServiceTests {
     #expect(again.status == 0 && again.output.contains("nothing new for \(out)"), "\(again.output)")
     #expect(files(out).count == 2)
     #expect(try store.exports(sessionID: 2).map(\.destination).sorted() == [out, exports, exports].sorted())
+
+    // Several formats: session by session, each one's formats in a row (its laps, events and
+    // damaged rows read once), not format by format.
+    let both = dir.path + "/both"
+    let several = try ctl(["export", "--new", "--format", "fit,gpx", "--out", both], dir)
+    #expect(several.status == 0, "\(several.output)")
+    let uuids = try [1, 2].map { try #require(try store.session(id: Int64($0))).uuid.prefix(8) }
+    let order = several.output.split(separator: "\n").filter { $0.hasPrefix(both + "/") }.map { line in
+      let name = line.prefix { $0 != " " }.split(separator: "/").last.map(String.init) ?? ""
+      let number = uuids.firstIndex { name.contains($0) }.map { $0 + 1 } ?? 0
+      return "\(number).\(name.suffix(3))"
+    }
+    #expect(order == ["1.fit", "1.gpx", "2.fit", "2.gpx"], "\(several.output)")
+    #expect(files(both).count == 4)
   }
 
   /// `make run` gives a state directory relative to the working directory: its exports go there.
