@@ -50,6 +50,7 @@ import random
 import shutil
 import socket
 import sqlite3
+import stat
 import statistics
 import subprocess
 import sys
@@ -426,14 +427,31 @@ def main():
     if not args.journaled_ext4:
         measure(args)
         return
-    mounted = mount_journaled_ext4(args.dir)
+    parent = args.dir
+    mounted = mount_journaled_ext4(parent)
     if mounted is None:
         return
+    work = None
     try:
         args.dir = mounted
-        measure(args)
+        work = measure(args)
     finally:
+        if work is not None:
+            # The run's files (its logs, database, GPX file) outlive the image, as another run's do.
+            kept = os.path.join(parent, os.path.basename(work))
+            shutil.copytree(work, kept, symlinks=True, ignore=regular_files_only)
+            print(f"(its files copied out of the image to {kept})")
         unmount_journaled_ext4(mounted)
+
+
+def regular_files_only(directory, names):
+    """shutil.copytree's ignore: what is neither a directory nor a regular file (a socket left)."""
+    left_out = []
+    for name in names:
+        mode = os.lstat(os.path.join(directory, name)).st_mode
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            left_out.append(name)
+    return left_out
 
 
 def mount_journaled_ext4(parent):
@@ -666,6 +684,7 @@ def measure(args):
         for line in benchlib.thread_lines(benchlib.delta(b["this build"], a["this build"]), b["time"] - a["time"]):
             print(line)
     print(f"\n(work directory: {work})")
+    return work
 
 
 if __name__ == "__main__":
