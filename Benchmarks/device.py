@@ -33,7 +33,9 @@ disk writes: 2 or 3 switches a commit on an ext4, with or without a journal, mea
 script on the run's filesystem and printed) are shown and then taken out: they are the disk's,
 and the issue asks for that commit. Likewise the CPU per recorded second is shown whole and less that commit's CPU (the
 same probe): gpxlogger makes no commit at all. The ratio of each 30 s window of the recording
-phase (--window) is printed too: how far one run's own figure moves. About 4 minutes.
+phase (--window) is printed too: how far one run's own figure moves, with each side's figure in
+the window and gpsd's TPVs a fix in it (gpxlogger wakes for them, so its cost a fix follows them;
+workoutd reads gpsd once a second whatever their number). About 4 minutes.
 
 The commit's price depends on the filesystem under the run's files (--dir): on an ext4 without a
 journal, fdatasync also writes the inode (its times changed) and waits for the disk three times;
@@ -594,12 +596,15 @@ def measure(args):
 
     if floor is not None:
         figures.update(floor)
-    window_ratios = []
+    window_ratios, window_parts = [], []
     for a, b in zip(marks, marks[1:]):
-        _, fixes = watcher.fixes(a["time"], b["time"])
+        tpvs, fixes = watcher.fixes(a["time"], b["time"])
         w, lg = benchlib.delta(b["this build"], a["this build"]), benchlib.delta(b["logger"], a["logger"])
         if w["points"] and fixes and lg["cpu"]:
             window_ratios.append((w["cpu"] / w["points"]) / (lg["cpu"] / fixes))
+            # Each side's own figure, and gpsd's TPVs a fix (gpxlogger reads them as they come).
+            window_parts.append(f"{w['cpu'] / w['points'] * 1e6:.0f} / {lg['cpu'] / fixes * 1e6:.0f} µs, "
+                                f"{tpvs / fixes:.2f} TPVs a fix")
 
     def part(owner):
         """This binary's figures, named as in the table (and in the stored baseline)."""
@@ -649,6 +654,7 @@ def measure(args):
         print(f"the ratio workoutd / gpxlogger over each {args.window:.0f} s of the recording phase: "
               + ", ".join(f"{r:.2f}" for r in window_ratios)
               + f" (median {statistics.median(window_ratios):.2f}, {sum(r <= 2 for r in window_ratios)} of {len(window_ratios)} at or under 2)")
+        print("  (each: workoutd µs a recorded second / gpxlogger µs a fix: " + "; ".join(window_parts) + ")")
     print()
     R = benchlib.Row
     benchlib.table([
