@@ -21,7 +21,7 @@ public enum NetworkInterfaces {
       var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
       var inet = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
       guard inet_ntop(AF_INET, &inet, &text, socklen_t(text.count)) != nil else { continue }
-      let name = String(cString: text)
+      let name = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
       if interface.ifa_flags & UInt32(IFF_LOOPBACK) != 0 {
         loopback.append(name)
       } else {
