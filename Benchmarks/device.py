@@ -31,8 +31,8 @@ per fix, <= 2 wake-ups/s recording, near 0 (<= 0.5) idle. A wake-up is a context
 while recording the disk waits of the one durable commit a second (fdatasync sleeps while the
 disk writes: 2 or 3 switches a commit on an ext4, with or without a journal, measured by this
 script on the run's filesystem and printed) are shown and then taken out: they are the disk's,
-and the issue asks for that commit. Likewise the CPU per recorded second is shown whole and less that commit's CPU (the
-same probe): gpxlogger makes no commit at all. The ratio of each 30 s window of the recording
+and the issue asks for that commit. Likewise the CPU per recorded second is shown whole and less
+that commit's CPU (the same probe): gpxlogger makes no commit at all. The ratio of each 30 s window of the recording
 phase (--window) is printed too: how far one run's own figure moves, with each side's figure in
 the window and gpsd's TPVs a fix in it (gpxlogger wakes for them, so its cost a fix follows them;
 workoutd reads gpsd once a second whatever their number). About 4 minutes.
@@ -447,7 +447,7 @@ def main():
 
 
 def regular_files_only(directory, names):
-    """shutil.copytree's ignore: what is neither a directory nor a regular file (a socket left)."""
+    """shutil.copytree's ignore: what is not a directory, a regular file or a link (a socket left)."""
     left_out = []
     for name in names:
         mode = os.lstat(os.path.join(directory, name)).st_mode

@@ -384,7 +384,7 @@ struct Export: ParsableCommand {
           pending[id, default: []].append(format)
         }
       }
-      jobs = pending.keys.sorted().flatMap { id in pending[id, default: []].map { (id, $0) } }
+      jobs = pending.sorted { $0.key < $1.key }.flatMap { id, formats in formats.map { (id, $0) } }
       if jobs.isEmpty { FileHandle.standardError.write(Data("workoutctl: nothing new for \(destination)\n".utf8)) }
     }
     var archive: TarStream?
