@@ -91,6 +91,43 @@ extension GPSDLive {
       #expect(regained.contains { $0 >= 1.2 })
     }
 
+    /// The harness's guard against gpsfake's lost add (see `GPSFake.addReceiver`): without it a
+    /// gpsd has no receiver for the whole run, as in a CI run where the test above saw no fix.
+    @Test(
+      "gpsfake's add of its pty lost: gpsd has no receiver until the harness adds it; a second add is harmless")
+    func lostReceiverAdd() throws {
+      let port = GPSFake.freePort()
+      let fake = try GPSFake(
+        capture: "gp-320fw-2019-04-06-overflow.log", port: port, singleShot: false, cycle: 0.01,
+        losingTheReceiverAdd: true)
+      defer { fake.terminate() }
+      // gpsfake's client connects after its add: by its first report the add has been lost.
+      #expect(gpsdWaitUntil(timeout: 10) { !fake.reportLines().isEmpty }, "\(fake.stderr)")
+      #expect(fake.receiverPath()?.hasPrefix("/dev/pts/") == true, "\(fake.openFiles())")
+
+      let recorder = GPSDRecorder()
+      let source = GPSDSource(
+        settings: GPSDSourceSettings(
+          host: "localhost", port: port, quality: FixQualitySettings(maxHorizontalError: 30), initialBackoff: 0.05,
+          maximumBackoff: 0.2),
+        observer: { recorder.trace($0) })
+      source.start(sink: recorder)
+      defer { source.stop() }
+      #expect(gpsdWaitUntil(timeout: 10) { recorder.receiverStatuses.last?.condition == .absent })
+      usleep(1_000_000)
+      #expect(recorder.fixes.isEmpty, "\(recorder.all.suffix(5))")
+
+      #expect(fake.addReceiver() == "OK")
+      #expect(
+        gpsdWaitUntil(timeout: 30) { recorder.fixes.count >= 5 },
+        "\(recorder.receiverStatuses) \(recorder.all.suffix(5))")
+      #expect(recorder.receiverStatuses.last?.condition == .available, "\(recorder.receiverStatuses)")
+      // gpsd already has it: "already active", nothing changes, fixes go on.
+      #expect(fake.addReceiver() == "ERROR")
+      let count = recorder.fixes.count
+      #expect(gpsdWaitUntil(timeout: 10) { recorder.fixes.count >= count + 5 })
+    }
+
     @Test("a port nobody listens on is a typed open error naming the endpoint and the errno")
     func refused() throws {
       let connection = GPSDConnection()

@@ -46,7 +46,12 @@ public final class GPSFake {
   /// gpsfake runs, and Foundation's `Pipe` is not close-on-exec, so another test's `Process`
   /// output pipe caught at that moment would not see its end until this replay ended (a
   /// `workoutctl status` that took 15 s in CI).
-  public init(capture: String, port: Int, singleShot: Bool = true, cycle: Double = 0.005) throws {
+  /// - `losingTheReceiverAdd`: gpsfake's own add of its pty is lost, as in the race
+  ///   `addReceiver` guards against, and the harness does not add it: gpsd serves its port but
+  ///   has no receiver until the test calls `addReceiver` (see `lostAddGPSD`).
+  public init(
+    capture: String, port: Int, singleShot: Bool = true, cycle: Double = 0.005, losingTheReceiverAdd: Bool = false
+  ) throws {
     self.port = port
     self.capture = capture
     directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -67,7 +72,14 @@ public final class GPSFake {
     // error ... Connection refused", or worse, a gpsd that never got the pty (its clients see no
     // receiver and gpsfake blocks writing to a pty nobody reads). In this instance's own fresh
     // directory the file is gpsd's own.
-    let environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.path]) { $1 }
+    var environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.path]) { $1 }
+    if losingTheReceiverAdd {
+      // gpsfake runs the first executable "gpsd" it finds in GPSD_HOME (gps/fake.py: spawn_sub).
+      let wrapper = directory.appendingPathComponent("gpsd").path
+      try Self.lostAddGPSD.write(toFile: wrapper, atomically: true, encoding: .utf8)
+      chmod(wrapper, 0o755)
+      environment["GPSD_HOME"] = directory.path
+    }
     // gpsd binds that socket a moment before it listens: a start refused in that moment is
     // tried again on the same port (the source under test keeps retrying it).
     for attempt in 1...3 {
@@ -75,6 +87,100 @@ public final class GPSFake {
       pid = try Self.spawn(arguments, environment: environment, stdout: outputPath, stderr: errorPath)
       if waitUntilListening() || attempt == 3 || !stderr.contains("socket error") { break }
     }
+    if isRunning && !losingTheReceiverAdd { addReceiver() }
+  }
+
+  /// gpsd as gpsfake starts it ("-b -N -S port -F control-socket ..."), but with its control
+  /// socket at "control-socket.real"; once gpsd serves its port, gpsfake's path becomes a plain
+  /// file. gpsfake's add of its pty there is refused and dropped, and its client connects to a
+  /// gpsd that has no receiver: the state gpsd's moment between bind() and listen() leaves.
+  static let lostAddGPSD = #"""
+    #!/bin/sh
+    previous=
+    for argument do
+      shift
+      if [ "$previous" = -F ]; then control=$argument; set -- "$@" "$argument.real"; else set -- "$@" "$argument"; fi
+      previous=$argument
+    done
+    (
+      tries=0
+      while [ ! -S "$control.real" ] && [ $tries -lt 200 ]; do sleep 0.05; tries=$((tries + 1)); done
+      sleep 0.5
+      : > "$control"
+    ) &
+    exec /usr/sbin/gpsd "$@"
+
+    """#
+
+  /// Adds gpsfake's pty to its gpsd, in case gpsfake's own add was lost, and returns gpsd's
+  /// answer: "OK" when it was lost (the pty is added now), "ERROR" when gpsd already had it, nil
+  /// when the pty or the control socket could not be found or reached in `timeout` seconds.
+  ///
+  /// gpsfake adds its pty through gpsd's control socket as soon as the socket's file exists
+  /// (gps/fake.py: wait_ready, add_device), and drops a refused connect without a word. gpsd
+  /// creates that file with bind() a moment before it listen()s on it (gpsd.c: filesock): an
+  /// add that falls in that moment is lost, and gpsd has no receiver for the whole run (seen
+  /// once, in CI on a loaded 2-core machine: trixie's gpsd 3.25, no fix in 30 s). Adding it
+  /// again is harmless: gpsd answers "ERROR" to a device it already has and changes nothing
+  /// (gpsd.c: handle_control, "already active").
+  @discardableResult
+  public func addReceiver(timeout: Double = 10) -> String? {
+    var pty: String?
+    var socketPath: String?
+    gpsdWaitUntil(timeout: timeout) {
+      pty = receiverPath()
+      socketPath = gpsdControlSocket()
+      return (pty != nil && socketPath != nil) || !isRunning
+    }
+    guard let pty, let socketPath else { return nil }
+    // The format gpsfake and gpsdctl use: "+path", CR LF, NUL; gpsd answers one line.
+    var answer: String?
+    gpsdWaitUntil(timeout: timeout) {
+      answer = Self.send(Array("+\(pty)\r\n\0".utf8), toUnixSocket: socketPath)
+      return answer != nil || !isRunning
+    }
+    return answer
+  }
+
+  /// The pty gpsfake feeds the capture into (its slave side, the device gpsd opens), once
+  /// gpsfake has made it. gpsfake holds two: a probe it opens first to see whether ptys work
+  /// (and never closes), then the receiver's, whose slave it makes rw-rw-rw- for gpsd
+  /// (gpsfake, gps/fake.py: FakePTY).
+  public func receiverPath() -> String? {
+    let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return fds.compactMap(Int.init).sorted().reversed().lazy
+      .compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(self.pid)/fd/\($0)") }
+      .first { path in
+        var info = stat()
+        return path.hasPrefix("/dev/pts/") && stat(path, &info) == 0 && info.st_mode & 0o777 == 0o666
+      }
+  }
+
+  /// Connects to the Unix socket at `path`, sends `bytes` and returns the first line answered
+  /// (nil when the connect is refused, or no answer comes in 5 s).
+  private static func send(_ bytes: [UInt8], toUnixSocket path: String) -> String? {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let pathBytes = Array(path.utf8)
+    guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
+    let connected = withUnsafePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+      }
+    }
+    guard connected else { return nil }
+    var wait = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+    let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    guard sent == bytes.count else { return nil }
+    var reply = [UInt8](repeating: 0, count: 16)
+    let count = reply.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+    guard count > 0 else { return nil }
+    return String(decoding: reply[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
   }
 
   /// Waits until gpsd accepts connections on the port (true), or gpsfake has ended (false).
