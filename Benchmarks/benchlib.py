@@ -254,3 +254,63 @@ def thread_lines(counters, seconds):
     rows = sorted(counters.get("threads", {}).items(), key=lambda item: -item[1][1])
     return [f"    {name:<22} {cpu / 1e3 / seconds:8.0f} µs/s {switches / seconds:6.2f} wake-ups/s"
             for name, (cpu, switches) in rows if cpu or switches]
+
+
+def gpsfake_add_receiver(fake, timeout=10):
+    """Adds gpsfake's pty to its gpsd (`fake` a Popen of gpsfake) in case gpsfake's own add was
+    lost, and returns gpsd's answer: "OK" when it was (the pty is added now), "ERROR" when gpsd
+    already had it, None when the pty or gpsd's control socket was not found or reached.
+
+    gpsfake adds its pty as soon as the control socket's file exists, and drops a refused
+    connect without a word; gpsd binds that file a moment before it listens on it, and an add
+    in that moment leaves gpsd with no receiver for the whole run (see GPSFake.addReceiver in
+    Tests/Support/GPSFake.swift). Adding it again is harmless ("already active")."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and fake.poll() is None:
+        pty, control = _gpsfake_receiver(fake.pid), _gpsd_control_socket(fake.pid)
+        if pty and control:
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+                    client.settimeout(5)
+                    client.connect(control)
+                    client.sendall(b"+" + pty.encode() + b"\r\n\0")  # as gpsfake and gpsdctl send it
+                    return client.recv(16).decode(errors="replace").strip()
+            except OSError:
+                pass  # refused: gpsd is between bind() and listen(); try again
+        time.sleep(0.02)
+    return None
+
+
+def _gpsfake_receiver(pid):
+    """The pty gpsfake feeds (its slave side): of the two it holds (a probe it opens first, then
+    the receiver's), the one whose slave it made rw-rw-rw- for gpsd (gps/fake.py: FakePTY)."""
+    try:
+        fds = sorted((int(fd) for fd in os.listdir(f"/proc/{pid}/fd")), reverse=True)
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            path = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if path.startswith("/dev/pts/") and os.stat(path).st_mode & 0o777 == 0o666:
+                return path
+        except OSError:
+            continue
+    return None
+
+
+def _gpsd_control_socket(pid):
+    """The control socket (`-F`) of the gpsd that gpsfake `pid` started."""
+    try:
+        children = open(f"/proc/{pid}/task/{pid}/children").read().split()
+    except OSError:
+        return None
+    for child in children:
+        try:
+            if not open(f"/proc/{child}/comm").read().startswith("gpsd"):
+                continue
+            arguments = open(f"/proc/{child}/cmdline").read().split("\0")
+        except OSError:
+            continue
+        if "-F" in arguments and arguments.index("-F") + 1 < len(arguments):
+            return arguments[arguments.index("-F") + 1]
+    return None

@@ -383,7 +383,8 @@ def filesystem(path):
 
 
 def start_gpsfake(replay, cycle, port, work):
-    """gpsfake, tried again when it loses gpsfake's own start-up race (see GPSFake.swift).
+    """gpsfake, tried again when it loses gpsfake's own start-up race (see GPSFake.swift), and its
+    pty added to gpsd again in case gpsfake's own add was lost (benchlib.gpsfake_add_receiver).
 
     Its TMPDIR is a fresh short directory (a socket path has at most 107 bytes), so gpsd's control
     socket is never a stale file of an earlier run (which lets gpsfake add its pty before gpsd
@@ -399,6 +400,7 @@ def start_gpsfake(replay, cycle, port, work):
         while time.monotonic() < deadline and fake.poll() is None and not listening(port):
             time.sleep(0.02)
         if listening(port):
+            benchlib.gpsfake_add_receiver(fake)
             return fake
         stop_gpsfake(fake)
     sys.exit("gpsd did not start: " + open(os.path.join(work, "gpsfake.err")).read())

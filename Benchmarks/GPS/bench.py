@@ -30,6 +30,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import benchlib  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "..", "Tests", "Fixtures", "gpsd")
 
@@ -95,6 +98,7 @@ def main():
         if time.monotonic() > deadline:
             sys.exit("gpsd did not start")
         time.sleep(0.02)
+    benchlib.gpsfake_add_receiver(fake)
     logger = subprocess.Popen(["gpxlogger", "-e", "sockets", "-f", gpx, f"127.0.0.1:{port}"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
