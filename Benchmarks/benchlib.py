@@ -258,8 +258,8 @@ def thread_lines(counters, seconds):
 
 def gpsfake_add_receiver(fake, timeout=10):
     """Adds gpsfake's pty to its gpsd (`fake` a Popen of gpsfake) in case gpsfake's own add was
-    lost, and returns gpsd's answer: "OK" when it was (the pty is added now), "ERROR" when gpsd
-    already had it, None when the pty or gpsd's control socket was not found or reached.
+    lost: "added" when it was (the pty is added now), "already there" when gpsd had it, None when
+    the pty or gpsd's control socket was not found or reached.
 
     gpsfake adds its pty as soon as the control socket's file exists, and drops a refused
     connect without a word; gpsd binds that file a moment before it listens on it, and an add
@@ -274,7 +274,11 @@ def gpsfake_add_receiver(fake, timeout=10):
                     client.settimeout(5)
                     client.connect(control)
                     client.sendall(b"+" + pty.encode() + b"\r\n\0")  # as gpsfake and gpsdctl send it
-                    return client.recv(16).decode(errors="replace").strip()
+                    # "OK" or "ERROR" up to gpsd 3.22; {"class":"ACK"} or {"class":"ERROR"} since 3.23.
+                    answer = client.recv(64).decode(errors="replace")
+                    if "ERROR" in answer:
+                        return "already there"
+                    return "added" if "OK" in answer or "ACK" in answer else None
             except OSError:
                 pass  # refused: gpsd is between bind() and listen(); try again
         time.sleep(0.02)

@@ -13,16 +13,22 @@ import WorkoutTestSupport
 extension GPSDLive {
   @Suite("GPSDSource when gpsd is missing, dies, comes back")
   struct Reconnect {
-    @Test("no gpsd yet → absent, retries; gpsd starts → fixes; gpsd killed → lost; restarted → fixes again")
-    func lifecycle() throws {
-      let port = GPSFake.freePort()
-      let recorder = GPSDRecorder()
+    /// A source for gpsd on `port` (30 m limit, backoffs of 0.05-0.2 s), posting into `recorder`.
+    func startedSource(port: Int, recorder: GPSDRecorder) -> GPSDSource {
       let source = GPSDSource(
         settings: GPSDSourceSettings(
           host: "localhost", port: port, quality: FixQualitySettings(maxHorizontalError: 30), initialBackoff: 0.05,
           maximumBackoff: 0.2),
         observer: { recorder.trace($0) })
       source.start(sink: recorder)
+      return source
+    }
+
+    @Test("no gpsd yet → absent, retries; gpsd starts → fixes; gpsd killed → lost; restarted → fixes again")
+    func lifecycle() throws {
+      let port = GPSFake.freePort()
+      let recorder = GPSDRecorder()
+      let source = startedSource(port: port, recorder: recorder)
       defer { source.stop() }
 
       // 1. Nobody listens: the GPS is absent, said once, and the source keeps trying.
@@ -101,29 +107,25 @@ extension GPSDLive {
         capture: "gp-320fw-2019-04-06-overflow.log", port: port, singleShot: false, cycle: 0.01,
         losingTheReceiverAdd: true)
       defer { fake.terminate() }
-      // gpsfake's client connects after its add: by its first report the add has been lost.
-      #expect(gpsdWaitUntil(timeout: 10) { !fake.reportLines().isEmpty }, "\(fake.stderr)")
+      // gpsfake connects its own client after its add: once it has, the add has been lost.
+      #expect(
+        gpsdWaitUntil(timeout: 10) { fake.openFiles().contains { $0.hasPrefix("socket:") } }, "\(fake.openFiles())")
       #expect(fake.receiverPath()?.hasPrefix("/dev/pts/") == true, "\(fake.openFiles())")
 
       let recorder = GPSDRecorder()
-      let source = GPSDSource(
-        settings: GPSDSourceSettings(
-          host: "localhost", port: port, quality: FixQualitySettings(maxHorizontalError: 30), initialBackoff: 0.05,
-          maximumBackoff: 0.2),
-        observer: { recorder.trace($0) })
-      source.start(sink: recorder)
+      let source = startedSource(port: port, recorder: recorder)
       defer { source.stop() }
       #expect(gpsdWaitUntil(timeout: 10) { recorder.receiverStatuses.last?.condition == .absent })
       usleep(1_000_000)
       #expect(recorder.fixes.isEmpty, "\(recorder.all.suffix(5))")
 
-      #expect(fake.addReceiver() == "OK")
+      #expect(fake.addReceiver() == .added)
       #expect(
         gpsdWaitUntil(timeout: 30) { recorder.fixes.count >= 5 },
         "\(recorder.receiverStatuses) \(recorder.all.suffix(5))")
       #expect(recorder.receiverStatuses.last?.condition == .available, "\(recorder.receiverStatuses)")
       // gpsd already has it: "already active", nothing changes, fixes go on.
-      #expect(fake.addReceiver() == "ERROR")
+      #expect(fake.addReceiver() == .alreadyThere)
       let count = recorder.fixes.count
       #expect(gpsdWaitUntil(timeout: 10) { recorder.fixes.count >= count + 5 })
     }

@@ -112,19 +112,26 @@ public final class GPSFake {
 
     """#
 
-  /// Adds gpsfake's pty to its gpsd, in case gpsfake's own add was lost, and returns gpsd's
-  /// answer: "OK" when it was lost (the pty is added now), "ERROR" when gpsd already had it, nil
-  /// when the pty or the control socket could not be found or reached in `timeout` seconds.
+  /// What gpsd said to an add of gpsfake's pty.
+  public enum ReceiverAdd: Equatable, Sendable {
+    /// gpsd did not have it: gpsfake's own add was lost, and the pty is added now.
+    case added
+    /// gpsd had it already and changed nothing.
+    case alreadyThere
+  }
+
+  /// Adds gpsfake's pty to its gpsd, in case gpsfake's own add was lost; nil when the pty or
+  /// the control socket could not be found or reached in `timeout` seconds.
   ///
   /// gpsfake adds its pty through gpsd's control socket as soon as the socket's file exists
   /// (gps/fake.py: wait_ready, add_device), and drops a refused connect without a word. gpsd
   /// creates that file with bind() a moment before it listen()s on it (gpsd.c: filesock): an
   /// add that falls in that moment is lost, and gpsd has no receiver for the whole run (seen
   /// once, in CI on a loaded 2-core machine: trixie's gpsd 3.25, no fix in 30 s). Adding it
-  /// again is harmless: gpsd answers "ERROR" to a device it already has and changes nothing
-  /// (gpsd.c: handle_control, "already active").
+  /// again is harmless: gpsd refuses a device it already has and changes nothing (gpsd.c:
+  /// handle_control, "already active").
   @discardableResult
-  public func addReceiver(timeout: Double = 10) -> String? {
+  public func addReceiver(timeout: Double = 10) -> ReceiverAdd? {
     var pty: String?
     var socketPath: String?
     gpsdWaitUntil(timeout: timeout) {
@@ -133,13 +140,16 @@ public final class GPSFake {
       return (pty != nil && socketPath != nil) || !isRunning
     }
     guard let pty, let socketPath else { return nil }
-    // The format gpsfake and gpsdctl use: "+path", CR LF, NUL; gpsd answers one line.
+    // The format gpsfake and gpsdctl use: "+path", CR LF, NUL. gpsd answers one line: "OK" or
+    // "ERROR" up to 3.22, {"class":"ACK"} or {"class":"ERROR"} since 3.23.
     var answer: String?
     gpsdWaitUntil(timeout: timeout) {
       answer = Self.send(Array("+\(pty)\r\n\0".utf8), toUnixSocket: socketPath)
       return answer != nil || !isRunning
     }
-    return answer
+    guard let answer else { return nil }
+    if answer.contains("ERROR") { return .alreadyThere }
+    return answer.contains("OK") || answer.contains("ACK") ? .added : nil
   }
 
   /// The pty gpsfake feeds the capture into (its slave side, the device gpsd opens), once
@@ -177,7 +187,7 @@ public final class GPSFake {
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
     let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     guard sent == bytes.count else { return nil }
-    var reply = [UInt8](repeating: 0, count: 16)
+    var reply = [UInt8](repeating: 0, count: 64)
     let count = reply.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
     guard count > 0 else { return nil }
     return String(decoding: reply[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
