@@ -411,7 +411,7 @@ struct ExportServiceTests {
     let dir = ServiceDirectory()
     // A directory under a regular file cannot be made, even by root.
     let blocker = dir.path + "/not-a-directory"
-    FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
+    try #require(FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8)))
     let config = try Self.config("[export]\ndirectory = \"\(blocker)/exports\"\n", in: dir)
     let service = try ServiceProcess(dir, arguments: ["--speed", "max", "--config", config])
     try service.waitUntilReady()

@@ -541,7 +541,7 @@ struct ConfigurationErrorTests {
 
   @Test func checkConfigChecksWhatStartUpWould() throws {
     let dir = ServiceDirectory()
-    FileManager.default.createFile(atPath: dir.runtime, contents: Data())
+    try #require(FileManager.default.createFile(atPath: dir.runtime, contents: Data()))
     let result = try run(
       binaryDirectory + "/workoutd",
       ["--state-dir", dir.state, "--runtime-dir", dir.runtime, "--ride", dir.path + "/missing.csv", "--check-config"])
