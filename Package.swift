@@ -94,7 +94,7 @@ let package = Package(
     .target(
       name: "WorkoutTestSupport",
       dependencies: [
-        "WorkoutCore", "SensorProtocols", "CLinuxShims", .product(name: "GRDB", package: "GRDB.swift"),
+        "WorkoutCore", "SensorProtocols", "CLinuxShims", "LinuxSupport", .product(name: "GRDB", package: "GRDB.swift"),
       ], path: "Tests/Support"
     ),
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),

@@ -302,13 +302,17 @@ def _gpsfake_receiver(pid):
     return None
 
 
+def gpsfake_children(pid):
+    """The processes gpsfake `pid` started (its gpsd), as pids."""
+    try:
+        return [int(child) for child in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    except OSError:
+        return []
+
+
 def _gpsd_control_socket(pid):
     """The control socket (`-F`) of the gpsd that gpsfake `pid` started."""
-    try:
-        children = open(f"/proc/{pid}/task/{pid}/children").read().split()
-    except OSError:
-        return None
-    for child in children:
+    for child in gpsfake_children(pid):
         try:
             if not open(f"/proc/{child}/comm").read().startswith("gpsd"):
                 continue

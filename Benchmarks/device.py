@@ -346,11 +346,7 @@ class Daemon:
 
 def stop_gpsfake(fake):
     if fake.poll() is None:
-        gpsd = []
-        try:
-            gpsd = [int(p) for p in open(f"/proc/{fake.pid}/task/{fake.pid}/children").read().split()]
-        except OSError:
-            pass
+        gpsd = benchlib.gpsfake_children(fake.pid)
         fake.terminate()
         try:
             fake.wait(timeout=10)

@@ -255,14 +255,13 @@ struct SensorScannerTests {
 
   @Test("the lowest-numbered powered LE controller is used, else the one named")
   func choosesController() throws {
-    var (first, _) = try scan { kernel in
+    let (first, _) = try scan { kernel in
       kernel.controllers = [0: .init(), 1: .init(address: [1, 1, 1, 1, 1, 1]), 2: .init(address: [2, 2, 2, 2, 2, 2])]
     }
     #expect(try first.get().controller == "hci0 (01:02:03:04:05:06)")
     var (result, _) = try scan { kernel in
       kernel.controllers = [0: .init(powered: false), 1: .init(address: [1, 1, 1, 1, 1, 1])]
     }
-    _ = first
     #expect(try result.get().controller == "hci1 (01:01:01:01:01:01)")
     (result, _) = try scan(controller: 1) { kernel in
       kernel.controllers = [0: .init(), 1: .init(address: [2, 2, 2, 2, 2, 2])]

@@ -1,5 +1,6 @@
 import CLinuxShims
 import Foundation
+import LinuxSupport
 import SensorProtocols
 import Synchronization
 
@@ -144,7 +145,12 @@ public final class GPSFake {
     // "ERROR" up to 3.22, {"class":"ACK"} or {"class":"ERROR"} since 3.23.
     var answer: String?
     gpsdWaitUntil(timeout: timeout) {
-      answer = Self.send(Array("+\(pty)\r\n\0".utf8), toUnixSocket: socketPath)
+      // A refused connect (gpsd between bind() and listen()) is tried again.
+      if let control = try? UnixSocket.connect(path: socketPath) {
+        defer { control.close() }
+        try? control.setTimeouts(seconds: 5)
+        if (try? control.writeAll("+\(pty)\r\n\0")) != nil { answer = try? control.readLine(limit: 256) }
+      }
       return answer != nil || !isRunning
     }
     guard let answer else { return nil }
@@ -157,40 +163,10 @@ public final class GPSFake {
   /// (and never closes), then the receiver's, whose slave it makes rw-rw-rw- for gpsd
   /// (gpsfake, gps/fake.py: FakePTY).
   public func receiverPath() -> String? {
-    let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-    return fds.compactMap(Int.init).sorted().reversed().lazy
-      .compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(self.pid)/fd/\($0)") }
-      .first { path in
-        var info = stat()
-        return path.hasPrefix("/dev/pts/") && stat(path, &info) == 0 && info.st_mode & 0o777 == 0o666
-      }
-  }
-
-  /// Connects to the Unix socket at `path`, sends `bytes` and returns the first line answered
-  /// (nil when the connect is refused, or no answer comes in 5 s).
-  private static func send(_ bytes: [UInt8], toUnixSocket path: String) -> String? {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let pathBytes = Array(path.utf8)
-    guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
-    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
-    let connected = withUnsafePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
-      }
+    openFiles().reversed().first { path in
+      var info = stat()
+      return path.hasPrefix("/dev/pts/") && stat(path, &info) == 0 && info.st_mode & 0o777 == 0o666
     }
-    guard connected else { return nil }
-    var wait = timeval(tv_sec: 5, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-    let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    guard sent == bytes.count else { return nil }
-    var reply = [UInt8](repeating: 0, count: 64)
-    let count = reply.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-    guard count > 0 else { return nil }
-    return String(decoding: reply[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
   }
 
   /// Waits until gpsd accepts connections on the port (true), or gpsfake has ended (false).
@@ -290,10 +266,13 @@ public final class GPSFake {
     return arguments[index + 1]
   }
 
-  /// What gpsfake's descriptors refer to ("pipe:[1234]", a path, ...), as /proc shows them.
+  /// What gpsfake's descriptors refer to ("pipe:[1234]", a path, ...), as /proc shows them, in
+  /// the order of their numbers (the order gpsfake opened them, as none is closed before).
   public func openFiles() -> [String] {
     let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-    return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+    return fds.compactMap(Int.init).sorted().compactMap {
+      try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")
+    }
   }
 
   /// The directory this instance keeps its files in (gpsfake's TMPDIR).
