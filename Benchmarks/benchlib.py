@@ -256,6 +256,14 @@ def thread_lines(counters, seconds):
             for name, (cpu, switches) in rows if cpu or switches]
 
 
+def callgrind(out, command, **popen):
+    """`command` started under valgrind's callgrind, its counts to `out` (names uncompressed and
+    not demangled, as the scripts that read them expect); dumped apart with `callgrind_control`."""
+    return subprocess.Popen(
+        ["valgrind", "--tool=callgrind", "--demangle=no", "--compress-strings=no", "--compress-pos=no",
+         "--callgrind-out-file=" + out] + command, **popen)
+
+
 def gpsfake_add_receiver(fake, timeout=10):
     """Adds gpsfake's pty to its gpsd (`fake` a Popen of gpsfake) in case gpsfake's own add was
     lost: "added" when it was (the pty is added now), "already there" when gpsd had it, None when

@@ -51,12 +51,6 @@ import web  # noqa: E402
 OUT = os.path.join(benchlib.ROOT, "build-aux", "workoutd.order")
 
 
-def callgrind(binary, out, args, **popen):
-    return subprocess.Popen(
-        ["valgrind", "--tool=callgrind", "--demangle=no", "--compress-strings=no", "--compress-pos=no",
-         "--callgrind-out-file=" + out, binary] + args, **popen)
-
-
 def plain(name):
     """A callgrind function name without the `'2` it adds to a recursion's inner calls."""
     return re.sub(r"'\d+$", "", name.strip())
@@ -124,9 +118,9 @@ def linux_board_run(binary, bin_dir, work):
             out = os.path.join(work, f"callgrind.linux.{attempt}")
             notify = benchlib.NotifySocket(work)
             log = open(os.path.join(work, f"workoutd.{attempt}.log"), "w")
-            proc = callgrind(binary, out, ["--config", config, "--state-dir", state, "--runtime-dir", runtime],
-                             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                             env=dict(os.environ, NOTIFY_SOCKET=notify.path))
+            proc = benchlib.callgrind(out, [binary, "--config", config, "--state-dir", state, "--runtime-dir", runtime],
+                                      stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                      env=dict(os.environ, NOTIFY_SOCKET=notify.path))
             if notify.wait_ready(180, alive=lambda: proc.poll() is None) is None:
                 sys.exit(f"no READY from workoutd under valgrind (log: {log.name})")
             print(f"  linux board ({attempt}): ready", flush=True)
@@ -172,10 +166,10 @@ def simulated_board_run(binary, work):
     ride = os.path.join(work, "ride.csv")
     recording.make_ride(ride, 600)
     out = os.path.join(work, "callgrind.sim")
-    proc = callgrind(binary, out, ["--board", "sim", "--speed", "max", "--exit-at-end", "--ride", ride,
-                                   "--state-dir", os.path.join(work, "sim-state"),
-                                   "--runtime-dir", os.path.join(work, "sim-run"), "--log-level", "warning"],
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = benchlib.callgrind(out, [binary, "--board", "sim", "--speed", "max", "--exit-at-end", "--ride", ride,
+                                    "--state-dir", os.path.join(work, "sim-state"),
+                                    "--runtime-dir", os.path.join(work, "sim-run"), "--log-level", "warning"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, err = proc.communicate(timeout=900)
     if proc.returncode != 0:
         sys.exit("simulated board run failed:\n" + err.decode(errors="replace")[-2000:])
@@ -196,8 +190,9 @@ def web_run(binary, bin_dir, work):
     out = os.path.join(work, "callgrind.web")
     notify = benchlib.NotifySocket(work)
     log = open(os.path.join(work, "workoutd.web.log"), "w")
-    proc = callgrind(binary, out, ["--board", "sim", "--config", config, "--state-dir", state, "--runtime-dir", runtime],
-                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=dict(os.environ, NOTIFY_SOCKET=notify.path))
+    proc = benchlib.callgrind(out, [binary, "--board", "sim", "--config", config, "--state-dir", state,
+                                    "--runtime-dir", runtime],
+                              stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=dict(os.environ, NOTIFY_SOCKET=notify.path))
     try:
         if notify.wait_ready(180, alive=lambda: proc.poll() is None) is None:
             sys.exit(f"no READY from workoutd under valgrind (log: {log.name})")
