@@ -239,18 +239,22 @@ format:
 # recorded second; workoutd against gpxlogger on one gpsd at 1 Hz (CPU, wake-ups, writes), on
 # this checkout's filesystem and again on a journaled ext4 (a loop image, as root: the board's
 # SD card root; this machine's may have no journal, which costs a commit one disk wait more); READY
-# time on a 1 GB database; and the GPS client's per-fix cost. The baseline's figures (f426fad) are
-# printed beside this build's: stored in Benchmarks/baseline-f426fad.json, or measured live in the
-# same run with BASELINE_BIN=DIR (a release build of f426fad: its `swift build --show-bin-path`).
+# time on a 1 GB database; and the GPS client's per-fix cost. The 1 Hz comparison is also counted
+# in instructions (callgrind: user space only, whatever the host's speed; needs valgrind). The
+# baseline's figures (f426fad) are printed beside this build's: stored in
+# Benchmarks/baseline-f426fad.json, or measured live in the same run with BASELINE_BIN=DIR (a
+# release build of f426fad: its `swift build --show-bin-path`).
 BASELINE_BIN ?=
 BENCH_FLAGS   = $(if $(BASELINE_BIN),--baseline-bin $(BASELINE_BIN))
 bench: release
+	@command -v valgrind >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind
 	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); start=$$(date +%s); \
 	echo "machine: $$(nproc) CPUs, $$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)," \
 	  "$$(findmnt -n -o FSTYPE,SOURCE -T .)"; echo; \
 	python3 Benchmarks/recording.py --bin $$bin $(BENCH_FLAGS) && echo && \
 	python3 Benchmarks/device.py --bin $$bin $(BENCH_FLAGS) && echo && \
 	python3 Benchmarks/device.py --bin $$bin --journaled-ext4 $(BENCH_FLAGS) && echo && \
+	python3 Benchmarks/instructions.py --bin $$bin && echo && \
 	python3 Benchmarks/ready.py --bin $$bin $(BENCH_FLAGS) && echo && \
 	python3 Benchmarks/GPS/bench.py --bin $$bin && echo && \
 	python3 Benchmarks/export.py --bin $$bin && echo && \
