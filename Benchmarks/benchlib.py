@@ -256,12 +256,28 @@ def thread_lines(counters, seconds):
             for name, (cpu, switches) in rows if cpu or switches]
 
 
+def callgrind_prefix(out):
+    """The command line that runs what follows it under valgrind's callgrind, its counts to `out`
+    (names uncompressed and not demangled, as the scripts that read them expect); dumped apart
+    with `callgrind_control`."""
+    return ["valgrind", "--tool=callgrind", "--demangle=no", "--compress-strings=no", "--compress-pos=no",
+            "--callgrind-out-file=" + out]
+
+
 def callgrind(out, command, **popen):
-    """`command` started under valgrind's callgrind, its counts to `out` (names uncompressed and
-    not demangled, as the scripts that read them expect); dumped apart with `callgrind_control`."""
-    return subprocess.Popen(
-        ["valgrind", "--tool=callgrind", "--demangle=no", "--compress-strings=no", "--compress-pos=no",
-         "--callgrind-out-file=" + out] + command, **popen)
+    """`command` started under callgrind (callgrind_prefix)."""
+    return subprocess.Popen(callgrind_prefix(out) + command, **popen)
+
+
+def end(proc, timeout):
+    """Asks `proc` to stop (SIGTERM), and kills it if it has not within `timeout` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def gpsfake_add_receiver(fake, timeout=10):

@@ -304,9 +304,10 @@ port = {port}
 
 
 class Daemon:
-    """One real workoutd on the linux board, with its own state, runtime and notify socket."""
+    """One real workoutd on the linux board, with its own state, runtime and notify socket;
+    `launcher` runs it (instructions.py: under callgrind, `executable` a copy it can read)."""
 
-    def __init__(self, label, binary_dir, work, port):
+    def __init__(self, label, binary_dir, work, port, launcher=(), executable=None):
         self.label, self.bin = label, binary_dir
         self.dir = os.path.join(work, label.replace(" ", "-"))
         os.makedirs(self.dir)
@@ -317,13 +318,14 @@ class Daemon:
         self.notify = benchlib.NotifySocket(self.dir)
         self.log = open(os.path.join(self.dir, "workoutd.log"), "w")
         self.proc = subprocess.Popen(
-            [os.path.join(binary_dir, "workoutd"), "--config", self.config, "--state-dir", self.state,
-             "--runtime-dir", self.runtime], stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+            [*launcher, executable or os.path.join(binary_dir, "workoutd"), "--config", self.config,
+             "--state-dir", self.state, "--runtime-dir", self.runtime],
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
             env=dict(os.environ, NOTIFY_SOCKET=self.notify.path))
 
-    def ctl(self, *args):
+    def ctl(self, *args, timeout=20):
         return subprocess.run([os.path.join(self.bin, "workoutctl"), *args, "--state-dir", self.state,
-                               "--runtime-dir", self.runtime], capture_output=True, text=True, timeout=20)
+                               "--runtime-dir", self.runtime], capture_output=True, text=True, timeout=timeout)
 
     def points(self):
         db = sqlite3.connect("file:%s?mode=ro" % os.path.join(self.state, "workoutd.db"), uri=True, timeout=5)
@@ -332,14 +334,8 @@ class Daemon:
         finally:
             db.close()
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+    def stop(self, timeout=15):
+        benchlib.end(self.proc, timeout)
         self.notify.close()
         self.log.close()
 
@@ -551,9 +547,8 @@ def measure(args):
     finally:
         for d in daemons:
             d.stop()
-        if logger is not None and logger.poll() is None:
-            logger.terminate()
-            logger.wait(timeout=10)
+        if logger is not None:
+            benchlib.end(logger, 10)
         if watcher is not None:
             watcher.stopped = True
         stop_gpsfake(fake)

@@ -79,8 +79,8 @@ def shares(by_object, total, names):
     return text + (f", other {rest / total * 100:.0f} %" if rest >= total / 200 else "")
 
 
-def point_rows(path):
-    """Rows of the `point` table (workoutd's, and the floor logger's, which has the same)."""
+def floor_rows(path):
+    """Rows of the floor logger's `point` table: its durable inserts."""
     db = sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=5)
     try:
         return db.execute("select count(*) from point").fetchone()[0]
@@ -100,7 +100,8 @@ def main():
 
     os.makedirs(args.dir, exist_ok=True)
     work = tempfile.mkdtemp(prefix="instructions-", dir=args.dir)
-    binary = os.path.join(work, "workoutd")
+    os.makedirs(os.path.join(work, "stripped"))
+    binary = os.path.join(work, "stripped", "workoutd")  # work/workoutd is the Daemon's directory
     subprocess.run(["objcopy", "--strip-debug", os.path.join(args.bin, "workoutd"), binary], check=True)
     floor_bin = os.path.join(work, "durable-logger")
     floor_source = os.path.join(benchlib.ROOT, "Benchmarks", "Floor", "durable-logger.c")
@@ -113,52 +114,42 @@ def main():
           f" {args.recording:.0f} s of recording counted", flush=True)
 
     fake = device.start_gpsfake(replay, epochs / sentences, port, work)
-    procs, outs, watcher = {}, {}, None
+    procs, outs, daemon, watcher = {}, {}, None, None
 
-    def start(name, command, **env):
+    def start(name, command):
         """`command` under callgrind, its output and log in the work directory by `name`."""
         outs[name] = os.path.join(work, "callgrind." + name)
         log = open(os.path.join(work, name + ".log"), "w")
-        procs[name] = benchlib.callgrind(outs[name], command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                         env=dict(os.environ, **env))
-        return procs[name]
+        procs[name] = benchlib.callgrind(outs[name], command, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 
     try:
         watcher = device.Watcher(port)
         watcher.start()
         start("gpxlogger", ["gpxlogger", "-e", "sockets", "-f", os.path.join(work, "track.gpx"), f"127.0.0.1:{port}"])
-        config = os.path.join(work, "workoutd.toml")
-        with open(config, "w") as f:
-            f.write(device.CONFIG.replace("{port}", str(port)))
-        state, runtime = os.path.join(work, "state"), os.path.join(work, "run")
-        notify = benchlib.NotifySocket(work)
-        daemon = start("workoutd", [binary, "--config", config, "--state-dir", state, "--runtime-dir", runtime],
-                       NOTIFY_SOCKET=notify.path)
-        if notify.wait_ready(180, alive=lambda: daemon.poll() is None) is None:
-            sys.exit(f"no READY from workoutd under valgrind (log: {os.path.join(work, 'workoutd.log')})")
-        database, floor_db = os.path.join(state, "workoutd.db"), os.path.join(work, "floor.db")
+        outs["workoutd"] = os.path.join(work, "callgrind.workoutd")
+        daemon = device.Daemon("workoutd", args.bin, work, port, launcher=benchlib.callgrind_prefix(outs["workoutd"]),
+                               executable=binary)
+        procs["workoutd"] = daemon.proc
+        if daemon.notify.wait_ready(180, alive=lambda: daemon.proc.poll() is None) is None:
+            sys.exit(f"no READY from workoutd under valgrind (log: {daemon.log.name})")
+        floor_db = os.path.join(work, "floor.db")
         start("floor", [floor_bin, floor_db, str(int(args.recording + 120))])
-        started = subprocess.run([os.path.join(args.bin, "workoutctl"), "start", "--state-dir", state,
-                                  "--runtime-dir", runtime], capture_output=True, text=True, timeout=120)
+        started = daemon.ctl("start", timeout=120)
         if started.returncode != 0:
             sys.exit(f"workoutctl start failed: {started.stdout}{started.stderr}")
         time.sleep(15)  # the session running, the floor's WAL made, everyone's start-up behind
         for proc in procs.values():
             dump(proc)
-        t0, p0, f0 = time.monotonic(), point_rows(database), point_rows(floor_db)
+        t0, p0, f0 = time.monotonic(), daemon.points(), floor_rows(floor_db)
         time.sleep(args.recording)
         for proc in procs.values():
             dump(proc)
-        t1, p1, f1 = time.monotonic(), point_rows(database), point_rows(floor_db)
+        t1, p1, f1 = time.monotonic(), daemon.points(), floor_rows(floor_db)
     finally:
+        if daemon is not None:
+            daemon.stop(timeout=60)
         for proc in procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            benchlib.end(proc, 60)
         if watcher is not None:
             watcher.stopped = True
         device.stop_gpsfake(fake)
