@@ -236,7 +236,7 @@ final class ServiceRuntime {
     guard !writing else { return }  // the loop below takes what was just held too
     writing = true
     defer { writing = false }
-    while let write = core.nextWriteInPlace() {
+    while let write = core.nextWrite {
       do {
         try store.write(write.commands, clock: write.stamp)
       } catch {

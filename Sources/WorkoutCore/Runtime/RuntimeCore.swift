@@ -333,13 +333,12 @@ public struct RuntimeCore: Sendable {
 
   // MARK: - Writes
 
-  /// The write to try next, if any is held.
-  public var nextWrite: HeldWrite? { writes.next }
-
-  /// `nextWrite`, for an executor in another module: there a getter (any non-mutating call)
-  /// gets the 3.4 KB core by value, a copy of all of it each time (twice a recorded second,
-  /// callgrind); a mutating call gets its address. It changes nothing.
-  public mutating func nextWriteInPlace() -> HeldWrite? { writes.next }
+  /// The write to try next, if any is held. A mutating getter that changes nothing: from the
+  /// executor, in another module, a non-mutating one gets the 3.4 KB core by value, a copy of
+  /// all of it each time (twice a recorded second, callgrind); a mutating one its address.
+  public var nextWrite: HeldWrite? {
+    mutating get { writes.next }
+  }
 
   private mutating func hold(_ write: HeldWrite) -> [RuntimeAction] {
     var actions: [RuntimeAction] = []
