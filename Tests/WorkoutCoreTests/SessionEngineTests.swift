@@ -117,7 +117,8 @@ struct SessionEngineTests {
     // next fix measures from where the pause began.
     h.ride(seconds: 1, speed: 4, from: &position)
     let status = h.engine.status(at: h.now)
-    #expect(abs(status.distance - (9 * 6 + 3 * 0.2 + 3 * 4)) < 0.5)
+    let ridden: Double = 9 * 6 + 3 * 0.2 + 3 * 4
+    #expect(abs(status.distance - ridden) < 0.5)
   }
 
   @Test func aRidersOwnPauseIsNeverAutoResumed() {
