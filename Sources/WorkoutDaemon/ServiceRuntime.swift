@@ -146,10 +146,10 @@ final class ServiceRuntime {
         if process(queue.poll()!) { return 0 }
       case .act(let actions):
         perform(actions)
-        if isDone { return 0 }
+        if isDone { return replayEnded() }
       case .wait(var hostDeadline, let actions):
         perform(actions)
-        if isDone { return 0 }
+        if isDone { return replayEnded() }
         if let replay = pulledReplay {
           if let message = queue.poll() {
             if process(message) { return 0 }
@@ -164,7 +164,7 @@ final class ServiceRuntime {
           }
           pulledReplay = nil
           pulledReplayFinished = true
-          if isDone { return 0 }
+          if isDone { return replayEnded() }
         }
         if exitWhenReplayEnds && !pulledReplayFinished && !replayFinished() {
           // A threaded replay says nothing when it ends: look every quarter second (`make run`).
@@ -194,6 +194,14 @@ final class ServiceRuntime {
       reply.fulfil(annotate(annotation, sessionID: sessionID, at: clock.now()))
     }
     return false
+  }
+
+  /// True once run() has returned because the replayed ride ended (`--exit-at-end`).
+  private(set) var endedWithReplay = false
+
+  private func replayEnded() -> Int32 {
+    endedWithReplay = true
+    return 0
   }
 
   private var isDone: Bool {

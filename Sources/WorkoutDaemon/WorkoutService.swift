@@ -208,7 +208,10 @@ public enum WorkoutService {
     }
 
     let code = runtime.run()
-    let exportsFinished = exporter?.finish(waiting: 10) ?? true
+    // A stop waits for exports a bounded time (systemd's stop timeout; the next start completes
+    // them); a replay's end, which nothing hurries, waits until the ride is exported, however
+    // slow the CPU (`make run` on a Pi, an emulated one).
+    let exportsFinished = exporter?.finish(waiting: runtime.endedWithReplay ? .infinity : 10) ?? true
     for device in board.devices { device.stop() }
     board.sensors?.stop()
     server.stop()
