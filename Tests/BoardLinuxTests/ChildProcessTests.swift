@@ -24,6 +24,12 @@ struct ChildProcessTests {
     pthread_sigmask(SIG_BLOCK, &blocked, &before)
     defer { pthread_sigmask(SIG_SETMASK, &before, nil) }
     #expect(try ChildProcess.run("/bin/sh", ["-c", "kill -TERM $$; sleep 5"]).status == -1)
-    #expect(throws: SystemError.self) { try ChildProcess.run("/nonexistent/udevadm", []) }
+    // posix_spawn reports a failed exec through the vfork'd child's memory, which qemu-user
+    // (make test-arm64) does not share: there the child exits 127.
+    if ProcessInfo.processInfo.environment["WORKOUTD_TEST_QEMU_USER"] == nil {
+      #expect(throws: SystemError.self) { try ChildProcess.run("/nonexistent/udevadm", []) }
+    } else {
+      #expect(try ChildProcess.run("/nonexistent/udevadm", []).status == 127)
+    }
   }
 }

@@ -55,7 +55,10 @@ struct ServiceTests {
     // Start-up's code pages were let go of at READY (`ProcessMemory.releaseCodePages`), the
     // resume's among them, and the ride went on recording after it.
     let released = try #require(second.log.firstRange(of: "let go of ").map { second.log[$0.upperBound...] })
-    #expect((Int(released.prefix { $0.isNumber }) ?? 0) > 0, "\(released.prefix(60))")
+    // (Under qemu-user, make test-arm64, /proc/self/smaps is the emulator's own: nothing found.)
+    if ProcessInfo.processInfo.environment["WORKOUTD_TEST_QEMU_USER"] == nil {
+      #expect((Int(released.prefix { $0.isNumber }) ?? 0) > 0, "\(released.prefix(60))")
+    }
   }
 
   /// SIGTERM keeps the WAL at the size the start made it, its header zero, everything in the
