@@ -52,7 +52,7 @@ LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -
 # the service uses a few functions. .build/static-libstdc++ holds only a link to the toolchain's
 # libstdc++.a, so `-lstdc++` (static-stdlib-args.lnk) finds that first.
 STATIC_CXX    = $(CURDIR)/.build/static-libstdc++
-LINK_FLAGS   += -Xlinker -L$(STATIC_CXX)
+CXX_FLAGS     = -Xlinker -L$(STATIC_CXX)
 LAYOUT_FLAGS  = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
                 -Xlinker --symbol-ordering-file=$(CURDIR)/build-aux/workoutd.order -Xlinker --no-warn-symbol-ordering \
                 -Xlinker --no-export-dynamic
@@ -85,7 +85,7 @@ release: deps
 	@# SwiftPM does not know the order file is a link input: relink when it is newer.
 	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); for p in workoutd workoutctl gps-bench; do \
 	  [ ! build-aux/workoutd.order -nt $$bin/$$p ] || rm -f $$bin/$$p; done
-	$(SWIFT) build $(RELEASE_FLAGS) $(LINK_FLAGS) $(LAYOUT_FLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) $(LINK_FLAGS) $(CXX_FLAGS) $(LAYOUT_FLAGS)
 
 # Records the bundled ride (board/sim/rides, a real Garmin Edge 500 ride) on the simulated
 # board at $(RUN_SPEED)x, shows progress, then the session summary and where the data is.
@@ -269,8 +269,11 @@ symbol-order: release
 	@command -v valgrind >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind
 	python3 Benchmarks/symbol-order.py --bin $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 
-install: release
-	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
+# INSTALL_BIN=DIR installs that directory's binaries instead of this machine's release build
+# (the arm64 package's, cross-built by release-arm64).
+INSTALL_BIN ?=
+install: $(if $(INSTALL_BIN),,release)
+	@bin=$(or $(INSTALL_BIN),$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)); \
 	install -D -m 0755 $$bin/workoutd $(DESTDIR)$(BINDIR)/workoutd; \
 	install -D -m 0755 $$bin/workoutctl $(DESTDIR)$(BINDIR)/workoutctl
 	install -D -m 0644 systemd/workoutd.service $(DESTDIR)$(UNITDIR)/workoutd.service
@@ -317,6 +320,44 @@ deb: deb-deps
 	lintian --info --display-info .build/deb/workoutd_$$(cd .build/deb/workoutd && dpkg-parsechangelog -S Version)_*.deb \
 	  | tee .build/deb/lintian.txt
 	@ls -l .build/deb/*.deb
+
+# arm64 (aarch64: the Raspberry Pi's), cross-built on this x86_64 machine with Debian's Swift
+# (build-aux/cross-arm64.sh: Debian unstable's swiftlang, pinned there, against trixie's arm64
+# libraries; both roots made once in /var/tmp/workoutd-arm64) and run here under qemu-user.
+# The binaries link as release's do (static Swift standard library, lld, the same layout), with
+# the sysroot's arm64 libstdc++.a. For trixie (Raspberry Pi OS 13) only: Debian's Swift 6.2
+# runtime for arm64 needs glibc 2.38 (its C23 symbols) and bookworm has 2.36.
+ARM64           = build-aux/cross-arm64.sh
+ARM64_CACHE     = $(or $(WORKOUTD_ARM64_CACHE),/var/tmp/workoutd-arm64)
+ARM64_SCRATCH   = .build-arm64
+ARM64_BIN       = $(CURDIR)/$(ARM64_SCRATCH)/aarch64-unknown-linux-gnu
+ARM64_CXX       = $(CURDIR)/$(ARM64_SCRATCH)/static-libstdc++
+.PHONY: arm64-setup release-arm64 deb-arm64 test-arm64
+arm64-setup:
+	$(ARM64) setup
+
+release-arm64: arm64-setup
+	@mkdir -p $(ARM64_CXX) && ln -sfn $$(ls $(ARM64_CACHE)/sysroot/usr/lib/gcc/aarch64-linux-gnu/*/libstdc++.a | tail -1) \
+	  $(ARM64_CXX)/libstdc++.a
+	@for p in workoutd workoutctl; do [ ! build-aux/workoutd.order -nt $(ARM64_BIN)/release/$$p ] || rm -f $(ARM64_BIN)/release/$$p; done
+	$(ARM64) swift build $(RELEASE_FLAGS) --scratch-path $(ARM64_SCRATCH) --product workoutd $(LINK_FLAGS) \
+	  -Xlinker -L$(ARM64_CXX) $(LAYOUT_FLAGS)
+	$(ARM64) swift build $(RELEASE_FLAGS) --scratch-path $(ARM64_SCRATCH) --product workoutctl $(LINK_FLAGS) \
+	  -Xlinker -L$(ARM64_CXX) $(LAYOUT_FLAGS)
+	@file $(ARM64_BIN)/release/workoutd $(ARM64_BIN)/release/workoutctl
+
+# workoutd_<version>_arm64.deb, for trixie: the package built with dpkg-buildpackage -aarm64 in
+# the sysroot (trixie, arm64 libraries installed through multiarch, so dpkg-shlibdeps gives
+# Depends from trixie's arm64 libraries) from the binaries release-arm64 made; lintian there.
+deb-arm64: release-arm64
+	@rm -rf .build/deb-arm64 && mkdir -p .build/deb-arm64/workoutd
+	git ls-files -z | xargs -0 tar -cf - | tar -xf - -C .build/deb-arm64/workoutd
+	$(ARM64) sysroot "cd $(CURDIR)/.build/deb-arm64/workoutd && WORKOUTD_BIN=$(ARM64_BIN)/release \
+	  dpkg-buildpackage -aarm64 -d -us -uc -b"
+	$(ARM64) sysroot "cd $(CURDIR)/.build/deb-arm64 && lintian --info --display-info workoutd_*_arm64.deb" \
+	  | tee .build/deb-arm64/lintian.txt
+	@dpkg-deb -I .build/deb-arm64/workoutd_*_arm64.deb | grep -E '^ (Package|Version|Architecture|Depends):'
+	@ls -l .build/deb-arm64/*.deb
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/workoutd $(DESTDIR)$(BINDIR)/workoutctl \
