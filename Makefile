@@ -359,6 +359,19 @@ deb-arm64: release-arm64
 	@dpkg-deb -I .build/deb-arm64/workoutd_*_arm64.deb | grep -E '^ (Package|Version|Architecture|Depends):'
 	@ls -l .build/deb-arm64/*.deb
 
+# The test suite built for aarch64 and run here under qemu-user (binfmt_misc: the aarch64
+# programs the tests start, workoutd and workoutctl among them, run under it too; gpsd, Python
+# and the reference decoders are this machine's), then Tests/CrossCPU/compare.py: every bundled
+# ride recorded by the x86_64 build and by the aarch64 release build, databases and exports
+# compared. WORKOUTD_TEST_QEMU_USER tells the three checks whose subject qemu-user does not
+# emulate: /proc/self/smaps (ProcessMemory's page release: the emulator's own process is
+# shown) and posix_spawn's report of a failed exec (through the vfork'd child's memory).
+test-arm64: build decoders release-arm64
+	$(ARM64) swift build --build-tests --scratch-path $(ARM64_SCRATCH)
+	WORKOUTD_TEST_QEMU_USER=1 $(ARM64) run $(ARM64_BIN)/debug/workoutdPackageTests.xctest --testing-library swift-testing
+	python3 Tests/CrossCPU/compare.py --x86 $$($(SWIFT) build --show-bin-path) --arm64 $(ARM64_BIN)/release \
+	  --run-arm64 "$(ARM64) run"
+
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/workoutd $(DESTDIR)$(BINDIR)/workoutctl \
 	  $(DESTDIR)$(UNITDIR)/workoutd.service $(DESTDIR)$(SYSUSERSDIR)/workoutd.conf \
