@@ -59,6 +59,7 @@ bootstrap() {
   [[ -e $dir/.debootstrapped ]] && return
   unmount_stale "$dir"
   rm -rf --one-file-system "$dir"
+  mkdir -p "$cache"
   echo "cross-arm64: debootstrap $release into $dir"
   debootstrap --variant=minbase --include=ca-certificates "$release" "$dir" "$(mirror)" > "$dir.debootstrap.log" 2>&1 ||
     { tail -20 "$dir.debootstrap.log"; die "debootstrap $release failed (log: $dir.debootstrap.log)"; }
