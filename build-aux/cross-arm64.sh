@@ -155,8 +155,7 @@ EOF
   "toolsetPaths": ["toolset.json"]}}}
 EOF
   cat > "$bundle/sdk/toolset.json" << EOF
-{"schemaVersion": "1.0", "swiftCompiler": {"extraCLIOptions": ["-use-ld=lld"]},
-}
+{"schemaVersion": "1.0", "swiftCompiler": {"extraCLIOptions": ["-use-ld=lld"]}}
 EOF
 }
 
