@@ -176,6 +176,7 @@ case ${1:-} in
     host_packages
     setup_compiler
     setup_sysroot
+    proc "$compiler"
     echo "cross-arm64: $(in_root "$compiler" 'swift --version 2>/dev/null | head -1') for $triple," \
       "against trixie's arm64 glibc $(in_root "$sysroot" "dpkg-query -W -f='\${Version}' libc6:arm64")"
     ;;
