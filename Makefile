@@ -107,26 +107,19 @@ run: build
 
 # The reference decoders the export tests read our files back with (Garmin's FIT SDK and
 # fitdecode, pinned in Tests/WorkoutExportTests/requirements.txt), in a venv from PyPI; and the
-# XML schemas the GPX and TCX tests validate against with xmllint, in .build/pyref/xsd beside our
-# two wrappers (Tests/WorkoutExportTests/xsd: each imports a format's schema and its Garmin
-# extension's, so one run checks both). No third-party schema is kept in the repository, as
-# their licences (GPL, or none stated) do not allow it: GPX 1.1 and TCX v2 come from Debian's
-# pytrainer package (downloaded and unpacked, never installed; their sha256 checked), Garmin's
-# TrackPointExtension v1 and ActivityExtension v2 from the machine's shared corpus,
-# $(SHARED)/corpus/schemas (CI clones elsewhere but runs on this same machine layout, so the
-# path is absolute, not ../shared). Without them this stops, naming the missing file, rather
-# than the tests passing with the extensions unchecked; SHARED=DIR points elsewhere.
-SHARED      ?= /work/shared
+# XML schemas the GPX and TCX tests validate against with xmllint, in .build/pyref/xsd. GPX 1.1
+# and TCX v2 come from Debian's pytrainer package (downloaded and unpacked, never installed;
+# their sha256 checked): their licences (GPL, or none stated) keep them out of the repository.
+# Garmin's TrackPointExtension v1 and ActivityExtension v2 are the project's own, written from
+# their published element definitions (Tests/WorkoutExportTests/xsd, beside two wrappers that
+# each import a format's schema and its extension's, so one run checks both).
 SCHEMA_DIR   = .build/pyref/xsd
 XSD_SHA256   = e0e4cb84f096f65b03fb2d391d74a5389563fe015f17a011ccfe7e37c01267f0 Topografix_gpx11.xsd \
                d64d687488dfe429ea3ce2ac4f1fbc7c333d80776a478b2b6843c7cc0403cda9 GarminTrainingCenterDatabase_v2.xsd
-GARMIN_XSDS  = TrackPointExtensionv1.xsd ActivityExtensionv2.xsd
 DECODERS = .build/pyref/.stamp-$(shell cat Tests/WorkoutExportTests/requirements.txt Tests/WorkoutExportTests/xsd/*.xsd \
              | md5sum | cut -c1-8)
 decoders: $(DECODERS)
 $(DECODERS): Tests/WorkoutExportTests/requirements.txt $(wildcard Tests/WorkoutExportTests/xsd/*.xsd) | deps
-	@for f in $(GARMIN_XSDS); do [ -f $(SHARED)/corpus/schemas/$$f ] || \
-	  { echo "missing $(SHARED)/corpus/schemas/$$f (Garmin's schema; SHARED=DIR names the shared corpus)"; exit 1; }; done
 	rm -rf .build/pyref && python3 -m venv .build/pyref
 	.build/pyref/bin/pip install -q -r Tests/WorkoutExportTests/requirements.txt
 	mkdir -p $(SCHEMA_DIR)/deb
@@ -134,7 +127,7 @@ $(DECODERS): Tests/WorkoutExportTests/requirements.txt $(wildcard Tests/WorkoutE
 	  && dpkg-deb -x pytrainer_*_all.deb .
 	cd $(SCHEMA_DIR) && for f in $(filter %.xsd,$(XSD_SHA256)); do cp deb/usr/share/pytrainer/schemas/$$f .; done && \
 	  printf '%s  %s\n' $(XSD_SHA256) | sha256sum -c --quiet && rm -rf deb
-	cp $(addprefix $(SHARED)/corpus/schemas/,$(GARMIN_XSDS)) Tests/WorkoutExportTests/xsd/*.xsd $(SCHEMA_DIR)/
+	cp Tests/WorkoutExportTests/xsd/*.xsd $(SCHEMA_DIR)/
 	touch $@
 
 test: deps lint versions decoders

@@ -46,10 +46,6 @@ bind /dev/pts /dev/pts
 bind /sys /sys
 bind /opt/swift /opt/swift
 bind /opt/swift-packages /opt/swift-packages
-# The shared corpus, for Garmin's extension schemas the export tests validate against (the
-# Makefile's SHARED).
-shared=${SHARED:-/work/shared}
-[[ -d $shared ]] && bind "$shared" "$shared"
 printf '[url "/opt/swift-packages/"]\n\tinsteadOf = https://github.com/\n' > "$root/etc/gitconfig"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 # The host's CA bundle, for pip (make test's reference decoders come from PyPI): it holds the
@@ -71,4 +67,4 @@ rm -rf --one-file-system "$root/src/workoutd"
 mkdir -p "$root/src"
 git clone -q "$here" "$root/src/workoutd"
 echo "trixie: $(in_root '. /etc/os-release; echo $PRETTY_NAME'), $(in_root 'swift --version 2>&1 | head -1')"
-in_root "cd /src/workoutd && make SHARED=$shared ${targets[*]}"
+in_root "cd /src/workoutd && make ${targets[*]}"
