@@ -15,12 +15,23 @@ SYSUSERSDIR  ?= $(or $(call PKG_VAR,systemd,sysusersdir),/usr/lib/sysusers.d)
 TMPFILESDIR  ?= $(or $(call PKG_VAR,systemd,tmpfilesdir),/usr/lib/tmpfiles.d)
 UDEVRULESDIR ?= $(or $(call PKG_VAR,udev,udevdir),/lib/udev)/rules.d
 
-# Debian bookworm packages: C libraries we link (-dev), and the real programs tests run.
-APT_PACKAGES = pkg-config libsqlite3-dev libgps-dev libgpiod-dev libbluetooth-dev gpsd gpsd-clients python3 sqlite3 \
-               systemd udev strace time python3-venv libxml2-utils gpsbabel dosfstools mtools \
-               libqrencode-dev zbar-tools chromium chromium-driver
-DEPS_STAMP   = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
-SUDO         = $(if $(filter 0,$(shell id -u)),,sudo)
+# Debian bookworm packages: the C libraries we link (-dev), all that building and `make run`
+# need; and the real programs the tests, the fault campaign and the benchmarks run (gpsd, a
+# browser, the validators), installed by the targets that run them.
+APT_PACKAGES  = pkg-config libsqlite3-dev libgps-dev libgpiod-dev libbluetooth-dev libqrencode-dev
+TEST_PACKAGES = gpsd gpsd-clients python3 sqlite3 systemd udev strace time python3-venv libxml2-utils gpsbabel \
+                dosfstools mtools zbar-tools chromium chromium-driver
+DEPS_STAMP    = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
+TEST_DEPS_STAMP = .build/.test-deps-$(shell echo $(TEST_PACKAGES) | md5sum | cut -c1-8)
+SUDO          = $(if $(filter 0,$(shell id -u)),,sudo)
+# Installs those of the packages $(1) that are missing (apt-get update first: a fresh machine
+# has no lists).
+APT_INSTALL   = missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:" $$missing; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
 
 RELEASE_FLAGS = -c release --static-swift-stdlib
 # The release binaries are linked by the toolchain's lld with packed relative relocations
@@ -59,20 +70,19 @@ LAYOUT_FLAGS  = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: symbol-order man versions deb deb-deps all deps decoders build release run test test-browser faults fuzz lint format verify-units bench install uninstall test-board test-board-trixie clean
+.PHONY: symbol-order man versions deb deb-deps all deps test-deps decoders build release run test test-browser faults fuzz lint format verify-units bench install uninstall test-board test-board-trixie clean
 
 all: build
 
-# Installs missing packages (apt-get update first, as a fresh machine has no lists).
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP):
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:" $$missing; \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	@$(call APT_INSTALL,$(APT_PACKAGES))
 	@command -v $(SWIFT) >/dev/null || { echo "Swift 6 is needed (https://www.swift.org/install/linux/)"; exit 1; }
+	@mkdir -p .build && touch $@
+
+test-deps: $(TEST_DEPS_STAMP)
+$(TEST_DEPS_STAMP): | deps
+	@$(call APT_INSTALL,$(TEST_PACKAGES))
 	@mkdir -p .build && touch $@
 
 build: deps
@@ -119,7 +129,7 @@ XSD_SHA256   = e0e4cb84f096f65b03fb2d391d74a5389563fe015f17a011ccfe7e37c01267f0 
 DECODERS = .build/pyref/.stamp-$(shell cat Tests/WorkoutExportTests/requirements.txt Tests/WorkoutExportTests/xsd/*.xsd \
              | md5sum | cut -c1-8)
 decoders: $(DECODERS)
-$(DECODERS): Tests/WorkoutExportTests/requirements.txt $(wildcard Tests/WorkoutExportTests/xsd/*.xsd) | deps
+$(DECODERS): Tests/WorkoutExportTests/requirements.txt $(wildcard Tests/WorkoutExportTests/xsd/*.xsd) | test-deps
 	rm -rf .build/pyref && python3 -m venv .build/pyref
 	.build/pyref/bin/pip install -q -r Tests/WorkoutExportTests/requirements.txt
 	mkdir -p $(SCHEMA_DIR)/deb
@@ -130,7 +140,7 @@ $(DECODERS): Tests/WorkoutExportTests/requirements.txt $(wildcard Tests/WorkoutE
 	cp Tests/WorkoutExportTests/xsd/*.xsd $(SCHEMA_DIR)/
 	touch $@
 
-test: deps lint versions decoders
+test: test-deps lint versions decoders
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory verify-units
 	$(SWIFT) test
@@ -140,7 +150,7 @@ test: deps lint versions decoders
 # watches a replayed ride, controls it, notes a drink, opens the ride page (about 70 s: the ride
 # runs in real time to the simulated button's press). Screenshots in $(ARTIFACTS)/browser.
 ARTIFACTS ?= $(CURDIR)/.build/artifacts
-test-browser: build
+test-browser: build test-deps
 	ARTIFACTS=$(ARTIFACTS)/browser python3 Tests/Browser/browser_test.py --bin $$($(SWIFT) build --show-bin-path)
 
 # What this build is made against: the OS release and the C libraries' versions (bookworm:
@@ -152,7 +162,7 @@ versions: deps
 
 # systemd-analyze checks the unit (pointed at the built binary, as verify needs an executable),
 # and its exposure score must stay at 3.0 or lower.
-verify-units: build
+verify-units: build test-deps
 	@tmp=$$(mktemp -d); bin=$$($(SWIFT) build --show-bin-path); \
 	sed "s|^ExecStart=/usr/bin/workoutd|ExecStart=$$bin/workoutd|" systemd/workoutd.service > $$tmp/workoutd.service; \
 	systemd-analyze verify $$tmp/workoutd.service || { rm -rf $$tmp; exit 1; }; \
@@ -194,7 +204,7 @@ verify-units: build
 # The fault campaign: the real binaries on the simulated board, broken the ways the field breaks
 # them (kill -9 at 100 random moments, unreadable resume snapshots, a database owned by someone
 # else or from a newer release, a lost WAL, a full disk, a corrupt file). Under 8 minutes.
-faults: build
+faults: build test-deps
 	python3 Tests/Faults/campaign.py --bin $$($(SWIFT) build --show-bin-path)
 
 # The fuzz targets (Tests/Fuzz): libFuzzer with AddressSanitizer over the BLE decoders, the
@@ -208,7 +218,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_TARGETS  = fuzz-ble-heart-rate fuzz-ble-cycling-power fuzz-ble-csc fuzz-ble-readables \
                 fuzz-ble-revolutions fuzz-att-pdu fuzz-ble-scan fuzz-http-request fuzz-gpsd-json
 FUZZ_BUILD    = $(SWIFT) build --scratch-path .build/fuzz -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
-fuzz: deps
+fuzz: test-deps
 	@for t in $(FUZZ_TARGETS); do $(FUZZ_BUILD) --product $$t >/dev/null || { $(FUZZ_BUILD) --product $$t; exit 1; }; done
 	@bin=$$($(FUZZ_BUILD) --show-bin-path); failed=; mkdir -p .build/fuzz/artifacts; \
 	for t in $(FUZZ_TARGETS); do \
@@ -239,7 +249,7 @@ format:
 # release build of f426fad: its `swift build --show-bin-path`).
 BASELINE_BIN ?=
 BENCH_FLAGS   = $(if $(BASELINE_BIN),--baseline-bin $(BASELINE_BIN))
-bench: release
+bench: release test-deps
 	@command -v valgrind >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind
 	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); start=$$(date +%s); \
 	echo "machine: $$(nproc) CPUs, $$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)," \
@@ -258,7 +268,7 @@ bench: release
 	echo && echo "make bench: $$(( $$(date +%s) - start )) s"
 
 # Regenerates build-aux/workoutd.order (the code layout of LAYOUT_FLAGS) from this build.
-symbol-order: release
+symbol-order: release test-deps
 	@command -v valgrind >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind
 	python3 Benchmarks/symbol-order.py --bin $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 
