@@ -66,8 +66,12 @@ struct Workoutd: ParsableCommand {
         FileHandle.standardError.write(Data("workoutd: bad configuration:\n\(problems.joined(separator: "\n"))\n".utf8))
         throw ExitCode(ServiceExit.badConfiguration)
       }
+      let source =
+        config == nil && !FileManager.default.fileExists(atPath: path)
+        ? "no configuration file at \(path): the defaults are used, and valid"
+        : "configuration \(path) is valid"
       print(
-        "configuration \(path) is valid: board \(configuration.board.rawValue), activity \(configuration.activity.rawValue), database \(configuration.databasePath), control socket \(configuration.controlSocketPath)"
+        "\(source): board \(configuration.board.rawValue), activity \(configuration.activity.rawValue), database \(configuration.databasePath), control socket \(configuration.controlSocketPath)"
       )
       return
     }

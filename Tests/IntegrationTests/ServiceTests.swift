@@ -491,6 +491,17 @@ struct ConfigurationErrorTests {
     #expect(result.output.contains("workoutd.toml:3:"))
   }
 
+  @Test func checkConfigWithoutAFileSaysTheDefaultsAreUsed() throws {
+    let result = try runDaemon(config: nil)
+    #expect(result.status == 0)
+    if FileManager.default.fileExists(atPath: "/etc/workoutd/workoutd.toml") {
+      #expect(result.output.contains("configuration /etc/workoutd/workoutd.toml is valid"))
+    } else {
+      #expect(result.output.contains("no configuration file at /etc/workoutd/workoutd.toml: the defaults are used"))
+      #expect(!result.output.contains("workoutd.toml is valid"))
+    }
+  }
+
   @Test func aMissingExplicitConfigIsAnError() throws {
     let result = try run(binaryDirectory + "/workoutd", ["--config", "/nonexistent/workoutd.toml", "--check-config"])
     #expect(result.status == 2)
