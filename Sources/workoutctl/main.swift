@@ -971,7 +971,7 @@ enum Format {
   }
 }
 
-Workoutctl.main()
+Workoutctl.main(LeadingOptions.moved(Array(CommandLine.arguments.dropFirst())))
 
 struct Sensors: ParsableCommand {
   static let configuration = CommandConfiguration(
