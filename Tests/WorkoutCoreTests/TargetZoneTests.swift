@@ -99,10 +99,21 @@ struct TargetZoneTests {
     #expect(
       h.send(.targetZone(.cyclingPower, try TargetZone(parsing: "3", quantity: .cyclingPower))).outcome
         == .refused(.noZonesForTarget, state: .running))
+  }
+
+  @Test mutating func setAfterAWorkoutHasStoppedItIsTheNextOnes() throws {
+    var h = try harness(target: nil)
     _ = h.press(.stop)
-    #expect(
-      h.send(.targetZone(.heartRate, try TargetZone(parsing: "2", quantity: .heartRate))).outcome
-        == .refused(.alreadyStopped, state: .stopped) || h.engine.state == .ended)
+    let stoppedState = h.engine.state
+    #expect(stoppedState == .stopped || stoppedState == .ended)
+    let target = try TargetZone(parsing: "2", quantity: .heartRate)
+    #expect(h.send(.targetZone(.heartRate, target)).outcome == .accepted(stoppedState))
+    #expect(h.engine.nextWorkoutTargets?.map(\.text) == ["2"])
+    #expect(h.engine.session?.targetZones == nil, "the stopped workout keeps what it had")
+    _ = h.press(.start)
+    h.finishCountdown()
+    #expect(h.engine.session?.targetZones?.map(\.text) == ["2"])
+    #expect(h.engine.nextWorkoutTargets == nil)
   }
 
   @Test mutating func setBeforeAWorkoutItIsTheNextOnesOnly() throws {

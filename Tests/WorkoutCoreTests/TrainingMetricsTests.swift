@@ -297,6 +297,24 @@ struct CustomZoneTests {
     h.finishCountdown()
     #expect(h.engine.session?.builder.zoneTrackers?.map(\.configuration.source) == [.system, .system])
   }
+
+  @Test func zonesSetAfterAWorkoutHasStoppedAreTheNextOnes() throws {
+    var settings = EngineSettings(countdown: 5)
+    settings.zones = [try SystemZones.heartRate(age: 40, resting: 60)]
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    _ = h.press(.stop)
+    let stoppedState = h.engine.state
+    #expect(stoppedState == .stopped || stoppedState == .ended)
+    let own = try ZoneConfiguration(parsing: "130,150,170", quantity: .heartRate, source: .custom)
+    #expect(h.send(.customZones(own)).outcome == .accepted(stoppedState))
+    #expect(h.engine.nextWorkoutZones == [own])
+    _ = h.press(.start)
+    h.finishCountdown()
+    #expect(h.engine.session?.builder.zoneTrackers?.map(\.configuration) == [own])
+    #expect(h.engine.nextWorkoutZones == nil)
+  }
 }
 
 /// A ride whose best 20 minutes beat the configured FTP says so once, when it stops.

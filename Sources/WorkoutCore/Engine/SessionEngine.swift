@@ -532,28 +532,30 @@ public struct SessionEngine: Sendable {
     return apply(.countdownFinished, at: now, into: &step)
   }
 
-  /// Zones for the next workout (no session yet) or the prepared one; refused once it runs.
+  /// Zones for the next workout (none open, or the last one stopped or ended) or the prepared
+  /// one; refused while a workout runs or is paused.
   private mutating func setCustomZones(_ configuration: ZoneConfiguration, into step: inout EngineStep) -> Bool {
     func replacing(_ list: [ZoneConfiguration]?) -> [ZoneConfiguration] {
       (list ?? []).filter { $0.quantity != configuration.quantity } + [configuration]
     }
     switch state {
-    case .notStarted:
+    case .notStarted, .stopped, .ended:
       nextWorkoutZones = replacing(nextWorkoutZones)
     case .prepared:
       let zones = replacing(session?.customZones)
       session?.customZones = zones
-    case .running, .paused, .stopped, .ended:
+    case .running, .paused:
       step.outcome = .refused(.zonesAfterStart, state: state)
       return false
     }
     step.outcome = .accepted(state)
-    step.commands.append(.log(.info, "the workout's own zones: \(Self.describe(configuration))"))
+    let whose = state == .prepared ? "the workout's" : "the next workout's"
+    step.commands.append(.log(.info, "\(whose) own zones: \(Self.describe(configuration))"))
     return state == .prepared
   }
 
   /// A target zone range for the workout of one quantity, or none: for the next workout while
-  /// none is open, else for the open one, checked against its zones (those it tracks once it
+  /// none is open (or the last has stopped), else for the open one, checked against its zones (those it tracks once it
   /// runs, else those it will). Set while running, it is checked at once against the zone the
   /// rider is in.
   private mutating func setTargetZone(
@@ -564,14 +566,11 @@ public struct SessionEngine: Sendable {
       return kept.isEmpty ? nil : kept
     }
     let words = target.map { "\(quantity.rawValue) zones \($0.text)" } ?? "no \(quantity.rawValue) target"
-    guard var current = session, current.state != .notStarted else {
+    // None open, or the last one stopped or ended: the next workout's.
+    guard var current = session, current.state.isUnfinished, current.state != .stopped else {
       nextWorkoutTargets = replacing(nextWorkoutTargets ?? (settings.targetZones.isEmpty ? nil : settings.targetZones))
       step.outcome = .accepted(state)
       step.commands.append(.log(.info, "the next workout's target: \(words)"))
-      return false
-    }
-    guard current.state.isUnfinished, current.state != .stopped else {
-      step.outcome = .refused(.alreadyStopped, state: state)
       return false
     }
     if let target {
