@@ -207,6 +207,11 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     track.startNewSegment()
   }
 
+  /// Distance counts from the rider's position now (see GPSTrack.startCountingHere).
+  public mutating func startCountingHere() {
+    track.startCountingHere()
+  }
+
   /// The current speed if it is fresh: GPS's while there is a current fix, else a wheel
   /// sensor's.
   public func currentSpeed(at now: Moment) -> Double? {

@@ -785,6 +785,8 @@ public struct SessionEngine: Sendable {
     case (.prepared, .running):
       session.countdownDeadline = nil
       session.builder.begin(at: now)
+      // The metres ridden during the countdown are not the workout's.
+      session.builder.startCountingHere()
       let zones = Self.zones(settings.zones, custom: session.customZones)
       session.builder.trackZones(zones)
       // The zones in force, with the session's events: what `show` sorts its points by.

@@ -202,6 +202,13 @@ public struct GPSTrack: Sendable, Hashable, Codable {
     pendingBridge = seconds
   }
 
+  /// Counting starts from where the rider is now, the last fix's filtered position (the
+  /// countdown's end: the metres ridden while it counted down are not the workout's). With no
+  /// position yet, from the next fix.
+  public mutating func startCountingHere() {
+    anchor = filter.position
+  }
+
   /// Starts a new distance segment: the next fix is not joined to the last counted point
   /// (after the rider's own pause, where they went meanwhile is not part of the ride).
   public mutating func startNewSegment() {
