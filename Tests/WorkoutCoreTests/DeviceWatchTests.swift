@@ -227,7 +227,46 @@ struct StrapEventTests {
     #expect(gone.detail?.contains("heartRateStrap") == true && gone.detail?.contains("link lost") == true)
     let points = h.commands.compactMap { if case .recordPoint(_, let p) = $0 { p } else { nil } }
     #expect(points.prefix(3).allSatisfy { $0.heartRate == 140 })
-    #expect(points.last?.heartRate == nil, "a gap stays a gap")
+    #expect(points.dropFirst(3).allSatisfy { $0.heartRate == nil }, "from the loss on, a gap")
+  }
+
+  @Test(
+    "a sensor's last values are not recorded after its loss or its removal",
+    arguments: [DeviceKind.heartRateStrap, .powerMeter, .speedCadenceSensor], [false, true])
+  func lostOrRemovedSensorsValuesStopAtOnce(_ device: DeviceKind, removed: Bool) throws {
+    var h = running(with: device, address: "A0:9E:1A:12:34:56")
+    func readings() {
+      switch device {
+      case .heartRateStrap: h.send(.reading(.heartRate(bpm: 155)))
+      case .powerMeter:
+        h.send(.reading(.power(watts: 300)))
+        h.send(.reading(.cadence(rpm: 90)))
+      default:
+        h.send(.reading(.wheelSpeed(metersPerSecond: 8, distance: 8)))
+        h.send(.reading(.cadence(rpm: 90)))
+      }
+    }
+    for _ in 0..<3 {
+      h.advance(by: 1)
+      readings()
+      h.send(.tick)
+    }
+    if removed {
+      h.send(.deviceRemoved(device))
+    } else {
+      h.send(.device(DeviceStatus(device: device, condition: .lost, detail: "link lost; retrying")))
+    }
+    for _ in 0..<3 {
+      h.advance(by: 1)
+      h.send(.tick)
+    }
+    let points = h.commands.compactMap { if case .recordPoint(_, let p) = $0 { p } else { nil } }
+    #expect(points.count == 6)
+    func carries(_ p: TrackPoint) -> Bool {
+      p.heartRate != nil || p.power != nil || p.cadence != nil || p.wheelSpeed != nil
+    }
+    #expect(points.prefix(3).allSatisfy(carries))
+    #expect(!points.dropFirst(3).contains(where: carries), "\(points.dropFirst(3))")
   }
 
   @Test(

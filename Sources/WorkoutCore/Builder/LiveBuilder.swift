@@ -207,6 +207,30 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     track.startNewSegment()
   }
 
+  /// A sensor lost or removed: its channels have no value from now on (not the last one for
+  /// as long as it would have stayed fresh). Another sensor of a channel (cadence from a power
+  /// meter and a pod) gives it again with its next reading.
+  public mutating func forgetReadings(of device: DeviceKind) {
+    switch device {
+    case .heartRateStrap:
+      latest.heartRate = nil
+      latest.heartRateAt = nil
+      pendingRR = nil
+    case .powerMeter:
+      latest.power = nil
+      latest.powerAt = nil
+      latest.cadence = nil
+      latest.cadenceAt = nil
+    case .speedCadenceSensor:
+      latest.wheelSpeed = nil
+      latest.wheelSpeedAt = nil
+      latest.cadence = nil
+      latest.cadenceAt = nil
+    default:
+      break
+    }
+  }
+
   /// Distance counts from the rider's position now (see GPSTrack.startCountingHere).
   public mutating func startCountingHere() {
     track.startCountingHere()

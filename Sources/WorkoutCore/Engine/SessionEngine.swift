@@ -422,8 +422,12 @@ public struct SessionEngine: Sendable {
       changed = startNextActivity(activity, from: source, at: now, into: &step)
     case .device(let status):
       if status.device == .gps || status.device == .gpsReceiver { gpsPresent = true }
+      if status.condition == .lost || status.condition == .absent {
+        session?.builder.forgetReadings(of: status.device)
+      }
       note(watch.deviceReported(status, at: now.monotonic), at: now, into: &step)
     case .deviceRemoved(let device):
+      session?.builder.forgetReadings(of: device)
       watch.forget(device)
       step.commands.append(.log(.info, "\(device.rawValue) is no longer configured"))
     case .lowBattery:
