@@ -184,7 +184,8 @@ struct Status: ParsableCommand {
               " (avg \(wholeNumberText($0)), max \(wholeNumberText(status.maxHeartRate ?? $0)))"
             } ?? ""))
       }
-      for zone in status.zones ?? [] {
+      // A quantity with no reading yet (power zones configured, no power meter) has no line.
+      for zone in status.zones ?? [] where zone.zone != nil || zone.seconds.contains(where: { $0 > 0 }) {
         let name = zone.quantity == .heartRate ? "heart-rate" : "power"
         let times = zone.seconds.enumerated().map { "Z\($0.offset + 1) \(Format.duration($0.element))" }
         lines.append(

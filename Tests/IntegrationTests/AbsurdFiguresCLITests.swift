@@ -68,19 +68,8 @@ struct AbsurdFiguresCLITests {
     let report = StatusReport(
       engine: engine, board: "linux", boardTime: 0, devices: [:],
       storage: .init(database: "/var/lib/workoutd/workoutd.db", pendingWrites: 0, failing: false, lastError: nil))
-    let reply = try ControlJSON.encode(ControlReply(ok: true, status: report)) + "\n"
-
-    // A service that answers every request with that status.
     let dir = ServiceDirectory()
-    try FileManager.default.createDirectory(atPath: dir.runtime, withIntermediateDirectories: true)
-    let server = try UnixSocket.listen(path: dir.socket, mode: 0o600)
-    let answering = Thread {
-      while let client = try? server.accept(timeout: 20) {
-        _ = try? client.readLine()
-        try? client.writeAll(reply)
-      }
-    }
-    answering.start()
+    let server = try dir.answeringStatus(report)
     defer { server.shutDown() }
 
     let status = try dir.workoutctl(["status"])
@@ -90,6 +79,32 @@ struct AbsurdFiguresCLITests {
     #expect(status.output.contains("(avg nan, max 150)"), "\(status.output)")
     let brief = try dir.workoutctl(["status", "--brief"])
     #expect(brief.status == 0, "\(brief.output)")
+  }
+}
+
+/// `workoutctl status` prints a zone line for what the ride measures: a ride with power zones
+/// configured and no power meter gets no "power zone -- of 6".
+struct StatusZoneLinesTests {
+  @Test func aQuantityWithNoReadingHasNoZoneLine() throws {
+    var settings = EngineSettings(countdown: 0, autoPause: .some(nil))
+    settings.zones = [try SystemZones.heartRate(age: 40, resting: 60), try SystemZones.power(ftp: 250)]
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+    h.ride(seconds: 20, speed: 6, heartRate: 150, from: &position)
+    let engine = h.engine.status(at: h.now)
+    #expect(engine.zones?.map(\.quantity) == [.heartRate, .cyclingPower], "both tracked")
+    let report = StatusReport(
+      engine: engine, board: "linux", boardTime: 0, devices: [:],
+      storage: .init(database: "/var/lib/workoutd/workoutd.db", pendingWrites: 0, failing: false, lastError: nil))
+    let dir = ServiceDirectory()
+    let server = try dir.answeringStatus(report)
+    defer { server.shutDown() }
+    let status = try dir.workoutctl(["status"])
+    #expect(status.status == 0, "\(status.output)")
+    #expect(status.output.contains("heart-rate zone "), "\(status.output)")
+    #expect(!status.output.contains("power zone"), "\(status.output)")
   }
 }
 

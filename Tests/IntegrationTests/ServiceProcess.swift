@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSupport
 import Testing
 import WorkoutControl
 import WorkoutCore
@@ -47,6 +48,22 @@ final class ServiceDirectory: @unchecked Sendable {
   /// Runs `workoutctl arguments` on this directory's database and control socket.
   func workoutctl(_ arguments: [String]) throws -> (status: Int32, output: String) {
     try run(binaryDirectory + "/workoutctl", arguments + ["--state-dir", state, "--runtime-dir", runtime])
+  }
+
+  /// A service on this directory's control socket that answers every request with `report`,
+  /// until the socket returned is shut down (or 20 s pass with no request).
+  func answeringStatus(_ report: StatusReport) throws -> UnixSocket {
+    let reply = try ControlJSON.encode(ControlReply(ok: true, status: report)) + "\n"
+    try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+    let server = try UnixSocket.listen(path: socket, mode: 0o600)
+    let answering = Thread {
+      while let client = try? server.accept(timeout: 20) {
+        _ = try? client.readLine()
+        try? client.writeAll(reply)
+      }
+    }
+    answering.start()
+    return server
   }
 }
 
