@@ -70,7 +70,9 @@ public struct ZoneTracker: Sendable, Hashable, Codable {
     let now = configuration.zoneIndex(of: value)
     zone = now
     sampleTimer = timer
-    countedTo = timer
+    // The workout's first value (none announced yet) describes the second before it, its
+    // point's, back to timer 0 where the workout began.
+    countedTo = announced == nil ? max(0, timer - 1) : timer
     guard now != announced else {
       candidate = nil
       candidateSince = nil
