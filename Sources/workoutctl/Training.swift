@@ -61,14 +61,18 @@ extension TrainingJSON {
 extension TrainingJSON.ZoneJSON {
   var name: String { quantity == ZoneQuantity.heartRate.rawValue ? "heart-rate" : "power" }
 
-  /// Time in each zone, for the whole and (when there are several) each lap.
+  /// Time in each zone, for the whole and (when there are several) each lap; each column as
+  /// wide as its widest cell and two spaces (lap 10 and on, ten hours and more).
   func printTable() {
+    let labelWidth = "lap \(laps.count)".count + 2
+    let cellWidth = ([seconds] + laps).flatMap { $0 }.map { Format.duration($0).count }.reduce(7, max) + 2
     func row(_ label: String, _ seconds: [Double]) {
       print(
-        Format.pad(label, 6) + seconds.map { Format.pad(Format.duration($0), 8) }.joined()
+        Format.pad(label, labelWidth) + seconds.map { Format.pad(Format.duration($0), cellWidth) }.joined()
           + Format.duration(seconds.reduce(0, +)))
     }
-    print("zone  " + seconds.indices.map { Format.pad("Z\($0 + 1)", 8) }.joined() + "total")
+    print(
+      Format.pad("zone", labelWidth) + seconds.indices.map { Format.pad("Z\($0 + 1)", cellWidth) }.joined() + "total")
     row("all", seconds)
     for (index, lap) in laps.enumerated() where laps.count > 1 { row("lap \(index + 1)", lap) }
   }
@@ -84,8 +88,8 @@ struct Zones: ParsableCommand {
       abstract: "Set the workout's target zone range: the buzzer and LED say when the rider leaves it.",
       discussion: """
         RANGE is a zone or a range of zones from 1 ("2", "2-3"), of the workout's heart-rate \
-        zones, or its power zones with --power; --off clears it. Set while no workout is open, \
-        it is for the next one; otherwise for the open one, at any time until it stops.
+        zones, or its power zones with --power; --off clears it. Set while no workout is open \
+        (or once the last has stopped), it is for the next one; otherwise for the open one.
         """)
     @OptionGroup var locations: Locations
     @Flag(help: "A range of power zones; without it, of heart-rate zones.") var power = false

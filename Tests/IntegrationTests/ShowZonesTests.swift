@@ -27,6 +27,31 @@ struct ShowZonesTests {
     try dir.record(h.commands)
   }
 
+  @Test func theZoneTableKeepsItsColumnsFromLapTenOn() throws {
+    var settings = EngineSettings(countdown: 0)
+    settings.zones = [try ZoneConfiguration(quantity: .heartRate, source: .user, boundaries: [120, 140, 160, 175])]
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    for second in 0..<120 {
+      if second > 0 && second % 10 == 0 { _ = h.press(.lap) }
+      h.advance(by: 1)
+      h.send(.reading(.heartRate(bpm: 110 + second / 2)))
+      h.send(.tick)
+    }
+    _ = h.press(.stop)
+    let dir = ServiceDirectory()
+    try dir.record(h.commands)
+    let text = try dir.workoutctl(["show", "1"])
+    #expect(text.status == 0, "\(text.output)")
+    // "lap 12" and then five zones and the total, each a word of its own.
+    let rows = text.output.split(separator: "\n").filter { $0.hasPrefix("lap 1") && $0.contains(":") }
+    #expect(rows.count == 4, "laps 1, 10, 11, 12: \(rows)")
+    for row in rows {
+      #expect(row.split(separator: " ").count == 2 + 5 + 1, "\(row)")
+    }
+  }
+
   @Test func showPrintsZonesPerLapAndTheMetrics() throws {
     let dir = ServiceDirectory()
     try recordRide(at: dir)
