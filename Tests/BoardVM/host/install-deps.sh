@@ -24,6 +24,9 @@ wanted=(qemu-system-x86 busybox-static debootstrap cpio kmod e2fsprogs xz-utils 
 # bookworm's kernel; for another release inside a chroot of that release
 # (build-gpio-sim.sh), since its kernel is built with that release's gcc.
 [[ $SUITE == bookworm ]] && wanted+=(gcc make "linux-headers-$KVER")
+# arm64: its system emulator, and qemu-user (binfmt_misc) for the chroots into
+# the arm64 tree (debootstrap's second stage, the package's installation)
+[[ $ARCH == arm64 ]] && wanted+=(qemu-system-arm qemu-user-static binfmt-support)
 missing=()
 for pkg in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")

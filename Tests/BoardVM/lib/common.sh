@@ -12,10 +12,22 @@ case $SUITE in
   bookworm | trixie) ;;
   *) echo "BOARD_VM_RELEASE='$SUITE': bookworm or trixie" >&2; exit 2 ;;
 esac
+# The board's CPU: amd64 (x86_64, the default) or arm64 (aarch64, a Pi's:
+# qemu-system-aarch64 -M virt). BOARD_VM_ARCH. arm64 is trixie only: the
+# arm64 package's Swift runtime needs trixie's glibc (see the Makefile).
+ARCH=${BOARD_VM_ARCH:-amd64}
+case $ARCH in
+  amd64) ;;
+  arm64) [[ $SUITE == trixie ]] ||
+    { echo "BOARD_VM_ARCH=arm64 needs BOARD_VM_RELEASE=trixie (the arm64 package is built for trixie only)" >&2; exit 2; } ;;
+  *) echo "BOARD_VM_ARCH='$ARCH': amd64 or arm64" >&2; exit 2 ;;
+esac
 # Everything expensive lives outside the repo so a clone stays clean and a
 # second run is fast; one cache per release. Override with WORKOUTD_BOARD_VM_CACHE.
 if [[ $SUITE == bookworm ]]; then
   CACHE_DIR=${WORKOUTD_BOARD_VM_CACHE:-/var/tmp/workoutd-board-vm}
+elif [[ $ARCH != amd64 ]]; then
+  CACHE_DIR=${WORKOUTD_BOARD_VM_CACHE:-/var/tmp/workoutd-board-vm-$SUITE-$ARCH}
 else
   CACHE_DIR=${WORKOUTD_BOARD_VM_CACHE:-/var/tmp/workoutd-board-vm-$SUITE}
 fi
@@ -52,8 +64,11 @@ debian_mirror() {
 guest_apt() {   # guest_apt apt-get|apt-cache ARGS...
   local tool=$1; shift
   if [[ $SUITE == bookworm ]]; then "$tool" "$@"; return; fi
-  local dir=$CACHE_DIR/apt
-  "$tool" -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+  local dir=$CACHE_DIR/apt arch=()
+  # arm64: the guest's packages are arm64's; amd64's are listed too for the
+  # tools that run on this host (linux-kbuild, the cross gcc's build root)
+  [[ $ARCH == amd64 ]] || arch=(-o APT::Architecture="$ARCH" -o APT::Architectures="$ARCH,amd64")
+  "$tool" "${arch[@]}" -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
     -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
     -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null "$@"
 }
@@ -65,15 +80,15 @@ guest_apt_update() {   # once per run: the private lists follow the archive
   guest_apt apt-get update -q > "$dir/update.log" 2>&1 || { tail -5 "$dir/update.log" >&2; die "apt-get update ($SUITE) failed"; }
 }
 
-# The kernel the guest boots: whatever the release's linux-image-amd64 points
+# The kernel the guest boots: whatever the release's linux-image-$ARCH points
 # at today, so headers and source of the same version are always installable.
 kernel_facts() {
-  KPKG=$(guest_apt apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
-  [[ -n $KPKG ]] || die "cannot resolve linux-image-amd64 for $SUITE (apt-get update?)"
+  KPKG=$(guest_apt apt-cache depends "linux-image-$ARCH" | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  [[ -n $KPKG ]] || die "cannot resolve linux-image-$ARCH for $SUITE (apt-get update?)"
   KVER=${KPKG#linux-image-}
   KDEBVER=$(guest_apt apt-cache policy "$KPKG" | awk '/Candidate:/{print $2; exit}')
   KSERIES=$(cut -d. -f1,2 <<< "$KVER")   # 6.1.0-56-amd64 -> 6.1, 6.12.117+deb13-amd64 -> 6.12
-  export KPKG KVER KDEBVER KSERIES
+  export KPKG KVER KDEBVER KSERIES ARCH
 }
 
 # Remove the siblings of a cache entry: older builds keyed by old inputs.
@@ -102,5 +117,12 @@ panic_summary() {   # "at 38 s, Oops: double fault ... in kmem_cache_alloc_node_
   rip=$(grep -m1 -o -E 'RIP: 0010:[A-Za-z0-9_.]+' "$1" | sed 's/RIP: 0010:/ in /')
   echo "at ${t:-?} s, $what$rip"
 }
+
+# A chroot into an arm64 tree runs its programs under qemu-user (binfmt_misc,
+# qemu-user-static). This host's aarch64 entry has no F flag: the kernel opens
+# the interpreter by its path inside the chroot, so it is copied there.
+QEMU_USER_PATH=usr/libexec/qemu-binfmt/aarch64-binfmt-P
+qemu_user_into() { install -D -m 0755 /usr/bin/qemu-aarch64-static "$1/$QEMU_USER_PATH"; }
+qemu_user_out() { rm -f "$1/$QEMU_USER_PATH"; rmdir "$1/usr/libexec/qemu-binfmt" 2>/dev/null || true; }
 
 elapsed_since() { echo $(( $(date +%s) - $1 )); }
