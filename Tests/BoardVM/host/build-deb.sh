@@ -7,7 +7,8 @@
 #   trixie:   `Tests/Trixie/run.sh deb`, which builds a clean clone of HEAD
 #             inside the debootstrapped trixie root ($TRIXIE_ROOT).
 # Both build HEAD: commit first, uncommitted changes are not in the package.
-# BOARD_VM_DEB=FILE uses that package instead of building one.
+# BOARD_VM_DEB=FILE uses that package instead of building one (for arm64
+# the only way: make deb-arm64 cross-builds it).
 # Cached by HEAD's tree less Tests/ and .ci/ (the same package inputs are
 # built once) or the file's hash.
 # The lintian verdict is in lintian.txt beside the packages.
@@ -18,7 +19,13 @@ source "$(dirname "$0")/../lib/common.sh"
 
 if [[ -n ${BOARD_VM_DEB:-} ]]; then
   [[ -f $BOARD_VM_DEB ]] || die "BOARD_VM_DEB=$BOARD_VM_DEB: no such file"
+  if [[ $ARCH != amd64 && $(dpkg-deb -f "$BOARD_VM_DEB" Architecture) != "$ARCH" ]]; then
+    die "BOARD_VM_DEB=$BOARD_VM_DEB is not an $ARCH package"
+  fi
   key=file-$(hash_inputs "$BOARD_VM_DEB")
+elif [[ $ARCH != amd64 ]]; then
+  # cross-built by the Makefile (build-aux/cross-arm64.sh), not here
+  die "BOARD_VM_ARCH=$ARCH: give the package with BOARD_VM_DEB=FILE (make deb-$ARCH builds it)"
 else
   # HEAD's tree less Tests/ and .ci/, which are not in the package: a commit
   # that changes only tests reuses the package built for its parent
