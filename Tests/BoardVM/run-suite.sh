@@ -23,7 +23,10 @@
 # default: the package of HEAD, see host/build-deb.sh) or make (make install
 # of the working tree, bookworm only), BOARD_VM_DEB=FILE to install that
 # package, BOARD_VM_PROJECT_STAGE=DIR to use a tree `make install DESTDIR=DIR`
-# made instead of building the project.
+# made instead of building the project, BOARD_VM_ARCH=arm64 (with trixie) for
+# an arm64 board (qemu-system-aarch64 -M virt, trixie's arm64 kernel and
+# userland; cache /var/tmp/workoutd-board-vm-trixie-arm64; give the arm64
+# package with BOARD_VM_DEB: it is not built here).
 set -euo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "$0")/lib/common.sh"
@@ -197,6 +200,7 @@ fi
 passed=$(count PASS) failed=$(count FAIL) skipped=$(count SKIP)
 summary_done=1
 if [[ ${BOARD_VM_SKIP_IS_FAILURE:-0} == 1 ]]; then failed=$((failed + skipped)); skipped=0; fi
-echo "board-vm ($SUITE): logs in $run_dir; $skipped skipped; wall time $(elapsed_since "$suite_start") s"
+board=$SUITE; [[ $ARCH == amd64 ]] || board="$SUITE $ARCH"
+echo "board-vm ($board): logs in $run_dir; $skipped skipped; wall time $(elapsed_since "$suite_start") s"
 echo "$passed passed, $failed failed"
 ((failed == 0))

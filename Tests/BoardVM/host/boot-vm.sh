@@ -3,11 +3,11 @@
 # wait for it or SIGKILL it (a power cut).
 #   boot-vm.sh KERNEL INITRD IMAGE SHARE_DIR [options]
 #     --snapshot          throw the guest's disk writes away at exit
-#     --gps-socket PATH   guest /dev/ttyS1 = unix socket PATH (host feeds NMEA)
+#     --gps-socket PATH   guest /dev/ttyS1 (arm64: ttyS0) = unix socket PATH (host feeds NMEA)
 #     --append "ARGS"     extra kernel command line
 #     --monitor PATH      QEMU's monitor on unix socket PATH (usb-plug.py plugs sticks
 #                         into the guest's xHCI controller through it)
-# Console (ttyS0) goes to SHARE_DIR/../console-<image>.log unless --console FILE.
+# Console (ttyS0; arm64: ttyAMA0) goes to SHARE_DIR/../console-<image>.log unless --console FILE.
 set -euo pipefail
 kernel=$1 initrd=$2 image=$3 share=$4; shift 4
 snapshot='' gps_socket='' append='' console='' monitor=(-monitor none)
@@ -25,6 +25,25 @@ done
 console=${console:-$share/../console.log}
 gps=(-serial null)
 [[ -n $gps_socket ]] && gps=(-chardev "socket,id=gps,path=$gps_socket,server=on,wait=off" -serial chardev:gps)
+
+# arm64 (BOARD_VM_ARCH): QEMU's `virt` board with a Cortex-A72 (a Pi 4's
+# core), console on its PL011 (ttyAMA0). virt has one UART, so the GPS
+# receiver is a PCI 16550 (pci-serial), the guest's 8250_pci: /dev/ttyS0 (the
+# image's board files say so, assemble-image.sh). The rest as below.
+if [[ ${BOARD_VM_ARCH:-amd64} == arm64 ]]; then
+  gps=()
+  [[ -n $gps_socket ]] && gps=(-chardev "socket,id=gps,path=$gps_socket,server=on,wait=off" -device pci-serial,chardev=gps)
+  exec qemu-system-aarch64 \
+    -M virt -cpu cortex-a72 -accel tcg,thread=multi -smp 2 -m 1024 \
+    -display none "${monitor[@]}" -no-reboot -nic none \
+    -device qemu-xhci,id=xhci \
+    -kernel "$kernel" -initrd "$initrd" \
+    -append "console=ttyAMA0 quiet panic=-1 systemd.show_status=0 $append" \
+    -drive "file=$image,format=raw,if=virtio,cache=writeback$snapshot" \
+    -virtfs "local,path=$share,mount_tag=hil,security_model=none,id=hil" \
+    -serial "file:$console" "${gps[@]}" \
+    < /dev/null
+fi
 
 # TCG: this machine's /dev/kvm does not boot stock kernels.
 # cache=writeback: QEMU honours the guest's flushes, so an fsync in the guest
