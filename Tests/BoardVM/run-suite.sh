@@ -200,7 +200,7 @@ fi
 passed=$(count PASS) failed=$(count FAIL) skipped=$(count SKIP)
 summary_done=1
 if [[ ${BOARD_VM_SKIP_IS_FAILURE:-0} == 1 ]]; then failed=$((failed + skipped)); skipped=0; fi
-board=$SUITE; [[ $ARCH == amd64 ]] || board="$SUITE $ARCH"
+board=$SUITE; [[ $BOARD_ARCH == amd64 ]] || board="$SUITE $BOARD_ARCH"
 echo "board-vm ($board): logs in $run_dir; $skipped skipped; wall time $(elapsed_since "$suite_start") s"
 echo "$passed passed, $failed failed"
 ((failed == 0))

@@ -49,7 +49,7 @@ find "$kroot/$moddir/kernel/drivers/scsi" -maxdepth 1 -regextype egrep -regex '.
   -exec cp {} "$tree/$moddir/kernel/drivers/scsi/" \;
 install -D -m 0644 "$gpio_sim" "$tree/$moddir/extra/gpio-sim.ko"
 # arm64: the modules its kernel lacks, built beside gpio-sim (build-gpio-sim.sh)
-if [[ $ARCH != amd64 ]]; then
+if [[ $BOARD_ARCH != amd64 ]]; then
   for ko in "$(dirname "$gpio_sim")"/*.ko; do
     install -D -m 0644 "$ko" "$tree/$moddir/extra/$(basename "$ko")"
   done
@@ -74,7 +74,7 @@ make_image() {
 "$BOARD_DIR/install.sh" "$tree"
 # arm64's virt board has one UART (the console): the GPS receiver is on a PCI
 # 16550, the guest's first 8250 port (host/boot-vm.sh)
-if [[ $ARCH == arm64 ]]; then
+if [[ $BOARD_ARCH == arm64 ]]; then
   sed -i 's|ttyS1|ttyS0|' "$tree/usr/lib/workoutd-board/board.env" "$tree/etc/default/gpsd"
   grep -q '^GPS_DEVICE=/dev/ttyS0$' "$tree/usr/lib/workoutd-board/board.env" || die "board.env: no GPS_DEVICE=/dev/ttyS1 to move"
   grep -q '^DEVICES="/dev/ttyS0"$' "$tree/etc/default/gpsd" || die "gpsd.default: no DEVICES=\"/dev/ttyS1\" to move"
@@ -103,7 +103,7 @@ fi
 if [[ -n $project ]]; then
   # arm64: the chroot runs the image's programs under qemu-user (common.sh);
   # the interpreter leaves the tree again before the image is made
-  [[ $ARCH == amd64 ]] || qemu_user_into "$tree"
+  [[ $BOARD_ARCH == amd64 ]] || qemu_user_into "$tree"
   mount -t proc proc "$tree/proc"; mounts+=("$tree/proc")
   mount --bind /dev "$tree/dev"; mounts+=("$tree/dev")
   mount --bind /dev/pts "$tree/dev/pts"; mounts+=("$tree/dev/pts")
@@ -147,7 +147,7 @@ if [[ -n $project ]]; then
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[i]}"; done
   mounts=()
   rm -rf "${tree:?}/run/"* "${tree:?}/tmp/"*   # what the maintainer scripts and the checks left there
-  [[ $ARCH == amd64 ]] || qemu_user_out "$tree"
+  [[ $BOARD_ARCH == amd64 ]] || qemu_user_out "$tree"
 fi
 
 make_image "$dir/root.img"

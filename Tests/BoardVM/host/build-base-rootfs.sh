@@ -16,16 +16,16 @@ mirror=$(debian_mirror)
 # Keyed by what debootstrap is given, not by this script's text: bump
 # recipe_version when a change here must rebuild the (3-minute) tree.
 recipe_version=1
-if [[ $ARCH == amd64 ]]; then
+if [[ $BOARD_ARCH == amd64 ]]; then
   out="$CACHE_DIR/base/$(hash_inputs "$SUITE" "$packages" "$mirror" "$recipe_version")"
 else
-  out="$CACHE_DIR/base/$(hash_inputs "$SUITE" "$packages" "$mirror" "$recipe_version" "$ARCH")"
+  out="$CACHE_DIR/base/$(hash_inputs "$SUITE" "$packages" "$mirror" "$recipe_version" "$BOARD_ARCH")"
 fi
 if [[ -f $out/.done ]]; then echo "$out/root"; exit 0; fi
 
 log "debootstrap $SUITE ($packages) from $mirror"
 rm -rf "$out"; mkdir -p "$out"
-if [[ $ARCH == amd64 ]]; then
+if [[ $BOARD_ARCH == amd64 ]]; then
   debootstrap --variant=minbase --include="$packages" "$SUITE" "$out/root" "$mirror" \
     > "$out/debootstrap.log" 2>&1 || { tail -20 "$out/debootstrap.log"; die "debootstrap failed"; }
 else
@@ -36,8 +36,8 @@ else
   # interpreter is looked up inside the chroot: it is put there first and
   # taken out again (assemble-image.sh puts it back while it uses the chroot).
   qemu_user_into "$out/root"
-  debootstrap --arch="$ARCH" --variant=minbase --include="$packages" "$SUITE" "$out/root" "$mirror" \
-    > "$out/debootstrap.log" 2>&1 || { tail -20 "$out/debootstrap.log"; die "debootstrap ($ARCH, qemu-user) failed"; }
+  debootstrap --arch="$BOARD_ARCH" --variant=minbase --include="$packages" "$SUITE" "$out/root" "$mirror" \
+    > "$out/debootstrap.log" 2>&1 || { tail -20 "$out/debootstrap.log"; die "debootstrap ($BOARD_ARCH, qemu-user) failed"; }
   qemu_user_out "$out/root"
 fi
 rm -f "$out/root/var/cache/apt/archives/"*.deb

@@ -19,13 +19,13 @@ source "$(dirname "$0")/../lib/common.sh"
 
 if [[ -n ${BOARD_VM_DEB:-} ]]; then
   [[ -f $BOARD_VM_DEB ]] || die "BOARD_VM_DEB=$BOARD_VM_DEB: no such file"
-  if [[ $ARCH != amd64 && $(dpkg-deb -f "$BOARD_VM_DEB" Architecture) != "$ARCH" ]]; then
-    die "BOARD_VM_DEB=$BOARD_VM_DEB is not an $ARCH package"
+  if [[ $BOARD_ARCH != amd64 && $(dpkg-deb -f "$BOARD_VM_DEB" Architecture) != "$BOARD_ARCH" ]]; then
+    die "BOARD_VM_DEB=$BOARD_VM_DEB is not an $BOARD_ARCH package"
   fi
   key=file-$(hash_inputs "$BOARD_VM_DEB")
-elif [[ $ARCH != amd64 ]]; then
+elif [[ $BOARD_ARCH != amd64 ]]; then
   # cross-built by the Makefile (build-aux/cross-arm64.sh), not here
-  die "BOARD_VM_ARCH=$ARCH: give the package with BOARD_VM_DEB=FILE (make deb-$ARCH builds it)"
+  die "BOARD_VM_ARCH=$BOARD_ARCH: give the package with BOARD_VM_DEB=FILE (make deb-$BOARD_ARCH builds it)"
 else
   # HEAD's tree less Tests/ and .ci/, which are not in the package: a commit
   # that changes only tests reuses the package built for its parent

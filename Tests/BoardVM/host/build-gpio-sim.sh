@@ -30,13 +30,13 @@ if [[ $SUITE != bookworm ]]; then
     # gcc-14 and what linux-kbuild's tools link (its Depends, less the kernel image)
     compilers=gcc-14
     # arm64: the kernel's own cross compiler (its headers' .kernelvariables set
-    # ARCH=arm64 and CC=aarch64-linux-gnu-gcc-14); kbuild's tools are amd64's
-    [[ $ARCH == amd64 ]] || compilers=gcc-14,gcc-14-aarch64-linux-gnu
+    # BOARD_ARCH=arm64 and CC=aarch64-linux-gnu-gcc-14); kbuild's tools are amd64's
+    [[ $BOARD_ARCH == amd64 ]] || compilers=gcc-14,gcc-14-aarch64-linux-gnu
     debootstrap --variant=minbase --include=$compilers,make,libc6-dev,libelf1t64,libssl3t64,zlib1g,pahole \
       "$SUITE" "$kbuild" "$(debian_mirror)" > "$kbuild.debootstrap.log" 2>&1 ||
       { tail -20 "$kbuild.debootstrap.log"; die "debootstrap of the build root failed"; }
     rm -f "$kbuild/var/cache/apt/archives/"*.deb
-    for pkg in "linux-headers-$KVER" "linux-headers-${KVER%-"$ARCH"}-common" "linux-kbuild-${KVER%-"$ARCH"}"; do
+    for pkg in "linux-headers-$KVER" "linux-headers-${KVER%-"$BOARD_ARCH"}-common" "linux-kbuild-${KVER%-"$BOARD_ARCH"}"; do
       deb=$(compgen -G "$debs/${pkg}_*.deb") || die "$pkg not downloaded (run fetch-kernel.sh)"
       dpkg-deb -x "$deb" "$kbuild"
     done
@@ -63,7 +63,7 @@ printf 'obj-m := gpio-sim.o\ngpio-sim-objs := gpio-sim-main.o irq_sim.o\n' > "$w
 # amd64's has as modules: i2c-stub (the BMP280) and hci_vhci (the BLE tests'
 # controller). Each is one file; built beside gpio-sim, installed with it.
 extra=()
-if [[ $ARCH != amd64 ]]; then
+if [[ $BOARD_ARCH != amd64 ]]; then
   extra=(drivers/i2c/i2c-stub.c drivers/bluetooth/hci_vhci.c)
   dpkg-deb --fsys-tarfile "$srcdeb" | tar -xO "./usr/src/linux-source-$KSERIES.tar.xz" |
     tar -xJ -C "$work" --strip-components=1 "${extra[@]/#/linux-source-$KSERIES/}"

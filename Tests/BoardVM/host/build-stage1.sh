@@ -16,14 +16,14 @@ modules=(virtio_pci virtio_blk crc32c_generic ext4)
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 tree=$work/tree moddir=lib/modules/$KVER
 mkdir -p "$tree"/{bin,proc,sys,dev,newroot,"$moddir"}
-if [[ $ARCH == amd64 ]]; then
+if [[ $BOARD_ARCH == amd64 ]]; then
   cp /bin/busybox "$tree/bin/busybox"
 else
   # the guest CPU's static busybox, from the release's busybox-static
   debs=$CACHE_DIR/debs
-  compgen -G "$debs/busybox-static_*_$ARCH.deb" > /dev/null ||
-    (cd "$debs" && guest_apt apt-get download -q -o APT::Sandbox::User=root "busybox-static:$ARCH" > /dev/null)
-  bbdeb=$(compgen -G "$debs/busybox-static_*_$ARCH.deb" | tail -1) || die "busybox-static:$ARCH not downloaded"
+  compgen -G "$debs/busybox-static_*_$BOARD_ARCH.deb" > /dev/null ||
+    (cd "$debs" && guest_apt apt-get download -q -o APT::Sandbox::User=root "busybox-static:$BOARD_ARCH" > /dev/null)
+  bbdeb=$(compgen -G "$debs/busybox-static_*_$BOARD_ARCH.deb" | tail -1) || die "busybox-static:$BOARD_ARCH not downloaded"
   dpkg-deb -x "$bbdeb" "$work/busybox"
   cp "$work/busybox/usr/bin/busybox" "$tree/bin/busybox"
 fi

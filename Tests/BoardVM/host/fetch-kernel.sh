@@ -13,7 +13,7 @@ kroot="$CACHE_DIR/kernel/${KPKG}_$KDEBVER"
 mkdir -p "$debs"
 
 fetch() {   # apt-get download is idempotent only if we check first
-  local pkg=$1   # NAME or NAME:ARCH
+  local pkg=$1   # NAME or NAME:BOARD_ARCH
   compgen -G "$debs/${pkg%:*}_*.deb" >/dev/null ||
     (cd "$debs" && guest_apt apt-get download -q -o APT::Sandbox::User=root "$pkg=$KDEBVER" >/dev/null)
 }
@@ -22,15 +22,15 @@ fetch "linux-source-$KSERIES"   # only gpio-sim.c, gpiolib.h and irq_sim.c are u
 if [[ $SUITE != bookworm ]]; then
   # unpacked into the gpio-sim build chroot (their dependency on the kernel image is not wanted there)
   fetch "linux-headers-$KVER"
-  fetch "linux-headers-${KVER%-"$ARCH"}-common"
+  fetch "linux-headers-${KVER%-"$BOARD_ARCH"}-common"
   # kbuild's tools (fixdep, modpost) run on this host: amd64's for an arm64 kernel
-  fetch "linux-kbuild-${KVER%-"$ARCH"}:amd64"
+  fetch "linux-kbuild-${KVER%-"$BOARD_ARCH"}:amd64"
 fi
 
 if [[ ! -f $kroot/.done ]]; then
   log "unpacking $KPKG $KDEBVER"
   rm -rf "$kroot"; mkdir -p "$kroot"
-  dpkg-deb -x "$debs/${KPKG}_${KDEBVER//:/%3a}_$ARCH.deb" "$kroot"
+  dpkg-deb -x "$debs/${KPKG}_${KDEBVER//:/%3a}_$BOARD_ARCH.deb" "$kroot"
   # trixie's package puts the modules under usr/lib (merged /usr); the host's
   # depmod looks in lib/modules. In the image /lib is /usr/lib either way.
   if [[ -d $kroot/usr/lib/modules && ! -e $kroot/lib/modules ]]; then

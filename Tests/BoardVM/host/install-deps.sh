@@ -26,7 +26,7 @@ wanted=(qemu-system-x86 busybox-static debootstrap cpio kmod e2fsprogs xz-utils 
 [[ $SUITE == bookworm ]] && wanted+=(gcc make "linux-headers-$KVER")
 # arm64: its system emulator, and qemu-user (binfmt_misc) for the chroots into
 # the arm64 tree (debootstrap's second stage, the package's installation)
-[[ $ARCH == arm64 ]] && wanted+=(qemu-system-arm qemu-user-static binfmt-support)
+[[ $BOARD_ARCH == arm64 ]] && wanted+=(qemu-system-arm qemu-user-static binfmt-support)
 missing=()
 for pkg in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")

@@ -15,19 +15,19 @@ esac
 # The board's CPU: amd64 (x86_64, the default) or arm64 (aarch64, a Pi's:
 # qemu-system-aarch64 -M virt). BOARD_VM_ARCH. arm64 is trixie only: the
 # arm64 package's Swift runtime needs trixie's glibc (see the Makefile).
-ARCH=${BOARD_VM_ARCH:-amd64}
-case $ARCH in
+BOARD_ARCH=${BOARD_VM_ARCH:-amd64}
+case $BOARD_ARCH in
   amd64) ;;
   arm64) [[ $SUITE == trixie ]] ||
     { echo "BOARD_VM_ARCH=arm64 needs BOARD_VM_RELEASE=trixie (the arm64 package is built for trixie only)" >&2; exit 2; } ;;
-  *) echo "BOARD_VM_ARCH='$ARCH': amd64 or arm64" >&2; exit 2 ;;
+  *) echo "BOARD_VM_ARCH='$BOARD_ARCH': amd64 or arm64" >&2; exit 2 ;;
 esac
 # Everything expensive lives outside the repo so a clone stays clean and a
 # second run is fast; one cache per release. Override with WORKOUTD_BOARD_VM_CACHE.
 if [[ $SUITE == bookworm ]]; then
   CACHE_DIR=${WORKOUTD_BOARD_VM_CACHE:-/var/tmp/workoutd-board-vm}
-elif [[ $ARCH != amd64 ]]; then
-  CACHE_DIR=${WORKOUTD_BOARD_VM_CACHE:-/var/tmp/workoutd-board-vm-$SUITE-$ARCH}
+elif [[ $BOARD_ARCH != amd64 ]]; then
+  CACHE_DIR=${WORKOUTD_BOARD_VM_CACHE:-/var/tmp/workoutd-board-vm-$SUITE-$BOARD_ARCH}
 else
   CACHE_DIR=${WORKOUTD_BOARD_VM_CACHE:-/var/tmp/workoutd-board-vm-$SUITE}
 fi
@@ -67,7 +67,7 @@ guest_apt() {   # guest_apt apt-get|apt-cache ARGS...
   local dir=$CACHE_DIR/apt arch=()
   # arm64: the guest's packages are arm64's; amd64's are listed too for the
   # tools that run on this host (linux-kbuild, the cross gcc's build root)
-  [[ $ARCH == amd64 ]] || arch=(-o APT::Architecture="$ARCH" -o APT::Architectures="$ARCH,amd64")
+  [[ $BOARD_ARCH == amd64 ]] || arch=(-o APT::Architecture="$BOARD_ARCH" -o APT::Architectures="$BOARD_ARCH,amd64")
   "$tool" "${arch[@]}" -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
     -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
     -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null "$@"
@@ -80,15 +80,15 @@ guest_apt_update() {   # once per run: the private lists follow the archive
   guest_apt apt-get update -q > "$dir/update.log" 2>&1 || { tail -5 "$dir/update.log" >&2; die "apt-get update ($SUITE) failed"; }
 }
 
-# The kernel the guest boots: whatever the release's linux-image-$ARCH points
+# The kernel the guest boots: whatever the release's linux-image-$BOARD_ARCH points
 # at today, so headers and source of the same version are always installable.
 kernel_facts() {
-  KPKG=$(guest_apt apt-cache depends "linux-image-$ARCH" | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
-  [[ -n $KPKG ]] || die "cannot resolve linux-image-$ARCH for $SUITE (apt-get update?)"
+  KPKG=$(guest_apt apt-cache depends "linux-image-$BOARD_ARCH" | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  [[ -n $KPKG ]] || die "cannot resolve linux-image-$BOARD_ARCH for $SUITE (apt-get update?)"
   KVER=${KPKG#linux-image-}
   KDEBVER=$(guest_apt apt-cache policy "$KPKG" | awk '/Candidate:/{print $2; exit}')
   KSERIES=$(cut -d. -f1,2 <<< "$KVER")   # 6.1.0-56-amd64 -> 6.1, 6.12.117+deb13-amd64 -> 6.12
-  export KPKG KVER KDEBVER KSERIES ARCH
+  export KPKG KVER KDEBVER KSERIES BOARD_ARCH
 }
 
 # Remove the siblings of a cache entry: older builds keyed by old inputs.
