@@ -65,11 +65,8 @@ struct AbsurdFiguresCLITests {
     // The control socket's JSON carries a non-finite figure as a string ("inf"), read back as it.
     engine.descent = .infinity
     engine.averageHeartRate = .nan
-    let report = StatusReport(
-      engine: engine, board: "linux", boardTime: 0, devices: [:],
-      storage: .init(database: "/var/lib/workoutd/workoutd.db", pendingWrites: 0, failing: false, lastError: nil))
     let dir = ServiceDirectory()
-    let server = try dir.answeringStatus(report)
+    let server = try dir.answeringStatus(engine)
     defer { server.shutDown() }
 
     let status = try dir.workoutctl(["status"])
@@ -95,11 +92,8 @@ struct StatusZoneLinesTests {
     h.ride(seconds: 20, speed: 6, heartRate: 150, from: &position)
     let engine = h.engine.status(at: h.now)
     #expect(engine.zones?.map(\.quantity) == [.heartRate, .cyclingPower], "both tracked")
-    let report = StatusReport(
-      engine: engine, board: "linux", boardTime: 0, devices: [:],
-      storage: .init(database: "/var/lib/workoutd/workoutd.db", pendingWrites: 0, failing: false, lastError: nil))
     let dir = ServiceDirectory()
-    let server = try dir.answeringStatus(report)
+    let server = try dir.answeringStatus(engine)
     defer { server.shutDown() }
     let status = try dir.workoutctl(["status"])
     #expect(status.status == 0, "\(status.output)")

@@ -50,9 +50,13 @@ final class ServiceDirectory: @unchecked Sendable {
     try run(binaryDirectory + "/workoutctl", arguments + ["--state-dir", state, "--runtime-dir", runtime])
   }
 
-  /// A service on this directory's control socket that answers every request with `report`,
-  /// until the socket returned is shut down (or 20 s pass with no request).
-  func answeringStatus(_ report: StatusReport) throws -> UnixSocket {
+  /// A service on this directory's control socket that answers every request with a status of
+  /// `engine` on the linux board, until the socket returned is shut down (or 20 s pass with no
+  /// request).
+  func answeringStatus(_ engine: EngineStatus) throws -> UnixSocket {
+    let report = StatusReport(
+      engine: engine, board: "linux", boardTime: 0, devices: [:],
+      storage: .init(database: "/var/lib/workoutd/workoutd.db", pendingWrites: 0, failing: false, lastError: nil))
     let reply = try ControlJSON.encode(ControlReply(ok: true, status: report)) + "\n"
     try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
     let server = try UnixSocket.listen(path: socket, mode: 0o600)
