@@ -23,26 +23,20 @@ while (($#)); do
   shift
 done
 console=${console:-$share/../console.log}
-gps=(-serial null)
-[[ -n $gps_socket ]] && gps=(-chardev "socket,id=gps,path=$gps_socket,server=on,wait=off" -serial chardev:gps)
-
-# arm64 (BOARD_VM_ARCH): QEMU's `virt` board with a Cortex-A72 (a Pi 4's
-# core), console on its PL011 (ttyAMA0). virt has one UART, so the GPS
-# receiver is a PCI 16550 (pci-serial), the guest's 8250_pci: /dev/ttyS0 (the
-# image's board files say so, assemble-image.sh). The rest as below.
+# The board's CPU (BOARD_VM_ARCH). amd64: a PC, console on the first 16550
+# (ttyS0), the GPS receiver on the second (ttyS1). arm64: QEMU's `virt` board
+# with a Cortex-A72 (a Pi 4's core), console on its PL011 (ttyAMA0); virt has
+# one UART, so the receiver is a PCI 16550 (pci-serial), the guest's 8250_pci:
+# /dev/ttyS0 (the image's board files say so, assemble-image.sh).
+gps_chardev=(-chardev "socket,id=gps,path=$gps_socket,server=on,wait=off")
 if [[ ${BOARD_VM_ARCH:-amd64} == arm64 ]]; then
+  machine=(qemu-system-aarch64 -M virt -cpu cortex-a72) tty=ttyAMA0
   gps=()
-  [[ -n $gps_socket ]] && gps=(-chardev "socket,id=gps,path=$gps_socket,server=on,wait=off" -device pci-serial,chardev=gps)
-  exec qemu-system-aarch64 \
-    -M virt -cpu cortex-a72 -accel tcg,thread=multi -smp 2 -m 1024 \
-    -display none "${monitor[@]}" -no-reboot -nic none \
-    -device qemu-xhci,id=xhci \
-    -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyAMA0 quiet panic=-1 systemd.show_status=0 $append" \
-    -drive "file=$image,format=raw,if=virtio,cache=writeback$snapshot" \
-    -virtfs "local,path=$share,mount_tag=hil,security_model=none,id=hil" \
-    -serial "file:$console" "${gps[@]}" \
-    < /dev/null
+  [[ -n $gps_socket ]] && gps=("${gps_chardev[@]}" -device pci-serial,chardev=gps)
+else
+  machine=(qemu-system-x86_64 -cpu max) tty=ttyS0
+  gps=(-serial null)
+  [[ -n $gps_socket ]] && gps=("${gps_chardev[@]}" -serial chardev:gps)
 fi
 
 # TCG: this machine's /dev/kvm does not boot stock kernels.
@@ -50,12 +44,12 @@ fi
 # means what it means on a real disk; writes it had not submitted are lost
 # when QEMU is killed, like a pulled battery. (No qcow2 overlay for the cut
 # image: its metadata lives in QEMU's memory and a kill would test QEMU.)
-exec qemu-system-x86_64 \
-  -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
+exec "${machine[@]}" \
+  -accel tcg,thread=multi -smp 2 -m 1024 \
   -display none "${monitor[@]}" -no-reboot -nic none \
   -device qemu-xhci,id=xhci \
   -kernel "$kernel" -initrd "$initrd" \
-  -append "console=ttyS0 quiet panic=-1 systemd.show_status=0 $append" \
+  -append "console=$tty quiet panic=-1 systemd.show_status=0 $append" \
   -drive "file=$image,format=raw,if=virtio,cache=writeback$snapshot" \
   -virtfs "local,path=$share,mount_tag=hil,security_model=none,id=hil" \
   -serial "file:$console" "${gps[@]}" \
