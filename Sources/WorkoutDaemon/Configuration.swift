@@ -167,6 +167,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maxHeartRate: Double?
     /// Functional threshold power, W.
     public var ftp: Double?
+    /// kg: with age and sex, calories from heart rate.
+    public var weight: Double?
+    public var sex: RiderProfile.Sex?
+
+    /// What each workout records of the rider (all but FTP, which has its own event).
+    public var profile: RiderProfile {
+      RiderProfile(
+        age: age, weight: weight, sex: sex, restingHeartRate: restingHeartRate, maxHeartRate: maxHeartRate)
+    }
   }
 
   /// [zones]: the rider's own zones, else the system's from [rider] (when it has what they
@@ -215,6 +224,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     settings.fixLostAfter = gps.fixLostAfter
     settings.zones = zones
     settings.ftp = rider.ftp
+    settings.rider = rider.profile
     settings.powerAveraging = powerAveraging
     settings.autoLap = autoLap
     settings.activityPlan = activityPlan
@@ -459,6 +469,8 @@ extension DaemonConfiguration {
     configuration.rider.restingHeartRate = rider.number("resting_heart_rate", 25...120)
     configuration.rider.maxHeartRate = rider.number("max_heart_rate", 100...240)
     configuration.rider.ftp = rider.number("ftp", 30...600)
+    configuration.rider.weight = rider.number("weight", 20...300)
+    configuration.rider.sex = rider.choice("sex", RiderProfile.Sex.self)
     let zones = Section("zones", in: root, file: file)
     var model = SystemZones.PowerModel.sixZone
     if let name = zones.string("power_model") {

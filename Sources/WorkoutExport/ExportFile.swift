@@ -68,6 +68,9 @@ public struct ExportedSession: Sendable {
   public var timerEvents: [TimerEvent]
   /// A number that names the file among the rider's (FIT's file_id serial), never 0.
   public var serial: UInt32
+  /// Its time in zone and training figures, whole and per lap, as `workoutctl show` reckons
+  /// them; nil when not derived (`load` derives them).
+  public var figures: SessionAnalyzer.Result?
 
   public struct TimerEvent: Sendable, Equatable {
     public var wall: Double
@@ -107,12 +110,30 @@ public struct ExportedSession: Sendable {
     return notes.isEmpty ? nil : notes.joined(separator: "; ")
   }
 
-  /// The session's rows from `store`.
+  /// The session's rows from `store`, and its figures from its points (read a page at a time,
+  /// before the file's writer reads them again: TCX gives a lap's calories before its points).
   public static func load(_ session: SessionRecord, from store: WorkoutStore) throws(ExportError) -> ExportedSession {
     do {
-      return ExportedSession(
+      var exported = ExportedSession(
         session: session, summary: try store.summary(of: session), laps: try store.laps(sessionID: session.id),
         events: try store.events(sessionID: session.id))
+      let settings = exported.settings
+      var lapEnds: [Double] = []
+      for lap in exported.laps { lapEnds.append((lapEnds.last ?? 0) + lap.timer) }
+      var analyzer = SessionAnalyzer(
+        zones: settings.zones, lapEnds: lapEnds, endTimer: exported.summary?.totals.timer ?? session.timer,
+        ftp: settings.ftp, rider: settings.rider)
+      var from = 0
+      while true {
+        let points = try store.points(sessionID: session.id, from: from, limit: ExportFile.page)
+        for point in points {
+          analyzer.add(TrainingSample(timer: point.timer, heartRate: point.hr, power: point.power))
+        }
+        guard points.count == ExportFile.page, let last = points.last else { break }
+        from = last.seq + 1
+      }
+      exported.figures = analyzer.finish()
+      return exported
     } catch {
       throw ExportError("session \(session.id): \(error)")
     }
@@ -133,10 +154,10 @@ public struct ExportedSession: Sendable {
 
   /// How the rider counted average power when the session ran (its `powerAveraging` event);
   /// a session from before that setting averaged with the zeros.
-  public var powerAveraging: PowerAveraging {
-    events.last { $0.kind == SessionEvent.Kind.powerAveraging.rawValue }
-      .flatMap { $0.detail.flatMap(PowerAveraging.init(rawValue:)) } ?? .withZeros
-  }
+  public var powerAveraging: PowerAveraging { settings.powerAveraging }
+
+  /// What the session recorded of the rider's settings at its start.
+  public var settings: RecordedSettings { RecordedSettings(events: events) }
 
   /// When the session started (its first start, else when it was opened), Unix time.
   public var start: Double { session.startWall ?? session.openedWall }

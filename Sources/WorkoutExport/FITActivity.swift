@@ -12,7 +12,9 @@ import WorkoutStore
 /// file_id, file_creator, device_info, an `event` timer start, `record`s (each followed by
 /// `hrv` messages with the RR intervals of its second) with the timer `event`s of every pause
 /// (stop_all) and resume (start) among them in time order, then the `lap`s, the `session`
-/// and the `activity`.
+/// and the `activity`. The laps and sessions carry the training figures `workoutctl show` has
+/// (NP, IF, TSS, work, calories: `ExportedSession.figures`), each followed by its
+/// `time_in_zone`, and the session the rider's RPE and mood.
 public struct FITActivityWriter: ActivityEncoder {
   /// Where the device info says the file comes from: "development" (255) with our product 1.
   static let manufacturer: Int64 = 255
@@ -41,10 +43,12 @@ public struct FITActivityWriter: ActivityEncoder {
   private var lapPower: [PowerTally]
   private var sessionPower = PowerTally()
   private var pointLap = 0
+  private let settings: RecordedSettings
 
   public init(_ session: ExportedSession) {
     exported = session
     lapPower = Array(repeating: PowerTally(), count: session.laps.count)
+    settings = session.settings
   }
 
   private var sport: (sport: Int64, subSport: Int64) { Self.sport(ActivityType(rawValue: session.activity)) }
@@ -170,7 +174,7 @@ public struct FITActivityWriter: ActivityEncoder {
   /// One `session` message over laps `range` of a multisport workout: their sums, their
   /// maxima, and their averages weighted by timer time (each lap's is over its seconds).
   private mutating func legSession(
-    _ index: Int, type: ActivityType?, laps range: Range<Int>, lapPowers: [Double?]
+    _ index: Int, type: ActivityType?, laps range: Range<Int>, lapPowers: [Double?], figures: SessionAnalyzer.Result
   ) -> [UInt8] {
     let legLaps = laps[range]
     func sum(_ value: (LapRecord) -> Double) -> Double { legLaps.map(value).reduce(0, +) }
@@ -188,7 +192,14 @@ public struct FITActivityWriter: ActivityEncoder {
     let timer = sum(\.timer)
     let distance = sum(\.distance)
     let sport = Self.sport(type)
-    return emit(
+    // A leg's work and energy are its laps'; its NP, IF and TSS would need its own rolling
+    // means, which the laps do not keep.
+    let legFigures = figures.laps.indices.contains(range.upperBound - 1) ? Array(figures.laps[range]) : []
+    func total(_ value: (StretchMetrics) -> Double?) -> Double? {
+      let values = legFigures.compactMap(value)
+      return values.isEmpty ? nil : values.reduce(0, +)
+    }
+    var out = emit(
       FITProfile.session,
       [
         Self.time(legLaps.last?.endWall), .integer(Int64(index)), .integer(8), .integer(1),
@@ -200,7 +211,66 @@ public struct FITActivityWriter: ActivityEncoder {
         .scaled(weighted(Array(lapPowers[range]))), .scaled(maximum(\.maxPower)),
         .scaled(sum(\.ascent)), .scaled(sum(\.descent)),
         .integer(Int64(range.lowerBound)), .integer(Int64(range.count)), .integer(0),
-      ])
+      ] + trainingFields(calories: total(\.kilocalories), work: total(\.work)))
+    let zoneTimes = figures.zones.map { breakdown in
+      var times = ZoneTimes(zoneCount: breakdown.configuration.zones.count)
+      for lap in breakdown.laps[range.clamped(to: breakdown.laps.indices)] {
+        for (zone, seconds) in lap.seconds.enumerated() { times.add(seconds, toZone: zone) }
+      }
+      return times
+    }
+    out += timeInZone(reference: 18, index: index, times: zoneTimes, at: legLaps.last?.endWall)
+    return out
+  }
+
+  /// The session's training fields after `trigger`: calories, NP, TSS, IF, threshold power,
+  /// work, feel, RPE.
+  private func trainingFields(
+    calories: Double?, work: Double?, normalizedPower: Double? = nil, intensityFactor: Double? = nil,
+    trainingStressScore: Double? = nil
+  ) -> [FITValue] {
+    let annotations = exported.events.filter { $0.kind == SessionEvent.Kind.annotation.rawValue }
+    let rpe = annotations.last { $0.cause == "rpe" }?.value
+    // The mood's valence, -1 (unpleasant) to 1, on the feel's 0-100.
+    let feel = annotations.last { $0.cause == "mood" }?.value.map { (min(1, max(-1, $0)) + 1) * 50 }
+    return [
+      .scaled(calories), .scaled(normalizedPower), .scaled(trainingStressScore, scale: 10),
+      .scaled(intensityFactor, scale: 1000), .scaled(settings.ftp), .scaled(work),
+      .scaled(feel), .scaled(rpe, scale: 10),
+    ]
+  }
+
+  /// The `time_in_zone` of lap or session `index` (`reference`: 19 lap, 18 session): `times`
+  /// per zone configuration, in `settings.zones`' order; nothing without zones.
+  private mutating func timeInZone(reference: Int64, index: Int, times: [ZoneTimes], at wall: Double?) -> [UInt8] {
+    let zones = settings.zones
+    guard !zones.isEmpty, times.count == zones.count else { return [] }
+    let heartRate = zones.firstIndex { $0.quantity == .heartRate }
+    let power = zones.firstIndex { $0.quantity == .cyclingPower }
+    func seconds(_ index: Int) -> FITValue { .integers(times[index].seconds.map { Int64(($0 * 1000).rounded()) }) }
+    // Each zone's upper bound but the last's (open above): the next zone's start.
+    func boundaries(_ index: Int) -> FITValue {
+      .integers(zones[index].zones.dropLast().map { $0.upper.map { Int64($0.rounded()) } })
+    }
+    let rider = settings.rider
+    var values: [FITValue] = [Self.time(wall), .integer(reference), .integer(Int64(index))]
+    if let heartRate {
+      let maximum = rider?.maxHeartRate ?? rider?.age.map { SystemZones.tanakaMaximumHeartRate(age: $0) }
+      // The system's heart-rate zones are Karvonen's, by heart-rate reserve.
+      values += [
+        seconds(heartRate), boundaries(heartRate), .integer(zones[heartRate].source == .system ? 2 : 0),
+        .scaled(maximum), .scaled(rider?.restingHeartRate),
+      ]
+    }
+    if let power {
+      values += [
+        seconds(power), boundaries(power), .integer(zones[power].source == .system ? 1 : 0), .scaled(settings.ftp),
+      ]
+    }
+    return emit(
+      FITProfile.timeInZone(
+        heartRateZones: heartRate.map { zones[$0].zones.count }, powerZones: power.map { zones[$0].zones.count }),
+      values)
   }
 
   /// The remaining timer events, the laps, the session (one per activity of a multisport
@@ -211,9 +281,11 @@ public struct FITActivityWriter: ActivityEncoder {
     let start = exported.start
     let withoutZeros = exported.powerAveraging == .withoutZeros
     let legs = self.legs
+    let figures = exported.figures ?? SessionAnalyzer(zones: [], lapEnds: [], endTimer: 0).finish()
     var lapPowers: [Double?] = []
     for (index, lap) in laps.enumerated() {
       let avgPower = withoutZeros ? lapPower[index].average(.withoutZeros) : lap.avgPower
+      let lapFigures = figures.laps.indices.contains(index) ? figures.laps[index] : nil
       lapPowers.append(avgPower)
       let sport =
         legs.flatMap { legs in legs.first { $0.laps.contains(index) }.map { Self.sport($0.type) } } ?? self.sport
@@ -226,11 +298,15 @@ public struct FITActivityWriter: ActivityEncoder {
           .scaled(lap.avgHR), .scaled(lap.maxHR), .scaled(lap.avgCadence), .scaled(lap.maxCadence),
           .scaled(avgPower), .scaled(lap.maxPower), .scaled(lap.ascent), .scaled(lap.descent),
           .integer(lapTrigger(lap.trigger)), .integer(sport.sport), .integer(sport.subSport),
+          .scaled(lapFigures?.kilocalories), .scaled(lapFigures?.normalizedPower), .scaled(lapFigures?.work),
         ])
+      out += timeInZone(
+        reference: 19, index: index,
+        times: figures.zones.compactMap { $0.laps.indices.contains(index) ? $0.laps[index] : nil }, at: lap.endWall)
     }
     if let legs {
       for (index, leg) in legs.enumerated() {
-        out += legSession(index, type: leg.type, laps: leg.laps, lapPowers: lapPowers)
+        out += legSession(index, type: leg.type, laps: leg.laps, lapPowers: lapPowers, figures: figures)
       }
     }
     let totals = summary?.totals
@@ -249,7 +325,12 @@ public struct FITActivityWriter: ActivityEncoder {
           .scaled(totals?.power.maximum),
           .scaled(session.ascent), .scaled(session.descent),
           .integer(0), .integer(Int64(laps.count)), .integer(0),
-        ])
+        ]
+          + trainingFields(
+            calories: figures.whole.kilocalories, work: figures.whole.work,
+            normalizedPower: figures.whole.normalizedPower, intensityFactor: figures.whole.intensityFactor,
+            trainingStressScore: figures.whole.trainingStressScore))
+      out += timeInZone(reference: 18, index: 0, times: figures.zones.map(\.workout), at: end)
     }
     out += emit(
       FITProfile.activity,
@@ -278,121 +359,4 @@ public struct FITActivityWriter: ActivityEncoder {
     localtime_r(&time, &parts)
     return utc + Int64(parts.tm_gmtoff)
   }
-}
-
-/// The messages as this encoder writes them: global numbers and field numbers, base types,
-/// scales and offsets from Garmin's FIT global profile (the `profile` of the FIT SDK 21.218).
-public enum FITProfile {
-  public static let fileID = FITMessageDefinition(
-    global: 0,
-    fields: [
-      .init(0, .enumeration),  // type: activity 4
-      .init(1, .uint16),  // manufacturer
-      .init(2, .uint16),  // product
-      .init(3, .uint32z),  // serial_number
-      .init(4, .uint32),  // time_created
-    ])
-  public static let fileCreator = FITMessageDefinition(global: 49, fields: [.init(0, .uint16)])  // software_version
-  public static let deviceInfo = FITMessageDefinition(
-    global: 23,
-    fields: [
-      .init(253, .uint32),  // timestamp
-      .init(0, .uint8),  // device_index: 0 the creator
-      .init(2, .uint16),  // manufacturer
-      .init(3, .uint32z),  // serial_number
-      .init(4, .uint16),  // product
-      .init(5, .uint16),  // software_version, scale 100
-      .init(27, .string, size: 16),  // product_name
-    ])
-  public static let event = FITMessageDefinition(
-    global: 21,
-    fields: [
-      .init(253, .uint32),  // timestamp
-      .init(0, .enumeration),  // event
-      .init(1, .enumeration),  // event_type
-    ])
-  public static let record = FITMessageDefinition(
-    global: 20,
-    fields: [
-      .init(253, .uint32),  // timestamp
-      .init(0, .sint32),  // position_lat, semicircles
-      .init(1, .sint32),  // position_long, semicircles
-      .init(5, .uint32),  // distance, scale 100, m
-      .init(6, .uint16),  // speed, scale 1000, m/s
-      .init(73, .uint32),  // enhanced_speed, scale 1000, m/s
-      .init(2, .uint16),  // altitude, scale 5, offset 500, m
-      .init(78, .uint32),  // enhanced_altitude, scale 5, offset 500, m
-      .init(3, .uint8),  // heart_rate, bpm
-      .init(4, .uint8),  // cadence, rpm
-      .init(7, .uint16),  // power, W
-      .init(13, .sint8),  // temperature, °C
-    ])
-  public static let lap = FITMessageDefinition(
-    global: 19,
-    fields: [
-      .init(253, .uint32),  // timestamp: the lap's end
-      .init(254, .uint16),  // message_index
-      .init(0, .enumeration),  // event: lap 9
-      .init(1, .enumeration),  // event_type: stop 1
-      .init(2, .uint32),  // start_time
-      .init(7, .uint32),  // total_elapsed_time, scale 1000
-      .init(8, .uint32),  // total_timer_time, scale 1000
-      .init(9, .uint32),  // total_distance, scale 100
-      .init(13, .uint16),  // avg_speed, scale 1000
-      .init(14, .uint16),  // max_speed, scale 1000
-      .init(15, .uint8),  // avg_heart_rate
-      .init(16, .uint8),  // max_heart_rate
-      .init(17, .uint8),  // avg_cadence
-      .init(18, .uint8),  // max_cadence
-      .init(19, .uint16),  // avg_power
-      .init(20, .uint16),  // max_power
-      .init(21, .uint16),  // total_ascent
-      .init(22, .uint16),  // total_descent
-      .init(24, .enumeration),  // lap_trigger
-      .init(25, .enumeration),  // sport
-      .init(39, .enumeration),  // sub_sport
-    ])
-  public static let session = FITMessageDefinition(
-    global: 18,
-    fields: [
-      .init(253, .uint32),  // timestamp: the end
-      .init(254, .uint16),  // message_index
-      .init(0, .enumeration),  // event: session 8
-      .init(1, .enumeration),  // event_type: stop 1
-      .init(2, .uint32),  // start_time
-      .init(5, .enumeration),  // sport
-      .init(6, .enumeration),  // sub_sport
-      .init(7, .uint32),  // total_elapsed_time, scale 1000
-      .init(8, .uint32),  // total_timer_time, scale 1000
-      .init(9, .uint32),  // total_distance, scale 100
-      .init(14, .uint16),  // avg_speed, scale 1000
-      .init(15, .uint16),  // max_speed, scale 1000
-      .init(16, .uint8),  // avg_heart_rate
-      .init(17, .uint8),  // max_heart_rate
-      .init(18, .uint8),  // avg_cadence
-      .init(19, .uint8),  // max_cadence
-      .init(20, .uint16),  // avg_power
-      .init(21, .uint16),  // max_power
-      .init(22, .uint16),  // total_ascent
-      .init(23, .uint16),  // total_descent
-      .init(25, .uint16),  // first_lap_index
-      .init(26, .uint16),  // num_laps
-      .init(28, .enumeration),  // trigger: activity_end 0
-    ])
-  public static let activity = FITMessageDefinition(
-    global: 34,
-    fields: [
-      .init(253, .uint32),  // timestamp
-      .init(0, .uint32),  // total_timer_time, scale 1000
-      .init(1, .uint16),  // num_sessions
-      .init(2, .enumeration),  // type: manual 0
-      .init(3, .enumeration),  // event: activity 26
-      .init(4, .enumeration),  // event_type: stop 1
-      .init(5, .uint32),  // local_timestamp (local_date_time)
-    ])
-  public static let hrv = FITMessageDefinition(
-    global: 78,
-    fields: [
-      .init(0, .uint16, size: 2 * FITActivityWriter.intervalsPerHRV)  // time: RR intervals, s, scale 1000
-    ])
 }

@@ -162,14 +162,17 @@ public struct TCXActivityWriter: ActivityEncoder {
     openTrack = nil
     // TCX v2 XSD, ActivityLap_t: TotalTimeSeconds, DistanceMeters, MaximumSpeed, Calories,
     // AverageHeartRateBpm, MaximumHeartRateBpm, Intensity, Cadence, TriggerMethod, Track*,
-    // Notes, Extensions. Garmin's original XSD requires Calories: 0, as we do not know them.
+    // Notes, Extensions. Calories is required: 0 when they cannot be reckoned (no power, and
+    // no heart rate with the rider's age, weight and sex).
     var text = "   <Lap StartTime=\"\(XMLText.time(record.startWall))\">\n"
     text += "    <TotalTimeSeconds>\(XMLText.decimal(record.timer, places: 3) ?? "0.000")</TotalTimeSeconds>\n"
     text += "    <DistanceMeters>\(XMLText.decimal(record.distance, places: 2) ?? "0.00")</DistanceMeters>\n"
     if let speed = record.maxSpeed.flatMap({ XMLText.decimal($0, places: 3) }) {
       text += "    <MaximumSpeed>\(speed)</MaximumSpeed>\n"
     }
-    text += "    <Calories>0</Calories>\n"
+    let lapFigures = exported.figures.flatMap { $0.laps.indices.contains(lap) ? $0.laps[lap] : nil }
+    let figures = exported.laps.isEmpty ? exported.figures?.whole : lapFigures
+    text += "    <Calories>\(figures?.kilocalories.flatMap { XMLText.integer($0, in: 0...65535) } ?? "0")</Calories>\n"
     if let hr = record.avgHR.flatMap({ XMLText.integer($0, in: 1...255) }) {
       text += "    <AverageHeartRateBpm>\n     <Value>\(hr)</Value>\n    </AverageHeartRateBpm>\n"
     }

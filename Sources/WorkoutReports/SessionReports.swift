@@ -99,6 +99,26 @@ public struct TrainingJSON: Codable {
     public var bestPower: [String: Double]
     public var estimatedFTP: Double?
     public var bestTwentyMinuteHeartRate: Double?
+    /// kcal: from the work when there is power, else from heart rate with the rider's age,
+    /// weight and sex (`EnergyTally`).
+    public var calories: Double?
+  }
+
+  /// One lap's training figures (its time in zone is in `zones`).
+  public struct LapMetricsJSON: Codable {
+    public var workKilojoules: Double?
+    public var normalizedPower: Double?
+    public var intensityFactor: Double?
+    public var trainingStressScore: Double?
+    public var calories: Double?
+
+    init(_ figures: StretchMetrics) {
+      workKilojoules = figures.work.map { $0 / 1000 }
+      normalizedPower = figures.normalizedPower
+      intensityFactor = figures.intensityFactor
+      trainingStressScore = figures.trainingStressScore
+      calories = figures.kilocalories
+    }
   }
 
   /// A multisport workout's activities (one for any other), each derived from its points:
@@ -118,6 +138,8 @@ public struct TrainingJSON: Codable {
 
   public var zones: [ZoneJSON]
   public var metrics: MetricsJSON
+  /// Per lap, in order.
+  public var laps: [LapMetricsJSON]
   public var activities: [ActivityJSON]
 
   /// The session's own zones come from its `zoneConfiguration` events and FTP from its `ftp`
@@ -126,14 +148,10 @@ public struct TrainingJSON: Codable {
     store: WorkoutStore, sessionID: Int64, endTimer: Double, events: [EventRecord], laps: [LapRecord],
     firstActivity: String = "", zones override: [ZoneConfiguration]? = nil, ftp overrideFTP: Double? = nil
   ) throws {
-    let recorded = events.filter { $0.kind == SessionEvent.Kind.zoneConfiguration.rawValue }
-    let configurations =
-      override ?? recorded.compactMap { $0.detail.flatMap(SessionAnalysis.configuration(fromEvent:)) }
-    let ftp = overrideFTP ?? events.first { $0.kind == SessionEvent.Kind.ftp.rawValue }?.value
-    // A session from before the setting averaged with the zeros.
-    let averaging =
-      events.last { $0.kind == SessionEvent.Kind.powerAveraging.rawValue }
-      .flatMap { $0.detail.flatMap(PowerAveraging.init(rawValue:)) } ?? .withZeros
+    let recorded = RecordedSettings(events: events)
+    let configurations = override ?? recorded.zones
+    let ftp = overrideFTP ?? recorded.ftp
+    let averaging = recorded.powerAveraging
     var lapEnds: [Double] = []
     var sum = 0.0
     for lap in laps {
@@ -142,8 +160,12 @@ public struct TrainingJSON: Codable {
     }
     let points = try store.points(sessionID: sessionID)
     let samples = points.map { TrainingSample(timer: $0.timer, heartRate: $0.hr, power: $0.power) }
-    let (breakdowns, metrics) = SessionAnalysis.analyze(
-      samples, zones: configurations, lapEnds: lapEnds, endTimer: endTimer)
+    var analyzer = SessionAnalyzer(
+      zones: configurations, lapEnds: lapEnds, endTimer: endTimer, ftp: ftp, rider: recorded.rider)
+    for sample in samples { analyzer.add(sample) }
+    let analysis = analyzer.finish()
+    let (breakdowns, metrics) = (analysis.zones, analysis.metrics)
+    self.laps = analysis.laps.map(LapMetricsJSON.init)
     self.zones = breakdowns.map {
       ZoneJSON(
         quantity: $0.configuration.quantity.rawValue, source: $0.configuration.source.rawValue,
@@ -194,6 +216,7 @@ public struct TrainingJSON: Codable {
       normalizedPower: metrics.normalizedPower,
       ftp: ftp, intensityFactor: ftp.flatMap { metrics.intensityFactor(ftp: $0) },
       trainingStressScore: ftp.flatMap { metrics.trainingStressScore(ftp: $0) }, bestPower: best,
-      estimatedFTP: metrics.estimatedFTP, bestTwentyMinuteHeartRate: metrics.bestTwentyMinuteHeartRate)
+      estimatedFTP: metrics.estimatedFTP, bestTwentyMinuteHeartRate: metrics.bestTwentyMinuteHeartRate,
+      calories: analysis.whole.kilocalories)
   }
 }

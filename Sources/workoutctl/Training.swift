@@ -51,6 +51,11 @@ extension TrainingJSON {
       }
     }
     if let hr = m.bestTwentyMinuteHeartRate { print("heart rate best 20 min \(wholeNumberText(hr)) bpm") }
+    if let calories = m.calories {
+      print(
+        "energy \(wholeNumberText(calories)) kcal (\(m.workKilojoules == nil ? "by heart rate" : "1 kcal a kJ of work"))"
+      )
+    }
     for zone in zones {
       print("\n\(zone.name) zones (\(zone.source)): \(zone.zones)")
       zone.printTable()

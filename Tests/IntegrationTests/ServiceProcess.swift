@@ -159,3 +159,22 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
   process.waitUntilExit()
   return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
+
+/// Garmin's FIT SDK's reading of a file (Tests/WorkoutExportTests/read_fit.py).
+func decodeFIT(_ path: String) throws -> [String: Any] {
+  let python = repositoryRoot + "/.build/pyref/bin/python"
+  guard FileManager.default.isExecutableFile(atPath: python) else {
+    throw TestFailure("no reference decoders in \(python): make test makes them")
+  }
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: python)
+  process.arguments = [repositoryRoot + "/Tests/WorkoutExportTests/read_fit.py", path]
+  let pipe = Pipe()
+  process.standardOutput = pipe
+  try process.run()
+  let output = pipe.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  guard process.terminationStatus == 0, let decoded = try JSONSerialization.jsonObject(with: output) as? [String: Any]
+  else { throw TestFailure("read_fit.py failed on \(path)") }
+  return decoded
+}

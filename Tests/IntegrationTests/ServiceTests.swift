@@ -326,25 +326,6 @@ struct ServiceTests {
     #expect(timer == Array(repeating: ["start", "stop_all"], count: stretches).flatMap { $0 }, "\(timer)")
   }
 
-  /// Garmin's FIT SDK's reading of a file (Tests/WorkoutExportTests/read_fit.py).
-  func decodeFIT(_ path: String) throws -> [String: Any] {
-    let python = repositoryRoot + "/.build/pyref/bin/python"
-    guard FileManager.default.isExecutableFile(atPath: python) else {
-      throw TestFailure("no reference decoders in \(python): make test makes them")
-    }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [repositoryRoot + "/Tests/WorkoutExportTests/read_fit.py", path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0, let decoded = try JSONSerialization.jsonObject(with: output) as? [String: Any]
-    else { throw TestFailure("read_fit.py failed on \(path)") }
-    return decoded
-  }
-
   /// Each recorded second is a point, even when the host cannot keep up with the board (here a
   /// simulated board at 300×, which asks for a synchronous commit every 3 ms): the loop catches
   /// up in time order instead of skipping seconds whose readings are waiting in its queue.

@@ -49,11 +49,12 @@ final class WebService {
   let service: ServiceProcess
   let port: Int
 
-  init(speed: String = "20", extra: String = "") throws {
+  /// `extra`: more of `[web]`, and sections after it; `arguments`: workoutd's, after these.
+  init(speed: String = "20", extra: String = "", arguments: [String] = []) throws {
     let config = dir.path + "/workoutd.toml"
     try "[web]\nenabled = true\naddress = \"127.0.0.1\"\nport = 0\n\(extra)".write(
       toFile: config, atomically: true, encoding: .utf8)
-    service = try ServiceProcess(dir, arguments: ["--speed", speed, "--config", config])
+    service = try ServiceProcess(dir, arguments: ["--speed", speed, "--config", config] + arguments)
     try service.waitUntilReady()
     let log = service.log
     guard let range = log.range(of: #"serving the phone page on 127\.0\.0\.1:(\d+)"#, options: .regularExpression),

@@ -279,6 +279,22 @@ struct ZoneEngineTests {
     #expect(!kinds.contains(.zoneChange) && !kinds.contains(.zoneConfiguration))
     #expect(h.laps.allSatisfy { $0.zoneTimes == [] })
   }
+
+  @Test func theRidersProfileIsRecordedWithTheWorkoutWhenSet() {
+    func riderEvents(_ rider: RiderProfile) -> [String?] {
+      var settings = EngineSettings(countdown: 0)
+      settings.rider = rider
+      var h = EngineHarness(settings: settings)
+      _ = h.press(.start)
+      h.finishCountdown()
+      return h.commands.compactMap { command -> String?? in
+        if case .recordEvent(_, let event) = command, event.kind == .rider { return .some(event.detail) }
+        return nil
+      }
+    }
+    #expect(riderEvents(RiderProfile(age: 40, weight: 72, sex: .female)) == ["age=40 weight=72 sex=female"])
+    #expect(riderEvents(RiderProfile()).isEmpty, "nothing set, nothing recorded")
+  }
 }
 
 /// A workout's own zones (`workoutctl zones set`): before it runs, never after.

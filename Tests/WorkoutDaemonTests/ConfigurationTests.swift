@@ -138,7 +138,8 @@ struct ConfigurationTests {
         "[rider]\nage = 30\nresting_heart_rate = 110\nmax_heart_rate = 105\n",
         "[rider] resting_heart_rate cannot make the system zones"
       ),
-      ("[rider]\nweight = 70\n", "weight"),
+      ("[rider]\nweight = 700\n", "[rider] weight must be between"),
+      ("[rider]\nsex = \"x\"\n", "[rider] sex must be one of \"female\", \"male\""),
     ] {
       #expect {
         try DaemonConfiguration.parse(text, file: "t.toml", environment: noSystemd)
@@ -166,6 +167,10 @@ struct ConfigurationTests {
     }
     let configuration = try DaemonConfiguration.parse(lines.joined(separator: "\n"), file: "t", environment: noSystemd)
     #expect(configuration.rider.ftp == 250 && configuration.rider.age == 40)
+    // Each workout records the rider's profile: calories from heart rate need weight and sex.
+    #expect(
+      configuration.engineSettings.rider
+        == RiderProfile(age: 40, weight: 72, sex: .female, restingHeartRate: 60, maxHeartRate: 185))
     #expect(configuration.zones.map(\.source) == [.user, .user])
     #expect(configuration.zones.map(\.zones.count) == [5, 5])
     #expect(configuration.powerAveraging == .withZeros)

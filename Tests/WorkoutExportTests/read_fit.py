@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reads a FIT file with Garmin's own decoder (garmin-fit-sdk) and with fitdecode (CRCs checked),
 and prints what the export tests compare, as JSON: decoder errors, integrity, the session's and
-the laps' totals, the record count and the timer events."""
+the laps' totals and training figures, the time_in_zone messages, the record count and the timer
+events."""
 import json
 import sys
 
@@ -35,10 +36,20 @@ print(json.dumps({
     "serial_number": messages.get("file_id_mesgs", [{}])[0].get("serial_number"),
     "session": plain(session, ["sport", "total_elapsed_time", "total_timer_time", "total_distance",
                                "avg_heart_rate", "max_heart_rate", "avg_power", "max_power",
-                               "total_ascent", "num_laps", "start_time", "timestamp"]),
+                               "total_ascent", "num_laps", "start_time", "timestamp", "sub_sport",
+                               "normalized_power", "intensity_factor", "training_stress_score",
+                               "threshold_power", "total_work", "total_calories", "workout_rpe",
+                               "workout_feel"]),
     "sessions": [plain(s, ["sport", "total_timer_time", "total_distance", "first_lap_index", "num_laps",
                            "avg_heart_rate", "message_index"]) for s in messages.get("session_mesgs", [])],
-    "laps": [plain(lap, ["total_timer_time", "total_distance", "lap_trigger", "avg_power", "sport"]) for lap in messages.get("lap_mesgs", [])],
+    "laps": [plain(lap, ["total_timer_time", "total_distance", "lap_trigger", "avg_power", "sport",
+                         "normalized_power", "total_work", "total_calories"])
+             for lap in messages.get("lap_mesgs", [])],
+    "time_in_zone": [plain(t, ["reference_mesg", "reference_index", "time_in_hr_zone", "time_in_power_zone",
+                               "hr_zone_high_boundary", "power_zone_high_boundary", "hr_calc_type",
+                               "pwr_calc_type", "max_heart_rate", "resting_heart_rate",
+                               "functional_threshold_power"])
+                     for t in messages.get("time_in_zone_mesgs", [])],
     "records": len(records),
     "fitdecode_records": fitdecode_records,
     "first_record": plain(records[0], ["timestamp", "position_lat", "position_long", "heart_rate", "power",

@@ -144,6 +144,10 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     /// The rider's functional threshold power at the start (`value`, W): IF and TSS are
     /// reckoned against it.
     case ftp
+    /// The rider's age, weight, sex and heart rates as `[rider]` set them at the start
+    /// (`detail`: `RiderProfile.eventDetail`): calories from heart rate, and the files' zone
+    /// records, are reckoned from these.
+    case rider
     /// The ride's best 20 minutes suggest a higher FTP than the configured one (`value`: 95 %
     /// of that best, W); said once, when the ride stops.
     case ftpSuggested

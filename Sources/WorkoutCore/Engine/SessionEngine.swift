@@ -20,6 +20,8 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   public var zones: [ZoneConfiguration] = []
   /// The rider's functional threshold power, W, for IF and TSS and the FTP event.
   public var ftp: Double? = nil
+  /// The rider's age, weight, sex and heart rates, recorded with each workout.
+  public var rider = RiderProfile()
   /// Whether average power counts the seconds at 0 W.
   public var powerAveraging: PowerAveraging = .withZeros
   /// Target zone ranges for every workout (`[zones] heart_rate_target`, `power_target`);
@@ -805,6 +807,11 @@ public struct SessionEngine: Sendable {
           .recordEvent(
             sessionID: session.id,
             SessionEvent(kind: .ftp, moment: now, detail: "\(Int(ftp.rounded())) W", value: ftp)))
+      }
+      if !settings.rider.isEmpty {
+        step.commands.append(
+          .recordEvent(
+            sessionID: session.id, SessionEvent(kind: .rider, moment: now, detail: settings.rider.eventDetail)))
       }
       step.commands.append(
         .recordEvent(
