@@ -71,7 +71,7 @@ final class ServiceRuntime {
   var indicator: ((IndicatorPattern) -> Void)?
   var chirp: ((ChirpPattern) -> Void)?
   /// Called after the commit that made a session `ended` in the store (its summary went in
-  /// before): the exports.
+  /// before), and after a note from the phone on a session that has ended: the exports.
   var sessionEnded: ((Int64) -> Void)?
   /// Whether a threaded replay (the simulated board in real or scaled time) is over.
   var replayFinished: () -> Bool = { false }
@@ -333,16 +333,20 @@ final class ServiceRuntime {
     let event = SessionEvent(
       kind: .annotation, moment: now, cause: annotation.kind.rawValue, detail: annotation.detail,
       value: annotation.value)
+    let ended: Bool
     do {
-      guard try store.session(id: id) != nil else {
+      guard let record = try store.session(id: id) else {
         return ControlReply(ok: false, state: core.engine.state, message: "no session \(id)")
       }
+      ended = record.state == SessionState.ended.rawValue
       _ = try store.addEvent(EventRecord(sessionID: id, event: event, epoch: clock.epoch))
     } catch {
       log(.error, "session \(id): cannot keep a \(annotation.kind.rawValue) from the phone: \(error)")
       return ControlReply(ok: false, state: core.engine.state, message: "not saved: \(error)")
     }
     log(.info, "session \(id): \(annotation.kind == .note ? "a note" : annotation.detail) from the phone")
+    // Its files hold the notes: those of an ended ride are made again.
+    if ended { sessionEnded?(id) }
     return ControlReply(ok: true, state: core.engine.state, message: "noted in session \(id): \(annotation.detail)")
   }
 

@@ -116,7 +116,8 @@ final class SessionExporter: Sendable {
     return true
   }
 
-  /// One pass: every configured format of every ended session not yet in the directory. A
+  /// One pass: every configured format of every ended session not yet in the directory, or
+  /// there as it was before a later event (`sessionIDsNotExported`). A
   /// session that cannot be exported does not hold up the others: the pass goes on, and its
   /// status names how many failed and the first failure.
   func pass(removeStale: Bool, reader: inout WorkoutStore?) -> DeviceStatus {
@@ -169,7 +170,8 @@ final class SessionExporter: Sendable {
           try ledger.recordExport(
             ExportRecord(
               sessionID: sessionID, format: format.rawValue, destination: destination, name: file.name,
-              bytes: file.bytes, points: file.points, writtenWall: Date().timeIntervalSince1970))
+              bytes: file.bytes, points: file.points, writtenWall: Date().timeIntervalSince1970,
+              sourceEventID: file.sourceEventID))
           log(
             file.unreadable.isEmpty ? .info : .warning, "exported session \(sessionID) to \(file.path) \(file.counts)")
         } catch {

@@ -74,7 +74,8 @@ final class UsbDrive: @unchecked Sendable {
       // A file recorded but gone (removed by hand) is left off the drive, not a failure.
       guard stat(path, &info) == 0 else { continue }
       files.append(FATImage.File(name: record.name, sourcePath: path))
-      lines.append("\(record.name) \(info.st_size)")
+      // Its modification time too: a file made again (an RPE after the ride) may keep its size.
+      lines.append("\(record.name) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)")
     }
     let wanted = lines.joined(separator: "\n") + "\n"
     if !contentsRead {

@@ -71,6 +71,9 @@ public struct ExportedSession: Sendable {
   /// Its time in zone and training figures, whole and per lap, as `workoutctl show` reckons
   /// them; nil when not derived (`load` derives them).
   public var figures: SessionAnalyzer.Result?
+  /// The session's newest event when it was loaded (`WorkoutStore.latestEventID`), read before
+  /// the rest: the export ledger's note of what the file holds.
+  public var sourceEventID: Int64?
 
   public struct TimerEvent: Sendable, Equatable {
     public var wall: Double
@@ -114,9 +117,11 @@ public struct ExportedSession: Sendable {
   /// before the file's writer reads them again: TCX gives a lap's calories before its points).
   public static func load(_ session: SessionRecord, from store: WorkoutStore) throws(ExportError) -> ExportedSession {
     do {
+      let latest = try store.latestEventID(sessionID: session.id)
       var exported = ExportedSession(
         session: session, summary: try store.summary(of: session), laps: try store.laps(sessionID: session.id),
         events: try store.events(sessionID: session.id))
+      exported.sourceEventID = latest
       let settings = exported.settings
       var lapEnds: [Double] = []
       for lap in exported.laps { lapEnds.append((lapEnds.last ?? 0) + lap.timer) }
@@ -249,6 +254,8 @@ public enum ExportFile {
     public var points: Int
     /// The session's rows a damaged record made unreadable, left out of the file.
     public var unreadable = UnreadableRows()
+    /// What it was made from (`ExportedSession.sourceEventID`).
+    public var sourceEventID: Int64?
 
     /// "(1200 points, 48213 bytes)", and what was left out when something was.
     public var counts: String {
@@ -354,6 +361,8 @@ public enum ExportFile {
       _ = fsync(directoryDescriptor)
       close(directoryDescriptor)
     }
-    return Written(path: path, name: name, bytes: size, points: end.points, unreadable: source.unreadable)
+    return Written(
+      path: path, name: name, bytes: size, points: end.points, unreadable: source.unreadable,
+      sourceEventID: source.exported.sourceEventID)
   }
 }

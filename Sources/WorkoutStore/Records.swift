@@ -206,11 +206,15 @@ public struct ExportRecord: Codable, Sendable, Hashable, FetchableRecord, Persis
   public var points: Int
   /// When it was written, Unix time.
   public var writtenWall: Double
+  /// The session's newest event when the file was made (`WorkoutStore.latestEventID`): a later
+  /// one makes the file stale. nil: a row of an earlier release, taken as current.
+  public var sourceEventID: Int64?
 
   public init(
     sessionID: Int64, format: String, destination: String, name: String, bytes: Int64, points: Int,
-    writtenWall: Double
+    writtenWall: Double, sourceEventID: Int64? = nil
   ) {
+    self.sourceEventID = sourceEventID
     self.sessionID = sessionID
     self.format = format
     self.destination = destination

@@ -167,6 +167,12 @@ enum Schema {
           );
           """)
     }
+    migrator.registerMigration("v9: what an export was made from") { db in
+      // The newest event of the session when its file was made: a file made before a later
+      // event (the ride's end after an export mid-ride, an RPE given after the ride) is stale,
+      // and "export what is new" makes it again. Rows of earlier releases have none: current.
+      try db.execute(sql: "ALTER TABLE export ADD COLUMN source_event_id INTEGER")
+    }
     return migrator
   }
 }

@@ -1079,8 +1079,9 @@ public final class WorkoutStore: Sendable {
     }
   }
 
-  /// The ids of ended sessions with no `format` file in `destination` yet, oldest first. Ids,
-  /// not records: a session row carries its checkpoint and summary (~8 KB), and a catch-up
+  /// The ids of ended sessions with no current `format` file in `destination`, oldest first:
+  /// none yet, or one made before the session's newest event (`ExportRecord.sourceEventID`).
+  /// Ids, not records: a session row carries its checkpoint and summary (~8 KB), and a catch-up
   /// after an upgrade lists hundreds of them; each is read when its turn comes (`session(id:)`).
   public func sessionIDsNotExported(format: String, destination: String) throws(StoreError) -> [Int64] {
     try read { db in
@@ -1088,9 +1089,20 @@ public final class WorkoutStore: Sendable {
         db,
         sql: """
           SELECT id FROM session WHERE state = 'ended' AND NOT EXISTS (
-            SELECT 1 FROM export WHERE export.session_id = session.id AND format = ? AND destination = ?)
+            SELECT 1 FROM export WHERE export.session_id = session.id AND format = ? AND destination = ?
+              AND (source_event_id IS NULL
+                OR source_event_id >= (SELECT COALESCE(MAX(id), 0) FROM event WHERE event.session_id = session.id)))
           ORDER BY id
           """, arguments: [format, destination])
+    }
+  }
+
+  /// The id of the session's newest event (0 with none): what its files are made from is
+  /// current as long as no event comes after it.
+  public func latestEventID(sessionID: Int64) throws(StoreError) -> Int64 {
+    try read { db in
+      try Int64.fetchOne(
+        db, sql: "SELECT COALESCE(MAX(id), 0) FROM event WHERE session_id = ?", arguments: [sessionID]) ?? 0
     }
   }
 
@@ -1109,7 +1121,8 @@ public final class WorkoutStore: Sendable {
   }
 
   /// Files recorded under `source` (the service's exports directory) that `destination` (a
-  /// stick, say) has not had yet in that format, oldest session first.
+  /// stick, say) has not had yet in that format, or had as it was before `source`'s was made
+  /// again, oldest session first.
   public func exportsNotCopied(from source: String, to destination: String) throws(StoreError) -> [ExportRecord] {
     try read { db in
       try ExportRecord.fetchAll(
@@ -1117,7 +1130,8 @@ public final class WorkoutStore: Sendable {
         sql: """
           SELECT * FROM export AS source WHERE source.destination = ? AND NOT EXISTS (
             SELECT 1 FROM export AS copied WHERE copied.session_id = source.session_id
-              AND copied.format = source.format AND copied.destination = ?)
+              AND copied.format = source.format AND copied.destination = ?
+              AND (source.source_event_id IS NULL OR copied.source_event_id >= source.source_event_id))
           ORDER BY source.session_id, source.format
           """, arguments: [source, destination])
     }

@@ -281,7 +281,11 @@ struct Export: ParsableCommand {
   @OptionGroup var locations: Locations
   @Argument(help: "The session's number (see `workoutctl sessions`).") var session: Int64?
   @Flag(help: "Every finished session.") var all = false
-  @Flag(help: "The finished sessions not yet exported in this format into this directory.") var new = false
+  @Flag(
+    help:
+      "The finished sessions not yet exported in this format into this directory, or exported before a later change (a note from the phone)."
+  )
+  var new = false
   @Option(
     help:
       "The formats, comma-separated: \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -294,6 +298,11 @@ struct Export: ParsableCommand {
       "With --out -: the name of where the archive goes (a laptop's), under which it is recorded for --new.",
       valueName: "name"))
   var streamName: String?
+  @Flag(
+    help:
+      "With a session's number: write it although it has not ended (what it holds so far; --new makes it again once it has)."
+  )
+  var unfinished = false
 
   /// The archive on standard output.
   var streams: Bool { out == "-" }
@@ -319,6 +328,7 @@ struct Export: ParsableCommand {
     guard [session != nil, all, new].filter({ $0 }).count == 1 else {
       throw ValidationError("give a session's number, --all or --new")
     }
+    if unfinished && session == nil { throw ValidationError("--unfinished goes with a session's number") }
     if let streamName {
       guard streams else { throw ValidationError("--as names an archive on standard output: give --out - too") }
       guard !streamName.isEmpty, !streamName.contains("/") else {
@@ -370,8 +380,21 @@ struct Export: ParsableCommand {
     // their checkpoints) are not held at once.
     var jobs: [(Int64, ExportFormat)] = []
     if let session {
-      guard try store.session(id: session) != nil else {
+      guard let record = try store.session(id: session) else {
         throw fail("no session \(session) in \(locations.database)")
+      }
+      // A ride's file is of the whole ride: one written mid-ride is marked stale in the export
+      // table by the events that follow, but the file itself would pass for the whole ride.
+      if record.state != SessionState.ended.rawValue {
+        guard unfinished else {
+          throw fail(
+            "session \(session) is \(record.state), not ended: its files are written when it ends; --unfinished writes what it holds so far"
+          )
+        }
+        FileHandle.standardError.write(
+          Data(
+            "workoutctl: session \(session) is \(record.state): the file holds it up to now, not the whole ride\n".utf8)
+        )
       }
       jobs = formats.map { (session, $0) }
     } else if all {
@@ -409,7 +432,8 @@ struct Export: ParsableCommand {
         let written = try ExportFile.write(source, from: store, format: format, into: directory)
         let entry = ExportRecord(
           sessionID: record.id, format: format.rawValue, destination: destination ?? "", name: written.name,
-          bytes: written.bytes, points: written.points, writtenWall: Date().timeIntervalSince1970)
+          bytes: written.bytes, points: written.points, writtenWall: Date().timeIntervalSince1970,
+          sourceEventID: written.sourceEventID)
         if !written.unreadable.isEmpty {
           FileHandle.standardError.write(
             Data(

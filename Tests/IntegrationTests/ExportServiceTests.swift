@@ -355,6 +355,65 @@ struct ExportServiceTests {
     #expect(other.output.split(separator: "\n").filter { $0.hasSuffix(".fit") }.count == 1, "\(other.output)")
   }
 
+  /// A ride's file is of the whole ride: exporting one mid-ride needs --unfinished, and the
+  /// ended ride's `--new` writes it again (the mid-ride file was not the ride). A note from the
+  /// phone after the ride makes the service's files again, and a stick's copies of them go again.
+  @Test func aFileMadeBeforeTheRideEndedOrBeforeANoteIsMadeAgain() throws {
+    let rides = ServiceDirectory()
+    let web = try WebService(speed: "20", arguments: ["--ride", try Self.shortRide(in: rides)])
+    try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }
+    let out = web.dir.path + "/laptop"
+    let refused = try web.ctl(["export", "1", "--out", out])
+    #expect(refused.status != 0 && refused.output.contains("session 1 is running, not ended"), "\(refused.output)")
+    #expect(files(out).isEmpty)
+    let partial = try web.ctl(["export", "1", "--unfinished", "--out", out])
+    #expect(partial.status == 0 && partial.output.contains("holds it up to now"), "\(partial.output)")
+    let name = try #require(files(out).first)
+    let partialBytes = try Data(contentsOf: URL(fileURLWithPath: out + "/" + name))
+
+    try waitFor("the ride to end", timeout: 120) { try web.service.status().state == .ended }
+    let new = try web.ctl(["export", "--new", "--out", out])
+    #expect(new.status == 0 && new.output.contains(name), "the ended ride is new to \(out): \(new.output)")
+    let whole = try Data(contentsOf: URL(fileURLWithPath: out + "/" + name))
+    #expect(whole.count > partialBytes.count)
+    let store = try WorkoutStore.openForReading(at: web.dir.database)
+    #expect(
+      try store.exports(sessionID: 1).first { $0.destination.hasSuffix("/laptop") }?.points
+        == store.session(id: 1)?.points)
+    #expect(try web.ctl(["export", "--new", "--out", out]).output.contains("nothing new"))
+
+    // The service's own files, and a stick's copy of them.
+    let exports = web.dir.state + "/exports"
+    try waitFor("the service's exports", timeout: 30) { files(exports).count == 2 }
+    let stick = web.dir.path + "/stick"
+    try FileManager.default.createDirectory(atPath: stick, withIntermediateDirectories: true)
+    let copied = try web.ctl(["copy-exports", "--to", stick, "--as", "usb:1"])
+    #expect(copied.status == 0 && copied.output.contains("copied 2 files"), "\(copied.output)")
+    let gpx = try #require(files(exports).first { $0.hasSuffix(".gpx") })
+    #expect(try !String(contentsOfFile: exports + "/" + gpx, encoding: .utf8).contains("RPE"))
+
+    let token = try web.pair()
+    let rated = try http(
+      "POST", "/api/annotate", port: web.port, headers: web.cookie(token).merging(["Origin": web.origin]) { $1 },
+      body: #"{"kind":"rpe","value":6,"session":1}"#)
+    #expect(rated.status == 200, "\(rated)")
+    try waitFor("the files made again with the RPE", timeout: 30) {
+      (try? String(contentsOfFile: exports + "/" + gpx, encoding: .utf8))?.contains("RPE 6 (hard)") == true
+    }
+    try waitFor("the FIT file too", timeout: 30) {
+      let fit = files(exports).first { $0.hasSuffix(".fit") } ?? ""
+      let decoded = try? decodeFIT(exports + "/" + fit)
+      return (decoded?["session"] as? [String: Any])?["workout_rpe"] as? Int == 60
+    }
+    let again = try web.ctl(["copy-exports", "--to", stick, "--as", "usb:1"])
+    #expect(again.status == 0 && again.output.contains("copied 2 files"), "made again, copied again: \(again.output)")
+    #expect(
+      try String(contentsOfFile: stick + "/workoutd/" + gpx, encoding: .utf8).contains("RPE 6 (hard)"))
+    #expect(try web.ctl(["copy-exports", "--to", stick, "--as", "usb:1"]).output.contains("nothing new"))
+    let newAgain = try web.ctl(["export", "--new", "--out", out])
+    #expect(newAgain.output.contains(name), "the laptop's file is stale too: \(newAgain.output)")
+  }
+
   /// One session that cannot be exported (its file's name taken by a directory) is a fault
   /// that names it, and does not hold up the sessions after it; once the way is clear, the
   /// next start exports it. The exports and the checks at start leave no libdispatch worker

@@ -470,6 +470,7 @@ struct MigrationTests {
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v7:%'")
         try db.execute(sql: "DROP TABLE web_client")
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v8:%'")
+        try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v9:%'")
       }
       let applied = try queue.read { db in try Schema.migrator.appliedIdentifiers(db) }
       #expect(applied.count == 2)
@@ -485,6 +486,8 @@ struct MigrationTests {
     #expect(columns.contains("wheel_speed"), "v6 applied on start")
     #expect(try store.session(id: 1)?.uuid.count == 36, "v7 applied on start")
     #expect(try store.webClients().isEmpty, "v8 applied on start")
+    let exportColumns = try DatabaseQueue(path: dir.database).read { db in try db.columns(in: "export").map(\.name) }
+    #expect(exportColumns.contains("source_event_id"), "v9 applied on start")
   }
 
   /// v8 keeps the phones paired with the web server: a token's hash, revocable, never removed.
@@ -528,6 +531,7 @@ struct MigrationTests {
       try db.execute(sql: "ALTER TABLE session DROP COLUMN uuid")
       try db.execute(sql: "DROP TABLE export")
       try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v7:%'")
+      try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v9:%'")
     }
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
     let uuids = try store.sessions(limit: 10).map(\.uuid)
@@ -562,5 +566,42 @@ struct ClockCorrectionStoreTests {
     #expect(after.prefix(10).map(\.wall) == before.map(\.wall), "points of the earlier boot keep their times")
     #expect(zip(after.dropFirst(10), h.points).allSatisfy { $0.wall == $1.moment.wall + 60 })
     #expect(try store.events(sessionID: 1).prefix(eventsBefore.count).map(\.wall) == eventsBefore.map(\.wall))
+  }
+}
+
+/// The export ledger knows what each file was made from: a file made before a later event of
+/// its session (the ride's end after an export mid-ride, an RPE after the ride) is stale.
+struct ExportLedgerStalenessTests {
+  @Test func aLaterEventMakesAFileStaleAndACopyOfItToo() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    _ = try recordRide(into: store, seconds: 20, stop: true)
+    let latest = try store.latestEventID(sessionID: 1)
+    #expect(latest > 0)
+    #expect(try store.sessionIDsNotExported(format: "fit", destination: "/x") == [1])
+    func record(_ destination: String, madeFrom: Int64?) throws {
+      try store.recordExport(
+        ExportRecord(
+          sessionID: 1, format: "fit", destination: destination, name: "a.fit", bytes: 1, points: 20, writtenWall: 0,
+          sourceEventID: madeFrom))
+    }
+    try record("/x", madeFrom: latest)
+    try record("usb:1", madeFrom: latest)
+    #expect(try store.sessionIDsNotExported(format: "fit", destination: "/x").isEmpty)
+    #expect(try store.exportsNotCopied(from: "/x", to: "usb:1").isEmpty)
+
+    // An RPE from the phone after the ride.
+    let note = SessionEvent(
+      kind: .annotation, moment: Moment(monotonic: 100, wall: 100), cause: "rpe", detail: "RPE 7", value: 7)
+    _ = try store.addEvent(EventRecord(sessionID: 1, event: note, epoch: "test"))
+    #expect(try store.latestEventID(sessionID: 1) > latest)
+    #expect(try store.sessionIDsNotExported(format: "fit", destination: "/x") == [1], "the file is stale")
+    // Made again: current, and the stick's copy is now behind it.
+    try record("/x", madeFrom: try store.latestEventID(sessionID: 1))
+    #expect(try store.sessionIDsNotExported(format: "fit", destination: "/x").isEmpty)
+    #expect(try store.exportsNotCopied(from: "/x", to: "usb:1").map(\.sessionID) == [1])
+    // A row of an earlier release (made from no one knows what) counts as current.
+    try record("/old", madeFrom: nil)
+    #expect(try store.sessionIDsNotExported(format: "fit", destination: "/old").isEmpty)
   }
 }
