@@ -125,4 +125,28 @@ struct GPSEngineTests {
       resumed.commands.contains(.correctWallTimes(sessionID: 1, seconds: 100, firstPoint: 15, firstLap: 2)))
     #expect(resumed.engine.session!.openedAt == h.engine.session!.openedAt, "opened in the earlier boot: left alone")
   }
+
+  /// A fix between two points is the speed shown; the maximum shown counts it already, and
+  /// the next point records it.
+  @Test func theSpeedShownNeverReadsAboveTheMaximum() throws {
+    var h = EngineHarness(settings: EngineSettings(countdown: 0))
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = origin
+    h.ride(seconds: 10, speed: 6, from: &position)
+    h.advance(by: 0.5)
+    position = position.moved(eastBy: 4.5)
+    h.send(
+      .reading(
+        .gps(
+          GPSFix(
+            dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: 100, speed: 9,
+            horizontalError: 3))))
+    let status = h.engine.status(at: h.now)
+    #expect(status.speed == 9)
+    #expect(status.maxSpeed == 9, "max \(status.maxSpeed ?? -1)")
+    h.advance(by: 0.5)
+    h.send(.tick)
+    #expect(h.engine.status(at: h.now).maxSpeed == 9, "recorded with the next point")
+  }
 }

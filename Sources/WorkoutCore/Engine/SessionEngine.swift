@@ -313,6 +313,9 @@ public struct SessionEngine: Sendable {
       averageHeartRate: builder.totals.heartRate.mean, maxHeartRate: builder.totals.heartRate.maximum,
       lap: live ? builder.lapNumber : nil, points: builder.pointCount,
       lastPoint: lastPoint)
+    // The speed shown while running is the one the next point records (a fix after the last
+    // point): the maximum shown counts it already, so speed never reads above the maximum.
+    if session.state == .running, let speed, speed > status.maxSpeed ?? -.infinity { status.maxSpeed = speed }
     status.ascent = builder.totals.ascent
     status.descent = builder.totals.descent
     status.altitude =
