@@ -133,7 +133,8 @@ let package = Package(
       dependencies: [
         "WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport",
         .product(name: "GRDB", package: "GRDB.swift"),
-      ]
+      ],
+      exclude: ["write_fit.py"]
     ),
   ]
     // make fuzz: libFuzzer targets for the BLE decoders, the speed/cadence calculators, the

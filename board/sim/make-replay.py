@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Turn a recorded activity (FIT, TCX or GPX) into a replay ride for workoutd's simulated board.
 
-Dev-time tool (not run by the build): FIT needs `pip install fitdecode==0.11.0` (MIT); TCX and
+Dev-time tool (not run by the build; Tests/IntegrationTests/ReplayToolTests.swift runs it on
+FIT files of other makers than Garmin): FIT needs `pip install fitdecode==0.11.0` (MIT); TCX and
 GPX are read with Python's own XML parser. The output is what the sim board feeds through the
 same seams as real devices:
 
@@ -11,19 +12,23 @@ same seams as real devices:
     1,rec,43.713393,-79.3660663,75.2,5.888,161,71,21,
     ...
 
-t is seconds since the device's timer start (integer). A `rec` row is one instant of the
-world as the device recorded it: position (deg), altitude (m), speed (m/s), heart rate (bpm),
-cadence (rpm), temperature (degC), power (W, a power meter's); an empty field is a channel the
-device had no value for. (Files made before the power column, with the 9-column header, still
-replay: the sim board reads both.)
+t is seconds since the ride's start (integer): the device's timer start, or its first record.
+A `rec` row is one instant of the world as the device recorded it: position (deg), altitude
+(m), speed (m/s), heart rate (bpm), cadence (rpm), temperature (degC), power (W, a power
+meter's); an empty field is a channel the device had no value for. (Files made before the
+power column, with the 9-column header, still replay: the sim board reads both.)
 Devices that "smart record" leave seconds out while the rider moves on; the sim board fills
-those in (ReplaySchedule). A `press` row is a rider's button press: from a FIT file the manual
-timer start (start), manual laps (lap), a manual timer stop followed by a start (pause, then
-resume) and the last manual timer stop (stop); from TCX the start, each further lap's start
-(lap) and the end (stop); from GPX the start and the end. The device's *auto* pauses are
-not presses: while auto-paused the device wrote no records, and the rider stood still, so
-the sim board fills those gaps with the last position at zero speed and lets workoutd's own
-auto-pause decide.
+those in (ReplaySchedule). A `press` row is a rider's button press: from a FIT file the first
+timer start (start) and the last timer stop (stop), whatever started or stopped the timer (the
+rider's button, the device's auto start on movement as a COROS watch's, an SRM head unit's or
+a trainer's signal), manual laps (lap), and a manual timer stop followed by a start (pause,
+then resume); from TCX the first lap's start, each further lap's start (lap) and the end
+(stop); from GPX the start and the end. A file with no usable timer start starts at its first
+record, one with no stop (TCX and GPX have none) ends a second after its last: the tool says
+so on stderr. Every activity is one session. The device's *auto* pauses are not presses:
+while auto-paused the device wrote no records, and the rider stood still, so the sim board
+fills those gaps with the last position at zero speed and lets workoutd's own auto-pause
+decide.
 
 Usage: make-replay.py ACTIVITY.{fit,tcx,gpx} OUT.csv "source/licence text"
 """
@@ -41,27 +46,32 @@ def fmt(v, digits):
     return f"{v:.{digits}f}".rstrip("0").rstrip(".") if digits else str(int(round(v)))
 
 
+# The FIT profile's timer events (event = timer): event_type start, or one of the stops; the
+# trigger (timer_trigger, the data field's subfield for a timer event) is manual (the rider's
+# button), auto (the device's auto start and pause) or fitness_equipment (a trainer's or a head
+# unit's signal).
+TIMER_STOPS = ("stop", "stop_all", "stop_disable", "stop_disable_all")
+
+
 def read_fit(src):
     """Records, presses, start, device and the device's session totals of a FIT file."""
     import fitdecode
 
-    records, presses, session, file_id = [], [], None, None
-    start = None
+    records, timer, laps, session, file_id = [], [], [], None, None
     for frame in fitdecode.FitReader(src):
         if not isinstance(frame, fitdecode.FitDataMessage):
             continue
         f = {fl.name: fl.value for fl in frame.fields}
         if frame.name == "file_id":
             file_id = f
-        elif frame.name == "event" and f.get("event") == "timer" and f.get("timer_trigger") == "manual":
-            if f["event_type"] == "start":
-                start = start or f["timestamp"]
-                presses.append((f["timestamp"], "start"))
-            elif f["event_type"] in ("stop", "stop_all"):
-                presses.append((f["timestamp"], "stop"))
+        elif frame.name == "event" and f.get("event") == "timer" and f.get("timestamp") is not None:
+            if f.get("event_type") == "start":
+                timer.append((f["timestamp"], "start", f.get("timer_trigger")))
+            elif f.get("event_type") in TIMER_STOPS:
+                timer.append((f["timestamp"], "stop", f.get("timer_trigger")))
         elif frame.name == "lap" and f.get("lap_trigger") == "manual" and f.get("event_type") == "stop":
-            presses.append((f["timestamp"], "lap"))
-        elif frame.name == "record":
+            laps.append((f["timestamp"], "lap"))
+        elif frame.name == "record" and f.get("timestamp") is not None:
             lat, lon = f.get("position_lat"), f.get("position_long")
             records.append({
                 "timestamp": f["timestamp"],
@@ -74,14 +84,63 @@ def read_fit(src):
             })
         elif frame.name == "session":
             session = f
-    if start is None:
-        start = records[0]["timestamp"]
+    if not records:
+        sys.exit(f"make-replay.py: {src}: no records")
+    presses = timer_presses(timer, records, src) + laps
     keys = ["sport", "total_elapsed_time", "total_timer_time", "total_distance", "total_ascent",
             "total_descent", "avg_heart_rate", "max_heart_rate", "avg_power", "max_power",
             "normalized_power", "num_laps"]
     totals = {k: session.get(k) for k in keys if session.get(k) is not None} if session else {}
-    device = f"{file_id.get('manufacturer')} {file_id.get('garmin_product', file_id.get('product'))}"
-    return records, presses, start, device, totals
+    device = "unknown"
+    if file_id:
+        device = f"{file_id.get('manufacturer')} {file_id.get('garmin_product', file_id.get('product'))}"
+    return records, presses, presses[0][0], device, totals
+
+
+def note(src, text):
+    print(f"make-replay.py: {src}: {text}", file=sys.stderr)
+
+
+def end_after(records):
+    """Where a ride with no stop ends: a second after its last record, so that second is ridden."""
+    return records[-1]["timestamp"] + datetime.timedelta(seconds=1)
+
+
+def timer_presses(timer, records, src):
+    """The rider's start, pauses and stop from a FIT file's timer events, whatever their trigger.
+
+    The session runs from the first timer start to the last timer stop, of any trigger: a Garmin
+    starts on the rider's button (manual), others on movement (auto) or on a trainer's or head
+    unit's signal (fitness_equipment). In between, a timer stop that a start follows is a pause
+    only when the rider made it (manual): the device's auto-pauses are gaps the sim board fills
+    standing still, for workoutd's own auto-pause to decide. With no usable start the ride
+    starts at the first record, with no stop it ends after the last, and says so."""
+    timer = sorted(timer, key=lambda e: e[0])
+    first, last = records[0]["timestamp"], records[-1]["timestamp"]
+    # A start after the last record starts nothing that was recorded.
+    start = next((e for e in timer if e[1] == "start" and e[0] <= last), None)
+    if start is None:
+        note(src, "no timer start in the file: starting at the first record")
+        start = (first, "start", None)
+    after = [e for e in timer if e[0] >= start[0] and e is not start]
+    stop = next((e for e in reversed(after) if e[1] == "stop"), None)
+    if stop is None:
+        note(src, "no timer stop in the file: ending after the last record")
+        stop = (end_after(records), "stop", None)
+    presses = [(start[0], "start")]
+    between = [e for e in after if e[0] <= stop[0] and e is not stop]
+    paused = False
+    for index, (t, kind, trigger) in enumerate(between):
+        resumed = any(k == "start" for _, k, _ in between[index + 1:])
+        if kind == "stop" and trigger == "manual" and not paused and resumed:
+            paused = True
+            presses.append((t, "pause"))
+        elif kind == "start" and paused:
+            # the rider's pause ends at the next start, whoever made it
+            paused = False
+            presses.append((t, "resume"))
+    presses.append((stop[0], "stop"))
+    return presses
 
 
 def local(tag):
@@ -147,7 +206,9 @@ def read_tcx(src):
                     "power": number(child(point, "Extensions", "TPX", "Watts")),
                 })
     records.sort(key=lambda r: r["timestamp"])
-    presses.append((records[-1]["timestamp"], "stop"))
+    # TCX has no timer stop: its laps say where the timer started, not where it stopped
+    note(src, "no timer stop in a TCX file: ending after the last trackpoint")
+    presses.append((end_after(records), "stop"))
     fill_speeds(records)
     creator = child(activity, "Creator", "Name")
     sport = activity.get("Sport", "").lower()
@@ -187,24 +248,19 @@ def read_gpx(src):
         })
     records.sort(key=lambda r: r["timestamp"])
     fill_speeds(records)
-    presses = [(records[0]["timestamp"], "start"), (records[-1]["timestamp"], "stop")]
+    # GPX has no timer at all: the track is the ride
+    note(src, "no timer in a GPX file: starting at the first point and ending after the last")
+    presses = [(records[0]["timestamp"], "start"), (end_after(records), "stop")]
     track_type = next((t.text for t in root.iter() if local(t.tag) == "type" and t.text), "")
     return records, presses, records[0]["timestamp"], root.get("creator", "unknown"), {"sport": track_type}
 
 
 def prepare_presses(presses):
-    """One press per instant, in order, with a manual stop that a start follows as a pause."""
+    """One press per instant, in order."""
     # the device closes the last lap with its timer stop; that is one press, not two
     stop_times = {t for t, k in presses if k == "stop"}
     presses = [(t, k) for t, k in presses if not (k == "lap" and t in stop_times)]
-    # A manual timer stop that a start follows is the rider pausing, not ending the ride (a
-    # Garmin saves only at the final stop): pause and resume. Only the last stop is a stop.
     presses.sort(key=lambda p: p[0])
-    timer = [i for i, (_, k) in enumerate(presses) if k in ("start", "stop")]
-    for before, after in zip(timer, timer[1:]):
-        if presses[before][1] == "stop" and presses[after][1] == "start":
-            presses[before] = (presses[before][0], "pause")
-            presses[after] = (presses[after][0], "resume")
     return presses
 
 
