@@ -27,7 +27,16 @@ public enum StartupCheck {
         break
       }
       do {
-        _ = try ReplayRideReader.validate(path: ride)
+        let validated = try ReplayRideReader.validate(path: ride)
+        // Replayed to its end and exited, a ride with no start press would record nothing and
+        // exit 0 as if it had (a file the replay tool made before it read every FIT maker's
+        // timer, or one made by hand). Without exit-at-end it waits for `workoutctl start`.
+        if configuration.simExitAtEnd && !validated.pressesStart {
+          problems.append(
+            "cannot replay \(ride) to its end: it has no start press, so nothing would be recorded (make it again "
+              + "with board/sim/make-replay.py, or add a \"0,press,start\" row; or, without --exit-at-end, start "
+              + "the session with workoutctl start)")
+        }
       } catch {
         problems.append("cannot replay \(ride): \(error)")
       }

@@ -34,7 +34,7 @@ struct Workoutd: ParsableCommand {
   @Option(help: "Simulated board: the ride file to replay.")
   var ride: String?
 
-  @Flag(help: "Simulated board: exit once the ride has been replayed and its session ended.")
+  @Flag(help: "Simulated board: exit once the ride has been replayed and its session ended (it must press start).")
   var exitAtEnd = false
 
   @Option(help: "Where the database lives (default $STATE_DIRECTORY or /var/lib/workoutd).")

@@ -99,4 +99,19 @@ struct ReplayToolTests {
     #expect(
       pressed.map { $0.toState ?? "" } == expected, "\(pressed.map { "\($0.fromState ?? "") → \($0.toState ?? "")" })")
   }
+
+  /// A ride with no start press, replayed to its end, would record nothing and exit 0 as if it
+  /// had: the service refuses it at start, before the database is made, and says why.
+  @Test func aRideWithNoStartPressIsRefusedWhenReplayedToItsEnd() throws {
+    let dir = ServiceDirectory()
+    let ride = dir.path + "/no-start.csv"
+    let rows = (0..<30).map { "\($0),rec,45.5,\(7.25 + Double($0) * 0.0001),300,8,140,85,18,200" }
+    let header = ["# start: 2026-05-01T07:30:00Z", "t,kind,lat,lon,alt,speed,hr,cadence,temperature,power"]
+    let text = header + rows + ["30,press,stop"]
+    try text.joined(separator: "\n").write(toFile: ride, atomically: true, encoding: .utf8)
+    let service = try ServiceProcess(dir, arguments: ["--speed", "max", "--exit-at-end", "--ride", ride])
+    #expect(try service.waitForExit() == 2)
+    #expect(service.log.contains("cannot replay \(ride) to its end: it has no start press"), "\(service.log)")
+    #expect(!FileManager.default.fileExists(atPath: dir.database))
+  }
 }
