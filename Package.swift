@@ -1,8 +1,9 @@
 // swift-tools-version:6.0
 // workoutd: a crash-safe workout and ride logger for Raspberry Pi-class Linux boards.
-// Layering (see README): WorkoutCore is pure (no clock reads, no I/O); SensorProtocols holds
-// pure decoders; WorkoutStore owns SQLite; LinuxSupport wraps syscalls; BoardLinux and
-// BoardSim are the two boards behind the same seams; WorkoutDaemon wires them together.
+// Layering (see docs/ARCHITECTURE.md): WorkoutCore is pure (no clock reads, no I/O);
+// SensorProtocols holds pure decoders; WorkoutStore owns SQLite; LinuxSupport wraps syscalls;
+// BoardLinux and BoardSim are the two boards behind the same seams; WorkoutDaemon wires them
+// together.
 import PackageDescription
 
 /// Our C is built with glibc's buffer-overflow checks in release builds (as Debian builds C).
