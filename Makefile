@@ -36,7 +36,7 @@ APT_INSTALL   = missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p
 RELEASE_FLAGS = -c release --static-swift-stdlib
 # The release binaries are linked by the toolchain's lld with packed relative relocations
 # (DT_RELR, glibc >= 2.36: bookworm and trixie): the 2 MB of RELA entries a static Swift binary
-# carries, all read at every start, become 16 KB (peak RSS 22.0 -> 20.3 MiB; BENCHMARKS.md).
+# carries, all read at every start, become 16 KB (peak RSS 22.0 -> 20.3 MiB; git show bc8057a:BENCHMARKS.md).
 # Hardened as Debian builds are (lintian: hardening-no-bindnow): full RELRO with immediate
 # binding. (_FORTIFY_SOURCE is set for the C targets in Package.swift: given to Swift's
 # importer too, trixie's glibc 2.41 headers make `poll` ambiguous.)
@@ -44,14 +44,14 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 # loads the executable at an address aligned as its segments are, and fault-around (below) maps
 # the 64 KiB window of virtual addresses around a page touched. At 4 KiB, the address ASLR chose
 # shifted those windows across the file at each start, and the executable's resident pages with
-# them: 10,576-11,248 KB over six runs of one ride, now 10,484 KB in every run (BENCHMARKS.md).
+# them: 10,576-11,248 KB over six runs of one ride, now 10,484 KB in every run (git show bc8057a:BENCHMARKS.md).
 LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -z -Xlinker relro \
                 -Xlinker -z -Xlinker now -Xlinker -z -Xlinker max-page-size=65536
 # Code layout: each function in a section of its own, and the functions a ride runs placed
 # together first, in the order of build-aux/workoutd.order (made by Benchmarks/symbol-order.py,
 # which names them from runs under callgrind). The kernel maps an executable 64 KiB around each
 # page touched; scattered among cold code the same functions kept 9.3 MB of it resident, together
-# 6.3 MB (peak RSS recording on the Linux board 22.1 -> 17.6 MiB; BENCHMARKS.md). A name a later
+# 6.3 MB (peak RSS recording on the Linux board 22.1 -> 17.6 MiB; git show bc8057a:BENCHMARKS.md). A name a later
 # build lacks is ignored: a stale order costs memory, never correctness.
 # And no dynamic symbol table of our own: the toolchain's static-stdlib-args.lnk exports every
 # symbol of the executable (-export-dynamic, for dladdr in crash reports), 13,000 names whose

@@ -9,7 +9,7 @@ real time on the simulated board (a point a second, as on a ride), measured over
 
 The web server's phases are taken in three rounds (none, one, ten, none, one, ten, ...) and
 each figure is the median of its three: on a shared virtual disk one commit's kernel cost alone
-swings by 250 µs from second to second (BENCHMARKS.md), so one phase each would mostly measure
+swings by 250 µs from second to second (`git show bc8057a:BENCHMARKS.md`), so one phase each would mostly measure
 the disk. Per phase: the service's CPU (µs per second, all threads, /proc/PID/task/*/schedstat), its
 wake-ups per second (voluntary + involuntary context switches), its resident memory (VmRSS at
 the phase's end) and the peak so far (VmHWM); the live events each phone got per second; and

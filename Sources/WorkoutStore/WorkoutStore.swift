@@ -159,7 +159,7 @@ public final class WorkoutStore: Sendable {
   /// row); 128 pages of 2 KiB (64 of an older database's 4 KiB) hold them and the interior
   /// pages of every table. At 1024 KiB the cache filled over a 12 h ride and held 0.9 MiB more
   /// at its end (peak RSS on the 16 MiB line) to save 16 of a 12 h ride's 3,316 page reads
-  /// (pread) at 256 KiB (BENCHMARKS.md, session 29).
+  /// (pread) at 256 KiB (`git show bc8057a:BENCHMARKS.md`, session 29).
   static let serviceCacheKiB = 256
   /// The background integrity check's connection, KiB: `quick_check` reads each page about once,
   /// so a cache barely helps it, and with the default it added 2 MiB to the service's peak
@@ -350,7 +350,7 @@ public final class WorkoutStore: Sendable {
         // the first write). A recorded second is one WAL frame of a page plus 24 bytes, and the
         // kernel writes whole 4 KiB blocks: a 4 KiB page's frame always spans two blocks, a
         // 2 KiB one about half the time, so the committed second costs 1.5 blocks, not 2
-        // (measured in `make bench`; BENCHMARKS.md). Point rows (~150 bytes) still fit a page
+        // (measured by `make bench`: BENCHMARKS.md). Point rows (~150 bytes) still fit a page
         // many times over, as a WITHOUT ROWID table wants.
         try db.execute(sql: "PRAGMA page_size = \(Self.newDatabasePageSize)")
         let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")

@@ -194,7 +194,7 @@ public struct SessionEngine: Sendable {
   /// the points recorded since the checkpoint back in (`SessionRebuild`). Five minutes: the
   /// checkpoint (a few KB of JSON with the training metrics' rings, several pages, ~1.4 M
   /// instructions) spread over its interval is then a twentieth of a recorded second's
-  /// instructions, where at one a minute it was a fifth (BENCHMARKS.md, session 17), and the
+  /// instructions, where at one a minute it was a fifth (`git show bc8057a:BENCHMARKS.md`, session 17), and the
   /// roll-forward stays short (at most 299 points read back at a start, a few milliseconds).
   public static let checkpointInterval = 300
 
