@@ -66,6 +66,9 @@ public struct ExportedSession: Sendable {
   /// The timer's starts and stops (Unix time), oldest first: running starts it, leaving
   /// running (a pause, the stop) stops it. A GPX track segment, a FIT timer start…stop_all.
   public var timerEvents: [TimerEvent]
+  /// The drinks and notes the rider gave on the phone (`annotation` events), oldest first: the
+  /// moments FIT marks (user_marker events); GPX and TCX carry their words (`annotationText`).
+  public var markers: [Marker]
   /// A number that names the file among the rider's (FIT's file_id serial), never 0.
   public var serial: UInt32
   /// Its time in zone and training figures, whole and per lap, as `workoutctl show` reckons
@@ -74,6 +77,12 @@ public struct ExportedSession: Sendable {
   /// The session's newest event when it was loaded (`WorkoutStore.latestEventID`), read before
   /// the rest: the export ledger's note of what the file holds.
   public var sourceEventID: Int64?
+
+  public struct Marker: Sendable, Equatable {
+    public var wall: Double
+    /// A drink's millilitres; nil for a note.
+    public var millilitres: Double?
+  }
 
   public struct TimerEvent: Sendable, Equatable {
     public var wall: Double
@@ -90,6 +99,10 @@ public struct ExportedSession: Sendable {
     self.laps = laps
     self.events = events
     timerEvents = Self.timerEvents(events)
+    markers = events.filter {
+      $0.kind == SessionEvent.Kind.annotation.rawValue && ["drink", "note"].contains($0.cause)
+    }
+    .sorted { $0.wall < $1.wall }.map { Marker(wall: $0.wall, millilitres: $0.cause == "drink" ? $0.value : nil) }
     // The UUID's first 32 bits: what the file name carries too.
     let serial = UInt32(ExportFile.shortID(of: session), radix: 16) ?? 0
     self.serial = serial == 0 ? 1 : serial

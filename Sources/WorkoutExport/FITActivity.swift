@@ -31,8 +31,9 @@ public struct FITActivityWriter: ActivityEncoder {
   private var session: SessionRecord { exported.session }
   private var summary: SessionSummary? { exported.summary }
   private var laps: [LapRecord] { exported.laps }
-  /// The first of `exported.timerEvents` not yet written.
+  /// The first of `exported.timerEvents`, and of `exported.markers`, not yet written.
   private var nextTimerEvent = 0
+  private var nextMarker = 0
   private var messages = FITMessageWriter()
   private var dataSize = 0
   private var dataCRC = FITCRC()
@@ -98,14 +99,26 @@ public struct FITActivityWriter: ActivityEncoder {
     return out
   }
 
+  /// The timer events and the rider's markers due by `wall` (all with nil), in time order.
   private mutating func events(until wall: Double?) -> [UInt8] {
     var out: [UInt8] = []
     let timerEvents = exported.timerEvents
-    while nextTimerEvent < timerEvents.count, wall.map({ timerEvents[nextTimerEvent].wall <= $0 }) ?? true {
-      let next = timerEvents[nextTimerEvent]
-      nextTimerEvent += 1
-      // event 0 timer; event_type 0 start, 4 stop_all.
-      out += emit(FITProfile.event, [Self.time(next.wall), .integer(0), .integer(next.start ? 0 : 4)])
+    let markers = exported.markers
+    while true {
+      let timer = nextTimerEvent < timerEvents.count ? timerEvents[nextTimerEvent].wall : nil
+      let marker = nextMarker < markers.count ? markers[nextMarker].wall : nil
+      guard let next = [timer, marker].compactMap({ $0 }).min(), wall.map({ next <= $0 }) ?? true else { break }
+      if let timer, timer == next {
+        let event = timerEvents[nextTimerEvent]
+        nextTimerEvent += 1
+        // event 0 timer; event_type 0 start, 4 stop_all.
+        out += emit(FITProfile.event, [Self.time(event.wall), .integer(0), .integer(event.start ? 0 : 4)])
+      } else {
+        let event = markers[nextMarker]
+        nextMarker += 1
+        out += emit(
+          FITProfile.marker, [Self.time(event.wall), .integer(32), .integer(3), .scaled(event.millilitres)])
+      }
     }
     return out
   }

@@ -29,6 +29,15 @@ public enum FITProfile {
       .init(0, .enumeration),  // event
       .init(1, .enumeration),  // event_type
     ])
+  /// An `event` the rider marked: a drink or a note from the phone.
+  public static let marker = FITMessageDefinition(
+    global: 21,
+    fields: [
+      .init(253, .uint32),  // timestamp
+      .init(0, .enumeration),  // event: user_marker 32
+      .init(1, .enumeration),  // event_type: marker 3
+      .init(3, .uint32),  // data: a drink's millilitres
+    ])
   public static let record = FITMessageDefinition(
     global: 20,
     fields: [

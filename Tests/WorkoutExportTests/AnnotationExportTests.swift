@@ -6,7 +6,8 @@ import WorkoutStore
 @testable import WorkoutExport
 
 /// The rider's notes from the phone (annotation events) in the formats that have a free-text
-/// field for the workout: GPX's trk desc and TCX's Activity Notes, valid against their schemas.
+/// field for the workout: GPX's trk desc and TCX's Activity Notes, valid against their schemas;
+/// in FIT, each drink and note a user_marker event at its moment, the RPE and mood the session's.
 @Suite("notes from the phone in the exports")
 struct AnnotationExportTests {
   func annotatedRide(into directory: ExportDirectory) throws -> WorkoutStore {
@@ -55,6 +56,23 @@ struct AnnotationExportTests {
     #expect(elements("Notes", in: text).first?.hasPrefix("drink 500 ml at ") == true)
     let run = try validate(written.path, schema: "tcx2-activityextension2.xsd", needs: TCXTests.schemas, in: directory)
     #expect(run.status == 0, "\(run.errors)")
+  }
+
+  @Test func fitMarksTheDrinkAndTheNoteAndCarriesTheRPEAndMood() throws {
+    let directory = ExportDirectory()
+    let store = try annotatedRide(into: directory)
+    let session = try #require(try store.session(id: 1))
+    let written = try ExportFile.write(session, from: store, format: .fit, into: directory.path)
+    let decoded = try #require(try readWithReferenceDecoders(written.path))
+    #expect((decoded["errors"] as? [String])?.isEmpty == true, "\(decoded["errors"] ?? "")")
+    let start = try #require(FITMessageWriter.timestamp(unix: session.startWall ?? session.openedWall))
+    let markers = try #require(decoded["markers"] as? [[Any]])
+    // [timestamp from the start, data]: the drink's 500 ml, the note's nothing.
+    let shown = markers.map { [(($0[0] as? Int) ?? -1) - Int(start), $0[1] as? Int ?? -1] }
+    #expect(shown == [[60, 500], [90, -1]], "\(markers)")
+    let fit = try #require(decoded["session"] as? [String: Any])
+    #expect(fit["workout_rpe"] as? Int == 70)
+    #expect(fit["workout_feel"] as? Int == 67, "slightly pleasant: valence 1/3 on 0-100")
   }
 
   @Test func withoutNotesTheFilesHaveNoSuchField() throws {

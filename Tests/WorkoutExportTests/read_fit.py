@@ -56,6 +56,8 @@ print(json.dumps({
                                        "distance", "enhanced_speed", "enhanced_altitude"]) if records else None,
     "timer_events": [[e.get("event"), e.get("event_type"), e.get("timestamp")]
                      for e in messages.get("event_mesgs", []) if e.get("event") == "timer"],
+    "markers": [[e.get("timestamp"), e.get("data")] for e in raw.get("event_mesgs", [])
+                if e.get("event") == 32 and e.get("event_type") == 3],
     "activity_sessions": messages.get("activity_mesgs", [{}])[0].get("num_sessions"),
     "activity": plain(raw.get("activity_mesgs", [{}])[0], ["timestamp", "local_timestamp"]),
     "hrv": [t for m in messages.get("hrv_mesgs", []) for t in m.get("time", []) if t is not None],
