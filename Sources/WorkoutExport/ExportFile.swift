@@ -74,6 +74,8 @@ public struct ExportedSession: Sendable {
   /// Its time in zone and training figures, whole and per lap, as `workoutctl show` reckons
   /// them; nil when not derived (`load` derives them).
   public var figures: SessionAnalyzer.Result?
+  /// A multisport workout's figures per activity (`legs`), each analysed as one stretch.
+  public var legFigures: SessionAnalyzer.Result?
   /// The session's newest event when it was loaded (`WorkoutStore.latestEventID`), read before
   /// the rest: the export ledger's note of what the file holds.
   public var sourceEventID: Int64?
@@ -141,16 +143,24 @@ public struct ExportedSession: Sendable {
       var analyzer = SessionAnalyzer(
         zones: settings.zones, lapEnds: lapEnds, endTimer: exported.summary?.totals.timer ?? session.timer,
         ftp: settings.ftp, rider: settings.rider)
+      var legAnalyzer = exported.legs.map { legs in
+        SessionAnalyzer(
+          zones: settings.zones, lapEnds: legs.map { lapEnds[$0.laps.upperBound - 1] },
+          endTimer: exported.summary?.totals.timer ?? session.timer, ftp: settings.ftp, rider: settings.rider)
+      }
       var from = 0
       while true {
         let points = try store.points(sessionID: session.id, from: from, limit: ExportFile.page)
         for point in points {
-          analyzer.add(TrainingSample(timer: point.timer, heartRate: point.hr, power: point.power))
+          let sample = TrainingSample(timer: point.timer, heartRate: point.hr, power: point.power)
+          analyzer.add(sample)
+          legAnalyzer?.add(sample)
         }
         guard points.count == ExportFile.page, let last = points.last else { break }
         from = last.seq + 1
       }
       exported.figures = analyzer.finish()
+      exported.legFigures = legAnalyzer?.finish()
       return exported
     } catch {
       throw ExportError("session \(session.id): \(error)")
@@ -176,6 +186,23 @@ public struct ExportedSession: Sendable {
 
   /// What the session recorded of the rider's settings at its start.
   public var settings: RecordedSettings { RecordedSettings(events: events) }
+
+  /// A multisport workout's activities, each as the laps it closed (its last one ends with
+  /// trigger `activityEnd`, the workout's last with `sessionEnd`); nil for a workout of one
+  /// activity. FIT writes each as a session of its own sport (FIT SDK, "Multisport").
+  public var legs: [(type: ActivityType?, laps: Range<Int>)]? {
+    let changes = events.filter { $0.kind == SessionEvent.Kind.activity.rawValue }.sorted { $0.wall < $1.wall }
+    guard !changes.isEmpty, !laps.isEmpty else { return nil }
+    let types = [ActivityType(rawValue: session.activity)] + changes.map { $0.detail.flatMap(ActivityType.init) }
+    var legs: [(ActivityType?, Range<Int>)] = []
+    var first = 0
+    for (index, lap) in laps.enumerated()
+    where LapSummary.Trigger(rawValue: lap.trigger) == .activityEnd || index == laps.count - 1 {
+      legs.append((legs.count < types.count ? types[legs.count] : nil, first..<index + 1))
+      first = index + 1
+    }
+    return legs.count > 1 ? legs : nil
+  }
 
   /// When the session started (its first start, else when it was opened), Unix time.
   public var start: Double { session.startWall ?? session.openedWall }

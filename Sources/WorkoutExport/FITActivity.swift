@@ -167,27 +167,10 @@ public struct FITActivityWriter: ActivityEncoder {
     }
   }
 
-  /// A multisport workout's activities, each as the laps it closed (its last one ends with
-  /// trigger `activityEnd`, the workout's last with `sessionEnd`); nil for a workout of one
-  /// activity. FIT writes each as a session of its own sport (FIT SDK, "Multisport").
-  private var legs: [(type: ActivityType?, laps: Range<Int>)]? {
-    let changes = exported.events.filter { $0.kind == SessionEvent.Kind.activity.rawValue }.sorted { $0.wall < $1.wall }
-    guard !changes.isEmpty, !laps.isEmpty else { return nil }
-    let types = [ActivityType(rawValue: session.activity)] + changes.map { $0.detail.flatMap(ActivityType.init) }
-    var legs: [(ActivityType?, Range<Int>)] = []
-    var first = 0
-    for (index, lap) in laps.enumerated()
-    where LapSummary.Trigger(rawValue: lap.trigger) == .activityEnd || index == laps.count - 1 {
-      legs.append((legs.count < types.count ? types[legs.count] : nil, first..<index + 1))
-      first = index + 1
-    }
-    return legs.count > 1 ? legs : nil
-  }
-
   /// One `session` message over laps `range` of a multisport workout: their sums, their
   /// maxima, and their averages weighted by timer time (each lap's is over its seconds).
   private mutating func legSession(
-    _ index: Int, type: ActivityType?, laps range: Range<Int>, lapPowers: [Double?], figures: SessionAnalyzer.Result
+    _ index: Int, type: ActivityType?, laps range: Range<Int>, lapPowers: [Double?]
   ) -> [UInt8] {
     let legLaps = laps[range]
     func sum(_ value: (LapRecord) -> Double) -> Double { legLaps.map(value).reduce(0, +) }
@@ -205,13 +188,9 @@ public struct FITActivityWriter: ActivityEncoder {
     let timer = sum(\.timer)
     let distance = sum(\.distance)
     let sport = Self.sport(type)
-    // A leg's work and energy are its laps'; its NP, IF and TSS would need its own rolling
-    // means, which the laps do not keep.
-    let legFigures = figures.laps.indices.contains(range.upperBound - 1) ? Array(figures.laps[range]) : []
-    func total(_ value: (StretchMetrics) -> Double?) -> Double? {
-      let values = legFigures.compactMap(value)
-      return values.isEmpty ? nil : values.reduce(0, +)
-    }
+    // The leg's own figures: its points analysed as one stretch (`ExportedSession.legFigures`).
+    let legs = exported.legFigures
+    let leg = legs.flatMap { $0.laps.indices.contains(index) ? $0.laps[index] : nil }
     var out = emit(
       FITProfile.session,
       [
@@ -224,14 +203,11 @@ public struct FITActivityWriter: ActivityEncoder {
         .scaled(weighted(Array(lapPowers[range]))), .scaled(maximum(\.maxPower)),
         .scaled(sum(\.ascent)), .scaled(sum(\.descent)),
         .integer(Int64(range.lowerBound)), .integer(Int64(range.count)), .integer(0),
-      ] + trainingFields(calories: total(\.kilocalories), work: total(\.work)))
-    let zoneTimes = figures.zones.map { breakdown in
-      var times = ZoneTimes(zoneCount: breakdown.configuration.zones.count)
-      for lap in breakdown.laps[range.clamped(to: breakdown.laps.indices)] {
-        for (zone, seconds) in lap.seconds.enumerated() { times.add(seconds, toZone: zone) }
-      }
-      return times
-    }
+      ]
+        + trainingFields(
+          calories: leg?.kilocalories, work: leg?.work, normalizedPower: leg?.normalizedPower,
+          intensityFactor: leg?.intensityFactor, trainingStressScore: leg?.trainingStressScore))
+    let zoneTimes = (legs?.zones ?? []).compactMap { $0.laps.indices.contains(index) ? $0.laps[index] : nil }
     out += timeInZone(reference: 18, index: index, times: zoneTimes, at: legLaps.last?.endWall)
     return out
   }
@@ -293,7 +269,7 @@ public struct FITActivityWriter: ActivityEncoder {
     let end = exported.end
     let start = exported.start
     let withoutZeros = exported.powerAveraging == .withoutZeros
-    let legs = self.legs
+    let legs = exported.legs
     let figures = exported.figures ?? SessionAnalyzer(zones: [], lapEnds: [], endTimer: 0).finish()
     var lapPowers: [Double?] = []
     for (index, lap) in laps.enumerated() {
@@ -319,7 +295,7 @@ public struct FITActivityWriter: ActivityEncoder {
     }
     if let legs {
       for (index, leg) in legs.enumerated() {
-        out += legSession(index, type: leg.type, laps: leg.laps, lapPowers: lapPowers, figures: figures)
+        out += legSession(index, type: leg.type, laps: leg.laps, lapPowers: lapPowers)
       }
     }
     let totals = summary?.totals

@@ -352,4 +352,51 @@ struct MultisportExportTests {
     #expect(laps.map { $0["sport"] as? String } == ["running", "running", "cycling"])
     #expect(laps.map { $0["lap_trigger"] as? String } == ["manual", "session_end", "session_end"])
   }
+
+  @Test("each activity's session has its own NP, IF, work and time in zone")
+  func eachActivitysOwnTrainingFigures() throws {
+    let directory = ExportDirectory()
+    let (store, _) = try WorkoutStore.open(at: directory.path + "/workoutd.db", wallNow: 0)
+    var settings = EngineSettings(activity: .cycling, countdown: 0, autoPause: .some(nil))
+    settings.activityPlan = [.cycling, .indoorCycling]
+    settings.zones = [try SystemZones.power(ftp: 200)]
+    settings.ftp = 200
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 45.5, longitude: 7.25)
+    func ride(_ seconds: Int, watts: Int) {
+      for _ in 0..<seconds {
+        h.advance(by: 1)
+        position = position.moved(eastBy: 8)
+        h.send(
+          .reading(
+            .gps(
+              GPSFix(
+                dimension: .threeD, latitude: position.latitude, longitude: position.longitude, altitude: 100,
+                speed: 8, horizontalError: 3))))
+        h.send(.reading(.power(watts: watts)))
+        h.send(.tick)
+      }
+    }
+    ride(120, watts: 150)
+    #expect(h.send(.nextActivity(nil, .control)).outcome == .accepted(.running))
+    ride(90, watts: 250)
+    _ = h.press(.stop)
+    try store.write(h.commands, clock: FITActivityTests.clock)
+    guard let decoded = try PowerAveragingExportTests().decodedFIT(store, in: directory) else { return }
+    #expect((decoded["errors"] as? [String])?.isEmpty == true, "\(decoded["errors"] ?? "")")
+    let sessions = try #require(decoded["sessions"] as? [[String: Any]])
+    #expect(sessions.map { $0["normalized_power"] as? Int } == [150, 250], "\(sessions)")
+    #expect(sessions.map { $0["intensity_factor"] as? Double } == [0.75, 1.25], "\(sessions)")
+    let work = sessions.compactMap { $0["total_work"] as? Int }
+    #expect(work.count == 2 && abs(work[0] - 120 * 150) <= 150 && abs(work[1] - 90 * 250) <= 250, "\(work)")
+    let inZone = try #require(decoded["time_in_zone"] as? [[String: Any]]).filter {
+      $0["reference_mesg"] as? String == "session"
+    }
+    #expect(inZone.map { $0["reference_index"] as? Int } == [0, 1])
+    // 150 W of FTP 200 is 75 %: zone 2 (56-75 %); 250 W is 125 %: zone 6 (above 120 %).
+    let seconds = inZone.map { ($0["time_in_power_zone"] as? [Double]) ?? [] }
+    #expect(seconds.count == 2 && abs(seconds[0][1] - 120) <= 1 && abs(seconds[1][5] - 90) <= 1, "\(seconds)")
+  }
 }

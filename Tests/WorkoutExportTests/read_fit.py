@@ -41,7 +41,8 @@ print(json.dumps({
                                "threshold_power", "total_work", "total_calories", "workout_rpe",
                                "workout_feel"]),
     "sessions": [plain(s, ["sport", "total_timer_time", "total_distance", "first_lap_index", "num_laps",
-                           "avg_heart_rate", "message_index"]) for s in messages.get("session_mesgs", [])],
+                           "avg_heart_rate", "message_index", "normalized_power", "total_work",
+                           "intensity_factor"]) for s in messages.get("session_mesgs", [])],
     "laps": [plain(lap, ["total_timer_time", "total_distance", "lap_trigger", "avg_power", "sport",
                          "normalized_power", "total_work", "total_calories"])
              for lap in messages.get("lap_mesgs", [])],
