@@ -335,7 +335,7 @@ ARM64_CACHE     = $(or $(WORKOUTD_ARM64_CACHE),/var/tmp/workoutd-arm64)
 ARM64_SCRATCH   = .build-arm64
 ARM64_BIN       = $(CURDIR)/$(ARM64_SCRATCH)/aarch64-unknown-linux-gnu
 ARM64_CXX       = $(CURDIR)/$(ARM64_SCRATCH)/static-libstdc++
-.PHONY: arm64-setup release-arm64 deb-arm64 test-arm64 test-board-arm64 test-board-arm64-smoke
+.PHONY: arm64-setup release-arm64 deb-arm64 bench-arm64 test-arm64 test-board-arm64 test-board-arm64-smoke
 arm64-setup:
 	$(ARM64) setup
 
@@ -361,6 +361,21 @@ deb-arm64: release-arm64
 	  | tee .build/deb-arm64/lintian.txt
 	@dpkg-deb -I .build/deb-arm64/workoutd_*_arm64.deb | grep -E '^ (Package|Version|Architecture|Depends):'
 	@ls -l .build/deb-arm64/*.deb
+
+# The 1 Hz comparison with gpxlogger in instructions (make bench's instructions.py) on aarch64:
+# the aarch64 release build and trixie's arm64 gpxlogger, and beside them the x86_64 ones, each
+# under QEMU's user-mode emulator with a counting plugin (Benchmarks/instructions-arm64.py), then
+# instructions.py's callgrind count of the x86_64 pair. Benchmarks/Instructions/setup.sh builds
+# the plugin-enabled QEMU from Debian's source once (cache: /var/tmp/workoutd-qemu-plugins).
+# Not part of `make test` or CI. Root (apt, the arm64 roots).
+bench-arm64: release release-arm64 test-deps
+	@command -v valgrind >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind
+	@start=$$(date +%s); bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
+	args=$$(Benchmarks/Instructions/setup.sh) && echo "setup: $$(( $$(date +%s) - start )) s" && echo && \
+	python3 Benchmarks/instructions-arm64.py $$args --x86-bin $$bin --arm64-bin $(ARM64_BIN)/release \
+	  --sysroot $(ARM64_CACHE)/sysroot && echo && \
+	python3 Benchmarks/instructions.py --bin $$bin && \
+	echo && echo "make bench-arm64: $$(( $$(date +%s) - start )) s (and the builds before)"
 
 # The test suite built for aarch64 and run here under qemu-user (binfmt_misc: the aarch64
 # programs the tests start, workoutd and workoutctl among them, run under it too; gpsd, Python
