@@ -14,7 +14,8 @@ Setups, all attached at the same time to one gpsd (gpsfake replaying device.py's
 as instructions.py), each a workoutd (--board linux, device.py's configuration) and a gpxlogger
 (-e sockets, writing its GPX file) under the plugin:
 - aarch64: the cross-built release workoutd (make release-arm64) and trixie's arm64 gpxlogger,
-  on trixie's arm64 libraries (build-aux/cross-arm64.sh's sysroot) under qemu-aarch64;
+  on trixie's arm64 libraries (build-aux/cross-arm64.sh's sysroot) under qemu-aarch64, once for
+  each of --arm64-cpus (QEMU's CPU models: by default the Pi 4's Cortex-A72 and the Pi 5's A76);
 - x86_64 (bookworm): this machine's release workoutd and gpxlogger on its own libraries under
   qemu-x86_64: what instructions.py counts with callgrind, counted by the plugin instead, to
   check the one counter against the other;
@@ -26,7 +27,7 @@ After `workoutctl start` and a settling pause, each plugin's totals are read, an
 added in the window), per fix (the replay's epochs with a 2D/3D fix in it), each split by file.
 
 Usage: Benchmarks/instructions-arm64.py --qemu DIR --plugin SO --x86-bin DIR --arm64-bin DIR
-           --sysroot DIR --gpxlogger-arm64 FILE [--trixie-amd64 DIR] [--recording 60]
+           --sysroot DIR --gpxlogger-arm64 FILE [--trixie-amd64 DIR] [--arm64-cpus A,B] [--recording 60]
 """
 import argparse
 import collections
@@ -47,9 +48,9 @@ SETTLE = 15  # seconds after `workoutctl start` (instructions.py's pause)
 class Counted:
     """A program under qemu-user with the counting plugin, its totals in `out`."""
 
-    def __init__(self, qemu, plugin, out, prefix=None, guest_env=()):
+    def __init__(self, qemu, plugin, out, cpu=None, prefix=None, guest_env=()):
         self.out = out
-        self.launcher = [qemu, "-plugin", f"{plugin},out={out}"]
+        self.launcher = [qemu, "-plugin", f"{plugin},out={out}"] + (["-cpu", cpu] if cpu else [])
         if prefix:
             self.launcher += ["-L", prefix]
         for assignment in guest_env:
@@ -84,6 +85,8 @@ def main():
     parser.add_argument("--sysroot", required=True, help="trixie root with its arm64 libraries (cross-arm64.sh)")
     parser.add_argument("--gpxlogger-arm64", required=True, help="trixie's arm64 gpxlogger")
     parser.add_argument("--trixie-amd64", help="trixie's amd64 gpsd-clients and libdbus unpacked (usr/bin/gpxlogger)")
+    parser.add_argument("--arm64-cpus", default="cortex-a72,cortex-a76",
+                        help="QEMU's aarch64 CPU models to count on (default: the Pi 4's and the Pi 5's)")
     parser.add_argument("--recording", type=float, default=60, help="seconds counted (default 60)")
     parser.add_argument("--dir", default=os.path.join(benchlib.ROOT, ".build", "bench"))
     args = parser.parse_args()
@@ -92,14 +95,19 @@ def main():
     work = tempfile.mkdtemp(prefix="instructions-arm64-", dir=args.dir)
     qemu = {cpu: os.path.join(args.qemu, "qemu-" + cpu) for cpu in ("aarch64", "x86_64")}
     host_gpxlogger = shutil.which("gpxlogger") or sys.exit("no gpxlogger (gpsd-clients)")
-    # (label, CPU, workoutd, gpxlogger, library root, the guest's extra environment)
-    setups = [("aarch64", "aarch64", os.path.join(args.arm64_bin, "workoutd"), args.gpxlogger_arm64,
-               args.sysroot, ()),
-              ("x86_64 bookworm", "x86_64", os.path.join(args.x86_bin, "workoutd"), host_gpxlogger, None, ())]
+    # (label, emulator, its CPU model, workoutd, gpxlogger, library root, the guest's environment).
+    # The CPU model matters: glibc picks its string functions by the CPU's features (ifunc), and
+    # QEMU's default aarch64 CPU has them all (SVE, and FEAT_MOPS: a memcpy of any length in three
+    # instructions), which no Pi has. x86_64's default ("max": AVX2, no AVX-512) is, as for
+    # callgrind (valgrind hides AVX-512 from the program), what glibc's x86_64 variants see.
+    setups = [(f"aarch64 {cpu}", "aarch64", cpu, os.path.join(args.arm64_bin, "workoutd"), args.gpxlogger_arm64,
+               args.sysroot, ()) for cpu in args.arm64_cpus.split(",")]
+    setups.append(("x86_64 bookworm", "x86_64", None, os.path.join(args.x86_bin, "workoutd"), host_gpxlogger,
+                   None, ()))
     if args.trixie_amd64:
         # The sysroot is trixie amd64 with arm64 beside it, without the libdbus gpxlogger links.
         libdbus = os.path.join(args.trixie_amd64, "usr", "lib", "x86_64-linux-gnu")
-        setups.append(("x86_64 trixie", "x86_64", os.path.join(args.x86_bin, "workoutd"),
+        setups.append(("x86_64 trixie", "x86_64", None, os.path.join(args.x86_bin, "workoutd"),
                        os.path.join(args.trixie_amd64, "usr", "bin", "gpxlogger"), args.sysroot,
                        ("LD_LIBRARY_PATH=" + libdbus,)))
 
@@ -116,15 +124,15 @@ def main():
         watcher = device.Watcher(port)
         watcher.start()
         counted = {}
-        for label, cpu, workoutd, gpxlogger, prefix, env in setups:
+        for label, emulator, cpu, workoutd, gpxlogger, prefix, env in setups:
             name = label.replace(" ", "-")
-            lg = Counted(qemu[cpu], args.plugin, os.path.join(work, f"count.gpxlogger.{name}"), prefix, env)
+            lg = Counted(qemu[emulator], args.plugin, os.path.join(work, f"count.gpxlogger.{name}"), cpu, prefix, env)
             log = open(os.path.join(work, f"gpxlogger.{name}.log"), "w")
             logs.append(log)
             loggers[label] = subprocess.Popen(
                 [*lg.launcher, gpxlogger, "-e", "sockets", "-f", os.path.join(work, f"track.{name}.gpx"),
                  f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-            wd = Counted(qemu[cpu], args.plugin, os.path.join(work, f"count.workoutd.{name}"), prefix, env)
+            wd = Counted(qemu[emulator], args.plugin, os.path.join(work, f"count.workoutd.{name}"), cpu, prefix, env)
             # workoutctl is this machine's: the control socket's protocol is the same.
             daemon = device.Daemon("workoutd " + name, args.x86_bin, work, port, launcher=wd.launcher,
                                    executable=workoutd)
@@ -164,7 +172,7 @@ def main():
     tpvs, fixes = watcher.fixes(t0, t1)
     print(f"window {t1 - t0:.0f} s: {fixes} fixes ({tpvs} TPVs)\n")
     failed = False
-    for label, _, workoutd, gpxlogger, _, _ in setups:
+    for label, _, _, workoutd, _, _, _ in setups:
         (p0, w0, g0), (p1, w1, g1) = before[label], after[label]
         recorded = p1 - p0
         if w0[1] != w1[1] or g0[1] != g1[1]:
