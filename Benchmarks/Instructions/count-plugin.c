@@ -43,8 +43,9 @@
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define MAX_FILES 64 /* a process's code files; more go to the last slot */
-#define ANONYMOUS 0  /* slot 0: code in no file (the vDSO, anything generated) */
+#define MAX_FILES 64           /* a process's code files; more share the last slot */
+#define ANONYMOUS 0            /* slot 0: code in no file (the vDSO, anything generated) */
+#define OTHERS (MAX_FILES - 1) /* the last: files beyond the others */
 
 /* One scoreboard entry (per vCPU): instructions by file slot. */
 typedef struct {
@@ -77,8 +78,8 @@ static int file_slot(const char *path)
             return i;
         }
     }
-    if (files == MAX_FILES) {
-        return MAX_FILES - 1;
+    if (files == OTHERS) {
+        return OTHERS;
     }
     file_names[files] = strdup(base);
     return files++;
@@ -149,7 +150,9 @@ static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
                                                       qemu_plugin_tb_n_insns(tb));
 }
 
-static void write_totals(void)
+/* `who` names the writer's own temporary file: the writer thread and the exit callback may
+ * write at the same time. */
+static void write_totals(const char *who)
 {
     if (getpid() != owner) {
         return;
@@ -167,16 +170,16 @@ static void write_totals(void)
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     char temporary[4096];
-    snprintf(temporary, sizeof temporary, "%s.tmp", out_path);
+    snprintf(temporary, sizeof temporary, "%s.%s", out_path, who);
     FILE *f = fopen(temporary, "w");
     if (f == NULL) {
         return;
     }
     fprintf(f, "%" PRIu64 " %" PRIu64 " %d\n", (uint64_t)now.tv_sec * 1000000000u + now.tv_nsec, total, vcpus);
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < files; i++) {
+    for (int i = 0; i < MAX_FILES; i++) {
         if (by_file[i]) {
-            fprintf(f, "%" PRIu64 " %s\n", by_file[i], i == ANONYMOUS ? "[anonymous]" : file_names[i]);
+            fprintf(f, "%" PRIu64 " %s\n", by_file[i], file_names[i]);
         }
     }
     pthread_mutex_unlock(&lock);
@@ -191,14 +194,14 @@ static void *writer(void *unused)
     struct timespec pause = {interval_ms / 1000, (interval_ms % 1000) * 1000000};
     for (;;) {
         nanosleep(&pause, NULL);
-        write_totals();
+        write_totals("writing");
     }
     return NULL;
 }
 
 static void at_exit(qemu_plugin_id_t id, void *unused)
 {
-    write_totals();
+    write_totals("exiting");
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
@@ -219,6 +222,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     }
     owner = getpid();
     file_names[ANONYMOUS] = "[anonymous]";
+    file_names[OTHERS] = "[other files]";
     counts = qemu_plugin_scoreboard_new(sizeof(Counts));
     qemu_plugin_register_vcpu_tb_trans_cb(id, translated);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);
