@@ -1,0 +1,91 @@
+import CLinuxShims
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// An open file descriptor, owned: closed exactly once, by `close()` or when released. Its
+/// calls are retried when a signal interrupts them (EINTR), except `close`: Linux releases the
+/// descriptor whatever close(2) returns, so a second close could close a descriptor another
+/// thread has just been given the same number for.
+public final class FileDescriptor {
+  public let rawValue: Int32
+  public private(set) var isClosed = false
+
+  /// Takes over `rawValue`, an open descriptor nothing else will close.
+  public init(owning rawValue: Int32) {
+    self.rawValue = rawValue
+  }
+
+  deinit {
+    if !isClosed { _ = Glibc.close(rawValue) }
+  }
+
+  /// Opens `path` (relative to `directory` when given, as openat(2) does), close-on-exec.
+  public static func open(
+    _ path: String, _ flags: Int32, mode: mode_t = 0, relativeTo directory: FileDescriptor? = nil
+  ) throws(SystemError) -> FileDescriptor {
+    let at = directory?.rawValue ?? AT_FDCWD
+    let fd = try retryingInterrupts("open", path) { openat(at, path, flags | O_CLOEXEC, mode) }
+    return FileDescriptor(owning: fd)
+  }
+
+  /// Opens the directory at `path` for reading (to fsync it, or to open files relative to it).
+  public static func openDirectory(_ path: String, flags: Int32 = 0) throws(SystemError) -> FileDescriptor {
+    try open(path, O_RDONLY | O_DIRECTORY | flags)
+  }
+
+  /// Closes it, once: a later call does nothing. Never retried; a failure (EIO of a network or
+  /// FAT file system writing back, EINTR) is thrown, the descriptor closed all the same.
+  public func close() throws(SystemError) {
+    guard !isClosed else { return }
+    isClosed = true
+    if Glibc.close(rawValue) != 0 { throw SystemError.last("close") }
+  }
+
+  /// Writes all of `bytes`, however many write(2) calls that takes.
+  public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+    var done = 0
+    while done < bytes.count {
+      done += try retryingInterrupts("write") { Glibc.write(rawValue, bytes.baseAddress! + done, bytes.count - done) }
+    }
+  }
+
+  /// Writes all of `bytes` at `offset`, however many pwrite(2) calls that takes; the file
+  /// offset stays where it was.
+  public func writeAll(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) {
+    var done = 0
+    while done < bytes.count {
+      done += try retryingInterrupts("pwrite") {
+        pwrite(rawValue, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+      }
+    }
+  }
+
+  /// Reads what is there, up to `buffer.count` bytes; 0 at the end of the file.
+  public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+    try retryingInterrupts("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+  }
+
+  /// fsync(2): the file's data and metadata on the device.
+  public func sync() throws(SystemError) {
+    try retryingInterrupts("fsync") { fsync(rawValue) }
+  }
+
+  /// syncfs(2): everything of the file system it is on, on the device.
+  public func syncFileSystem() throws(SystemError) {
+    try retryingInterrupts("syncfs") { shim_syncfs(rawValue) }
+  }
+
+  /// ftruncate(2): makes the file `size` bytes long (sparse where it grows).
+  public func truncate(to size: Int64) throws(SystemError) {
+    try retryingInterrupts("ftruncate") { ftruncate(rawValue, off_t(size)) }
+  }
+
+  /// fstat(2).
+  public func status() throws(SystemError) -> stat {
+    var info = stat()
+    try retryingInterrupts("fstat") { fstat(rawValue, &info) }
+    return info
+  }
+}
