@@ -36,7 +36,7 @@ let package = Package(
     // SQLite's process-wide settings (sqlite3_config, run before main); libsqlite3-dev.
     .target(name: "CSQLiteSetup", cSettings: fortified, linkerSettings: [.linkedLibrary("sqlite3")]),
     // Rides in the formats riders' platforms read (FIT), made from the store as points stream.
-    .target(name: "WorkoutExport", dependencies: ["WorkoutCore", "WorkoutStore", "CLinuxShims"]),
+    .target(name: "WorkoutExport", dependencies: ["WorkoutCore", "WorkoutStore", "LinuxSupport"]),
     // A stored session's summary, time in zone and metrics, as `show` and the ride page give them.
     .target(name: "WorkoutReports", dependencies: ["WorkoutCore", "WorkoutStore"]),
     .target(name: "CLinuxShims", cSettings: fortified),

@@ -43,42 +43,44 @@ public final class DurableFile {
   /// ".NAME.partial": what an interrupted write of NAME leaves.
   public static func temporaryName(for name: String) -> String { "." + name + ".partial" }
 
-  /// Starts replacing the file `name` in the open `directory` (shown as `directoryPath`). A
-  /// temporary file a cut left is removed first.
+  /// Starts replacing the file `name` in the open `directory` (shown as `directoryPath`). The
+  /// temporary file is ".NAME.partial", or NAME and `temporarySuffix` when given; one a cut
+  /// left is removed first.
   public static func begin(
     _ name: String, in directory: FileDescriptor, shownAs directoryPath: String,
-    temporaryName: String? = nil, mode: mode_t = 0o640
+    temporarySuffix: String? = nil, mode: mode_t = 0o640
   ) throws(DurableFileError) -> DurableFile {
     try DurableFile(
-      name, in: directory, directoryPath: directoryPath, prefix: directoryPath + "/", temporaryName: temporaryName,
+      name, in: directory, directoryPath: directoryPath, prefix: directoryPath + "/", temporarySuffix: temporarySuffix,
       mode: mode)
   }
 
-  /// Starts replacing the file at `path`; the temporary file is `temporaryName` in the same
-  /// directory (".NAME.partial" unless given).
+  /// Starts replacing the file at `path`; the temporary file is in the same directory.
   public static func begin(
-    path: String, temporaryName: String? = nil, mode: mode_t = 0o640
+    path: String, temporarySuffix: String? = nil, mode: mode_t = 0o640
   ) throws(DurableFileError) -> DurableFile {
     let slash = path.lastIndex(of: "/")
     let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
     let parent = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+    // Messages name the paths as the caller gave them ("sensors.json", not "./sensors.json").
+    let prefix = slash.map { String(path[...$0]) } ?? ""
     let directory: FileDescriptor
     do {
       directory = try FileDescriptor.openDirectory(parent)
     } catch {
-      throw DurableFileError("cannot open \(parent)", errno: error.errno)
+      // What the caller would see without the directory's descriptor: the file not made.
+      let temporaryName = temporarySuffix.map { name + $0 } ?? Self.temporaryName(for: name)
+      throw DurableFileError("cannot create \(prefix + temporaryName)", errno: error.errno)
     }
-    // Messages name the paths as the caller gave them ("sensors.json", not "./sensors.json").
     return try DurableFile(
-      name, in: directory, directoryPath: parent, prefix: slash.map { String(path[...$0]) } ?? "",
-      temporaryName: temporaryName, mode: mode)
+      name, in: directory, directoryPath: parent, prefix: prefix, temporarySuffix: temporarySuffix, mode: mode)
   }
 
   private init(
-    _ name: String, in directory: FileDescriptor, directoryPath: String, prefix: String, temporaryName: String?,
+    _ name: String, in directory: FileDescriptor, directoryPath: String, prefix: String, temporarySuffix: String?,
     mode: mode_t
   ) throws(DurableFileError) {
-    let temporaryName = temporaryName ?? Self.temporaryName(for: name)
+    let temporaryName = temporarySuffix.map { name + $0 } ?? Self.temporaryName(for: name)
     path = prefix + name
     temporaryPath = prefix + temporaryName
     self.directoryPath = directoryPath

@@ -67,6 +67,12 @@ public final class FileDescriptor {
     try retryingInterrupts("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
   }
 
+  /// Reads what is there into `buffer`, up to its size; 0 at the end of the file.
+  public func read(into buffer: inout [UInt8]) throws(SystemError) -> Int {
+    let count = buffer.withUnsafeMutableBytes { raw in Result { () throws(SystemError) in try read(into: raw) } }
+    return try count.get()
+  }
+
   /// fsync(2): the file's data and metadata on the device.
   public func sync() throws(SystemError) {
     try retryingInterrupts("fsync") { fsync(rawValue) }

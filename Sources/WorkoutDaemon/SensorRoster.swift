@@ -87,40 +87,17 @@ struct ChosenSensorsFile {
     }
   }
 
-  /// Written to a temporary name, synced, renamed over the old one and the directory synced:
-  /// a power cut leaves the old file or the new one, never half of one.
-  func save(_ entries: [Entry]) throws(SystemError) {
+  /// Written to a temporary name, synced, renamed over the old one and the directory synced
+  /// (`DurableFile`): a power cut leaves the old file or the new one, never half of one.
+  func save(_ entries: [Entry]) throws(DurableFileError) {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     guard let data = try? encoder.encode(Contents(version: Self.version, sensors: entries)) else {
-      throw SystemError("encode", errno: EINVAL, context: path)
+      throw DurableFileError("cannot encode \(path)", errno: EINVAL)
     }
-    let temporary = path + ".tmp"
-    let fd = try retryingInterrupts("open", temporary) {
-      open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
-    }
-    do {
-      var written = 0
-      let bytes = Array(data) + [10]
-      while written < bytes.count {
-        written += try retryingInterrupts("write", temporary) {
-          bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-        }
-      }
-      try retryingInterrupts("fsync", temporary) { fsync(fd) }
-      _ = close(fd)
-    } catch {
-      _ = close(fd)
-      unlink(temporary)
-      throw error
-    }
-    try retryingInterrupts("rename", path) { rename(temporary, path) }
-    let directory = (path as NSString).deletingLastPathComponent
-    let dirfd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    if dirfd >= 0 {
-      _ = fsync(dirfd)
-      _ = close(dirfd)
-    }
+    let file = try DurableFile.begin(path: path, temporarySuffix: ".tmp")
+    try file.write(Array(data) + [10])
+    try file.commit()
   }
 }
 

@@ -190,24 +190,11 @@ final class UsbDrive: @unchecked Sendable {
     }
   }
 
-  /// Through a temporary name, synced, renamed: a cut leaves the old text or none, never half.
-  static func writeText(_ text: String, to path: String) throws(SystemError) {
-    let temporary = path + ".partial"
-    let descriptor = try retryingInterrupts("open", temporary) {
-      open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
-    }
-    var closed = false
-    defer { if !closed { close(descriptor) } }
-    let bytes = Array(text.utf8)
-    var done = 0
-    while done < bytes.count {
-      done += try retryingInterrupts("write", temporary) {
-        bytes[done...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-      }
-    }
-    try retryingInterrupts("fsync", temporary) { fsync(descriptor) }
-    closed = true
-    try retryingInterrupts("close", temporary) { close(descriptor) }
-    try retryingInterrupts("rename", path) { rename(temporary, path) }
+  /// Through a temporary name, synced, renamed, the directory synced (`DurableFile`): a cut
+  /// leaves the old text or none, never half.
+  static func writeText(_ text: String, to path: String) throws(DurableFileError) {
+    let file = try DurableFile.begin(path: path, temporarySuffix: ".partial")
+    try file.write(Array(text.utf8))
+    try file.commit()
   }
 }

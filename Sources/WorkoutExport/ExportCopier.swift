@@ -1,5 +1,5 @@
-import CLinuxShims
 import Foundation
+import LinuxSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -45,27 +45,28 @@ public enum CopyError: Error, Sendable, Equatable, CustomStringConvertible {
 /// file's name) is refused, never followed into our own files.
 public final class ExportCopier {
   public let directory: String
-  private let descriptor: Int32
+  private let descriptor: FileDescriptor
 
   /// Opens `root/name`, making it (mode 0755) if missing; refuses a symlink or a non-directory.
   public init(root: String, name: String = "workoutd") throws(CopyError) {
     directory = root + "/" + name
-    let rootDescriptor = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    guard rootDescriptor >= 0 else { throw .target(errno, "cannot open \(root)") }
-    defer { close(rootDescriptor) }
-    if mkdirat(rootDescriptor, name, 0o755) != 0 && errno != EEXIST {
+    let rootDescriptor: FileDescriptor
+    do {
+      rootDescriptor = try FileDescriptor.openDirectory(root)
+    } catch {
+      throw .target(error.errno, "cannot open \(root)")
+    }
+    if mkdirat(rootDescriptor.rawValue, name, 0o755) != 0 && errno != EEXIST {
       throw .target(errno, "cannot make \(directory)")
     }
-    let opened = openat(rootDescriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-    guard opened >= 0 else {
-      throw errno == ELOOP || errno == ENOTDIR
+    do {
+      descriptor = try FileDescriptor.open(name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, relativeTo: rootDescriptor)
+    } catch {
+      throw error.errno == ELOOP || error.errno == ENOTDIR
         ? .failed("\(directory) is not a directory (a symlink or a file is in its place); it is left alone")
-        : .target(errno, "cannot open \(directory)")
+        : .target(error.errno, "cannot open \(directory)")
     }
-    descriptor = opened
   }
-
-  deinit { close(descriptor) }
 
   /// Copies `sourceDirectory/name` in under the same name; returns the bytes copied.
   @discardableResult
@@ -74,62 +75,49 @@ public final class ExportCopier {
       throw .source("\"\(name)\" is not an export's name")
     }
     let sourcePath = sourceDirectory + "/" + name
-    let input = open(sourcePath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-    guard input >= 0 else { throw .source("cannot open \(sourcePath): \(String(cString: strerror(errno)))") }
-    defer { close(input) }
-    var info = stat()
-    guard fstat(input, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+    let input: FileDescriptor
+    do {
+      input = try FileDescriptor.open(sourcePath, O_RDONLY | O_NOFOLLOW)
+    } catch {
+      throw .source("cannot open \(sourcePath): \(String(cString: strerror(error.errno)))")
+    }
+    guard let info = try? input.status(), info.st_mode & S_IFMT == S_IFREG else {
       throw .source("\(sourcePath) is not a regular file")
     }
-    let temporary = "." + name + ".partial"
-    let shown = directory + "/" + temporary
-    // A temporary file a pulled stick kept from an earlier copy.
-    _ = unlinkat(descriptor, temporary, 0)
-    let output = openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-    guard output >= 0 else { throw .target(errno, "cannot create \(shown)") }
-    var finished = false
-    defer {
-      if !finished {
-        close(output)
-        _ = unlinkat(descriptor, temporary, 0)
-      }
+    // A temporary file a pulled stick kept from an earlier copy is removed first.
+    let output: DurableFile
+    do {
+      output = try DurableFile.begin(name, in: descriptor, shownAs: directory, mode: 0o644)
+    } catch {
+      throw .target(error.errno, error.what)
     }
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     var copied: Int64 = 0
     while true {
-      let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      guard count >= 0 else { throw .source("cannot read \(sourcePath): \(String(cString: strerror(errno)))") }
+      let count: Int
+      do {
+        count = try input.read(into: &buffer)
+      } catch {
+        throw .source("cannot read \(sourcePath): \(String(cString: strerror(error.errno)))")
+      }
       if count == 0 { break }
-      var offset = 0
-      while offset < count {
-        let written = buffer[offset..<count].withUnsafeBytes { write(output, $0.baseAddress, $0.count) }
-        if written < 0 {
-          if errno == EINTR { continue }
-          throw .target(errno, "cannot write \(shown)")
-        }
-        offset += written
+      do {
+        try output.write(Array(buffer[0..<count]))
+      } catch {
+        throw .target(error.errno, error.what)
       }
       copied += Int64(count)
     }
-    // A FAT driver reports a full or vanished stick at the latest here.
-    guard fsync(output) == 0 else { throw .target(errno, "cannot sync \(shown)") }
-    finished = true
-    guard close(output) == 0 else {
-      _ = unlinkat(descriptor, temporary, 0)
-      throw .target(errno, "cannot close \(shown)")
+    // A FAT driver reports a full or vanished stick at the latest at the sync. It keeps
+    // directory entries in the device's buffers, which fsync of the directory does not write
+    // (only a `dirsync` mount does): without syncing the whole file system, a rename could be
+    // lost to a pull although recorded as copied (seen on Linux 6.12 in the board VM: the file
+    // missing on the stick, the ledger saying it was there).
+    do {
+      try output.commit(syncingFileSystem: true)
+    } catch {
+      throw .target(error.errno, error.what)
     }
-    guard renameat(descriptor, temporary, descriptor, name) == 0 else {
-      let code = errno
-      _ = unlinkat(descriptor, temporary, 0)
-      throw .target(code, "cannot rename \(shown) to \(name)")
-    }
-    guard fsync(descriptor) == 0 else { throw .target(errno, "cannot sync \(directory)") }
-    // The FAT driver keeps directory entries in the device's buffers, which fsync of the
-    // directory does not write (only a `dirsync` mount does): without syncing the whole file
-    // system, a rename could be lost to a pull although recorded as copied (seen on Linux 6.12
-    // in the board VM: the file missing on the stick, the ledger saying it was there).
-    guard shim_syncfs(descriptor) == 0 else { throw .target(errno, "cannot sync the file system of \(directory)") }
     return copied
   }
 }

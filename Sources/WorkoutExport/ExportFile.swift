@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSupport
 import WorkoutCore
 import WorkoutStore
 
@@ -257,8 +258,9 @@ public struct ActivityEncoderEnd: Sendable {
 
 /// Writes a stored session's file into a directory, as its points stream from the store (a
 /// page at a time: memory stays flat however long the ride). Written to a temporary name in
-/// that directory, synced, renamed, and the directory synced: a power cut leaves either the
-/// whole file under its name or none (and a temporary file the next export replaces).
+/// that directory, synced, renamed, and the directory synced (`DurableFile`): a power cut
+/// leaves either the whole file under its name or none (and a temporary file the next export
+/// replaces); a failure leaves none.
 public enum ExportFile {
   /// Points read from the store at a time.
   static let page = 250
@@ -337,26 +339,20 @@ public enum ExportFile {
     let session = source.exported.session
     let name = name(for: session, format: format)
     let path = directory + "/" + name
-    let temporary = directory + "/." + name + ".partial"
     var encoder = format.encoder(source.exported)
-
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
-    guard descriptor >= 0 else { throw ExportError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
-    var closed = false
-    defer {
-      if !closed { close(descriptor) }
+    let file: DurableFile
+    do {
+      file = try DurableFile.begin(path: path)
+    } catch {
+      throw ExportError(error.description)
     }
     var size: Int64 = 0
     func append(_ bytes: [UInt8]) throws(ExportError) {
       size += Int64(bytes.count)
-      var offset = 0
-      while offset < bytes.count {
-        let n = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        if n < 0 {
-          if errno == EINTR { continue }
-          throw ExportError("cannot write \(temporary): \(String(cString: strerror(errno)))")
-        }
-        offset += n
+      do {
+        try file.write(bytes)
+      } catch {
+        throw ExportError(error.description)
       }
     }
     try append(encoder.begin())
@@ -383,23 +379,16 @@ public enum ExportFile {
     let end = encoder.finish()
     try append(end.tail)
     if !end.head.isEmpty {
-      let written = end.head.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-      guard written == end.head.count else {
-        throw ExportError("cannot write the start of \(temporary): \(String(cString: strerror(errno)))")
+      do {
+        try file.write(end.head, at: 0)
+      } catch {
+        throw ExportError("cannot write the start of \(file.temporaryPath): \(String(cString: strerror(error.errno)))")
       }
     }
-    guard fsync(descriptor) == 0 else {
-      throw ExportError("cannot sync \(temporary): \(String(cString: strerror(errno)))")
-    }
-    closed = true
-    close(descriptor)
-    guard rename(temporary, path) == 0 else {
-      throw ExportError("cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
-    }
-    let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    if directoryDescriptor >= 0 {
-      _ = fsync(directoryDescriptor)
-      close(directoryDescriptor)
+    do {
+      try file.commit()
+    } catch {
+      throw ExportError(error.description)
     }
     return Written(
       path: path, name: name, bytes: size, points: end.points, unreadable: source.unreadable,

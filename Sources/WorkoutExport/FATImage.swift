@@ -1,4 +1,4 @@
-import CLinuxShims
+import LinuxSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -111,21 +111,24 @@ public enum FATImage {
       directory, aliases: &rootAliases, attributes: attributeDirectory, cluster: layout.directoryCluster, bytes: 0,
       modified: modified)
 
-    let temporaryPath = temporaryName(for: path)
-    _ = unlink(temporaryPath)
-    let output = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
-    guard output >= 0 else { throw failure(errno, "cannot create \(temporaryPath)") }
-    var finished = false
-    defer {
-      if !finished {
-        close(output)
-        unlink(temporaryPath)
-      }
+    let output: DurableFile
+    do {
+      output = try DurableFile.begin(path: path)
+    } catch {
+      throw .image(error.description)
     }
     let imageBytes = Int64(layout.totalSectors) * Int64(sectorBytes)
-    guard ftruncate(output, off_t(imageBytes)) == 0 else { throw failure(errno, "cannot size \(temporaryPath)") }
     func put(_ bytes: [UInt8], at offset: Int64) throws(FATImageError) {
-      try writeAll(bytes, to: output, at: offset, path: temporaryPath)
+      do {
+        try output.write(bytes, at: offset)
+      } catch {
+        throw .image(error.description)
+      }
+    }
+    do {
+      try output.setSize(imageBytes)
+    } catch {
+      throw .image(error.description)
     }
     let boot = bootSector(layout: layout, volumeID: volumeID, label: label)
     let info = fsInfoSector(freeClusters: layout.clusterCount - layout.usedClusters, nextFree: layout.usedClusters + 2)
@@ -152,27 +155,15 @@ public enum FATImage {
               ? "\(source.file.sourcePath) got shorter while it was copied"
               : "cannot read \(source.file.sourcePath): \(String(cString: strerror(errno)))")
         }
-        try writeAll(Array(buffer[0..<count]), to: output, at: offset, path: temporaryPath)
+        try put(Array(buffer[0..<count]), at: offset)
         offset += Int64(count)
         left -= Int64(count)
       }
     }
-    guard fsync(output) == 0 else { throw failure(errno, "cannot sync \(temporaryPath)") }
-    finished = true
-    guard close(output) == 0 else {
-      unlink(temporaryPath)
-      throw failure(errno, "cannot close \(temporaryPath)")
-    }
-    guard rename(temporaryPath, path) == 0 else {
-      let code = errno
-      unlink(temporaryPath)
-      throw failure(code, "cannot rename \(temporaryPath) to \(path)")
-    }
-    let parent = parentDirectory(of: path)
-    let parentDescriptor = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    if parentDescriptor >= 0 {
-      defer { close(parentDescriptor) }
-      guard fsync(parentDescriptor) == 0 else { throw failure(errno, "cannot sync \(parent)") }
+    do {
+      try output.commit()
+    } catch {
+      throw .image(error.description)
     }
     return Written(files: files.count, bytes: payload, imageBytes: imageBytes)
   }
@@ -453,24 +444,6 @@ public enum FATImage {
   }
 
   // MARK: - I/O
-
-  static func writeAll(_ bytes: [UInt8], to descriptor: Int32, at offset: Int64, path: String) throws(FATImageError) {
-    var done = 0
-    while done < bytes.count {
-      let written = bytes[done...].withUnsafeBytes {
-        pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset) + off_t(done))
-      }
-      if written < 0 {
-        if errno == EINTR { continue }
-        throw failure(errno, "cannot write \(path)")
-      }
-      done += written
-    }
-  }
-
-  static func failure(_ code: Int32, _ what: String) -> FATImageError {
-    .image("\(what): \(String(cString: strerror(code)))")
-  }
 
   static func parentDirectory(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -49,7 +49,8 @@ final class DurableFileTests {
 
   @Test func theHeadIsWrittenAtOffsetZeroAndTheSizeSetAhead() throws {
     let path = dir + "/ride.fit"
-    let file = try DurableFile.begin(path: path, temporaryName: "ride.fit.tmp")
+    let file = try DurableFile.begin(path: path, temporarySuffix: ".tmp")
+    #expect(file.temporaryPath == path + ".tmp")
     try file.write(Array("....body".utf8))
     try file.write(Array("HEAD".utf8), at: 0)
     try file.write(Array("!".utf8))
@@ -97,7 +98,7 @@ final class DurableFileTests {
   }
 
   @Test func failuresNameTheStepAndThePath() throws {
-    #expect(throws: DurableFileError("cannot open \(dir)/missing", errno: ENOENT)) {
+    #expect(throws: DurableFileError("cannot create \(dir)/missing/.file.partial", errno: ENOENT)) {
       try DurableFile.begin(path: dir + "/missing/file")
     }
     // The name taken by a directory with something in it: the rename fails, nothing is left.
