@@ -384,7 +384,13 @@ struct ExportServiceTests {
 
     // The service's own files, and a stick's copy of them.
     let exports = web.dir.state + "/exports"
-    try waitFor("the service's exports", timeout: 30) { files(exports).count == 2 }
+    // A file is recorded in the export table after it is renamed into place: what copy-exports
+    // goes by is the table, so the wait is on it (a slow host, qemu-user, shows the gap).
+    func recorded(madeFrom latest: Int64) -> Bool {
+      let rows = ((try? store.exports(sessionID: 1)) ?? []).filter { $0.destination.hasSuffix("/state/exports") }
+      return rows.count == 2 && rows.allSatisfy { ($0.sourceEventID ?? 0) >= latest }
+    }
+    try waitFor("the service's exports recorded", timeout: 60) { recorded(madeFrom: 1) }
     let stick = web.dir.path + "/stick"
     try FileManager.default.createDirectory(atPath: stick, withIntermediateDirectories: true)
     let copied = try web.ctl(["copy-exports", "--to", stick, "--as", "usb:1"])
@@ -405,6 +411,8 @@ struct ExportServiceTests {
       let decoded = try? decodeFIT(exports + "/" + fit)
       return (decoded?["session"] as? [String: Any])?["workout_rpe"] as? Int == 60
     }
+    let noted = try store.latestEventID(sessionID: 1)
+    try waitFor("both made again and recorded", timeout: 60) { recorded(madeFrom: noted) }
     let again = try web.ctl(["copy-exports", "--to", stick, "--as", "usb:1"])
     #expect(again.status == 0 && again.output.contains("copied 2 files"), "made again, copied again: \(again.output)")
     #expect(
