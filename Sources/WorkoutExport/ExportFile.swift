@@ -63,7 +63,10 @@ public struct ExportedSession: Sendable {
   public var session: SessionRecord
   public var summary: SessionSummary?
   public var laps: [LapRecord]
-  public var events: [EventRecord]
+  public let events: [EventRecord]
+  /// What the session recorded of the rider's settings at its start, read from `events` once
+  /// (the FIT writer asks for the power averaging at every point).
+  public let settings: RecordedSettings
   /// The timer's starts and stops (Unix time), oldest first: running starts it, leaving
   /// running (a pause, the stop) stops it. A GPX track segment, a FIT timer start…stop_all.
   public var timerEvents: [TimerEvent]
@@ -101,6 +104,7 @@ public struct ExportedSession: Sendable {
     self.summary = summary
     self.laps = laps
     self.events = events
+    settings = RecordedSettings(events: events)
     timerEvents = Self.timerEvents(events)
     markers = events.filter {
       $0.kind == SessionEvent.Kind.annotation.rawValue && ["drink", "note"].contains($0.cause)
@@ -184,9 +188,6 @@ public struct ExportedSession: Sendable {
   /// How the rider counted average power when the session ran (its `powerAveraging` event);
   /// a session from before that setting averaged with the zeros.
   public var powerAveraging: PowerAveraging { settings.powerAveraging }
-
-  /// What the session recorded of the rider's settings at its start.
-  public var settings: RecordedSettings { RecordedSettings(events: events) }
 
   /// A multisport workout's activities, each as the laps it closed (its last one ends with
   /// trigger `activityEnd`, the workout's last with `sessionEnd`); nil for a workout of one
