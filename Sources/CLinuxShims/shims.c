@@ -4,6 +4,7 @@
 #include <spawn.h>
 
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
 
 #include <sys/socket.h>
 #include <sys/timex.h>
@@ -165,6 +166,20 @@ int shim_event_open(void) {
 int shim_event_signal(int fd) {
   uint64_t one = 1;
   return write(fd, &one, sizeof one) == (ssize_t)sizeof one ? 0 : -1;
+}
+
+int shim_signal_open(const sigset_t *set) {
+  return signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int shim_signal_take(int fd) {
+  struct signalfd_siginfo info;
+  ssize_t got = read(fd, &info, sizeof info);
+  if (got != (ssize_t)sizeof info) {
+    if (got >= 0) errno = EIO;
+    return -1;
+  }
+  return (int)info.ssi_signo;
 }
 
 

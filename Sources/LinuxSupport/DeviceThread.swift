@@ -1,4 +1,5 @@
 import CLinuxShims
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -89,14 +90,37 @@ public final class DeviceThread: @unchecked Sendable {
 
   private final class Body {
     let name: String
+    let number: Int
     let run: () -> Void
-    init(name: String, _ run: @escaping () -> Void) {
+    init(name: String, number: Int, _ run: @escaping () -> Void) {
       self.name = name
+      self.number = number
       self.run = run
     }
   }
 
   private init() {}
+
+  /// Every thread started here that has not returned yet, by a number of its own: how a stop
+  /// shows that every part joined what it started (`running`).
+  private static let live = Mutex<(next: Int, names: [Int: String])>((0, [:]))
+
+  /// The names of the threads started here that are still running, oldest first.
+  public static var running: [String] {
+    live.withLock { live in live.names.sorted { $0.key < $1.key }.map(\.value) }
+  }
+
+  private static func enlist(_ name: String) -> Int {
+    live.withLock { live in
+      live.next += 1
+      live.names[live.next] = name
+      return live.next
+    }
+  }
+
+  private static func discharge(_ number: Int) {
+    _ = live.withLock { $0.names.removeValue(forKey: number) }
+  }
 
   /// Starts `body` on a new thread named `name` (at most 15 characters show in `ps`).
   public static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) -> DeviceThread {
@@ -123,7 +147,8 @@ public final class DeviceThread: @unchecked Sendable {
     name: String, detached: Bool, _ body: @escaping @Sendable () -> Void
   ) throws(SystemError) -> DeviceThread {
     let handle = DeviceThread()
-    let context = Unmanaged.passRetained(Body(name: name, body)).toOpaque()
+    let number = enlist(name)
+    let context = Unmanaged.passRetained(Body(name: name, number: number, body)).toOpaque()
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
     defer { pthread_attr_destroy(&attributes) }
@@ -140,10 +165,12 @@ public final class DeviceThread: @unchecked Sendable {
         sigaddset(&blocked, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
         body.run()
+        DeviceThread.discharge(body.number)
         return nil
       }, context)
     guard result == 0 else {
       Unmanaged<Body>.fromOpaque(context).release()
+      discharge(number)
       throw SystemError("pthread_create", errno: result, context: name)
     }
     return handle

@@ -1,3 +1,5 @@
+import CLinuxShims
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -22,6 +24,35 @@ public enum TerminationSignals {
     var received: Int32 = 0
     while sigwait(&set, &received) != 0 {}
     return received
+  }
+
+  /// Waits for the next blocked termination signal, or for `stop`; nil when stopped first.
+  /// A signalfd(2) is polled beside the stop request, so the waiting thread can be joined.
+  /// Where the kernel refuses a signalfd, it waits in `sigtimedwait(2)`, looking at `stop`
+  /// every `StopSignal.fallbackInterval`.
+  public static func wait(until stop: StopSignal) -> Int32? {
+    var set = signalSet()
+    let descriptor = shim_signal_open(&set)
+    defer { if descriptor >= 0 { close(descriptor) } }
+    while !stop.isStopRequested {
+      guard descriptor >= 0 else {
+        var interval = timespec(tv_sec: 0, tv_nsec: Int(StopSignal.fallbackInterval * 1e9))
+        let received = sigtimedwait(&set, nil, &interval)
+        if received > 0 { return received }
+        continue
+      }
+      var watched = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+      let stopped: Bool
+      do {
+        stopped = try stop.poll(&watched, until: nil)
+      } catch {
+        stopped = stop.wait(seconds: StopSignal.fallbackInterval)
+      }
+      if stopped { return nil }
+      let received = shim_signal_take(descriptor)
+      if received > 0 { return received }
+    }
+    return nil
   }
 
   public static func name(_ signal: Int32) -> String {

@@ -3,6 +3,7 @@
 #ifndef CLINUXSHIMS_H
 #define CLINUXSHIMS_H
 
+#include <signal.h>
 #include <spawn.h>
 #include <sys/types.h>
 
@@ -28,6 +29,12 @@ int shim_event_open(void);
 
 /// Adds 1 to the eventfd's counter (makes it readable); returns 0 or -1 with errno set.
 int shim_event_signal(int fd);
+
+/// signalfd(2), non-blocking and close-on-exec, for the (blocked) signals in `set`: a pending
+/// one makes it readable. Returns the fd or -1 with errno set.
+int shim_signal_open(const sigset_t *set);
+/// Takes one pending signal from a signalfd: its number, or -1 with errno set (EAGAIN: none).
+int shim_signal_take(int fd);
 
 /// A 32-bit word threads wait on (futex(2)), read and changed with sequentially consistent
 /// atomics. `shim_word_wait` sleeps while the word holds `expected`, until woken or until
