@@ -24,8 +24,8 @@ protocol Board: AnyObject {
   /// The BLE sensors (started and stopped with the devices, changed by `workoutctl sensors`);
   /// nil where the board has no Bluetooth.
   var sensors: SensorRoster? { get }
-  /// Connects the board's outputs, its replay or its GPS-corrected clock to the loop.
-  func attach(to runtime: ServiceRuntime)
+  /// The board's outputs, its replay or its GPS-corrected clock, for the loop.
+  var outputs: BoardOutputs { get }
   /// The loop has ended with `code`.
   func finish(code: Int32, log: Logger)
 }
@@ -127,10 +127,11 @@ final class SimulatedBoard: Board {
     )
   }
 
-  func attach(to runtime: ServiceRuntime) {
-    runtime.exitWhenReplayEnds = exitAtEnd
-    if let threaded { runtime.replayFinished = { threaded.finished } }
-    runtime.pulledReplay = pulled.map { ServiceRuntime.PulledReplay(schedule: $0.schedule, clock: $0.clock) }
+  var outputs: BoardOutputs {
+    var outputs = BoardOutputs(exitWhenReplayEnds: exitAtEnd)
+    if let threaded { outputs.replayFinished = { threaded.finished } }
+    outputs.pulledReplay = pulled.map { PulledReplay(schedule: $0.schedule, clock: $0.clock) }
+    return outputs
   }
 
   func finish(code: Int32, log: Logger) {
@@ -174,10 +175,10 @@ final class LinuxBoard: Board {
     }
   }
 
-  func attach(to runtime: ServiceRuntime) {
-    if let led { runtime.indicator = { led.play(OutputPattern($0)) } }
-    if let buzzer { runtime.chirp = { buzzer.play(OutputPattern($0)) } }
-    runtime.gpsClock = correctedClock
-    runtime.setsSystemClock = setsSystemClock
+  var outputs: BoardOutputs {
+    var outputs = BoardOutputs(gpsClock: correctedClock, setsSystemClock: setsSystemClock)
+    if let led { outputs.indicator = { led.play(OutputPattern($0)) } }
+    if let buzzer { outputs.chirp = { buzzer.play(OutputPattern($0)) } }
+    return outputs
   }
 }

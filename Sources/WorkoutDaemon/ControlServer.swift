@@ -15,28 +15,23 @@ import WorkoutControl
 /// `maximumClients` at once, beyond which a client is told the service is busy. Requests go to
 /// the engine thread through the same queue as every other input.
 ///
-/// `@unchecked Sendable`: what threads share is in `state`, a `Mutex`; `socket` is shut down
-/// from `stop()` while the accept thread waits on it, which is how that wait is ended; and
-/// `acceptThread` is written once by `start()`, before that thread exists.
+/// `@unchecked Sendable`: what threads share is in `scanning` (a `Mutex`), `clients` and
+/// `stopping`; `acceptThread` is written by `start()` before that thread exists and taken by
+/// `stop()` after the stop request.
 final class ControlServer: @unchecked Sendable {
   let path: String
   private let socket: UnixSocket
   private let queue: InputQueue<RuntimeMessage>
   private let log: Logger
-  /// Shared by the accept thread, the client threads and `stop()`.
-  private struct State {
-    var stopping = false
-    var finished = false
-    var clients = 0
-    var scanning = false
-  }
-  private let state = Mutex(State())
+  /// Whether a sensor scan runs (one at a time).
+  private let scanning = Mutex(false)
   private var acceptThread: DeviceThread?
   /// Answers the sensor commands (scan, add, remove, list) on the client's thread (the board's,
   /// not the engine's business); nil where the board has no Bluetooth. `stopping` ends a scan
   /// early.
   private let sensors: SensorRoster?
   private let stopping = StopSignal()
+  private let clients = ClientThreads(limit: ControlServer.maximumClients)
   /// Answers the pairing commands; nil while the web server is off. Set before `start()`.
   var web: WebServer?
   /// Seconds a client has to send its whole request line.
@@ -58,56 +53,37 @@ final class ControlServer: @unchecked Sendable {
     socket = try UnixSocket.listen(path: path, mode: 0o660, group: group)
   }
 
-  func start() {
-    do {
-      acceptThread = try DeviceThread.start(name: "control") { [self] in serve() }
-    } catch {
-      log(.error, "control socket: cannot start its thread: \(error)")
-    }
+  func start() throws(SystemError) {
+    acceptThread = try DeviceThread.start(name: "control") { [self] in serve() }
   }
 
+  /// Ends the accept loop, waits for the clients (each within its deadline, the engine's
+  /// answer included) and removes the socket.
   func stop() {
-    state.withLock { $0.stopping = true }
     stopping.stop()
-    // The accept loop blocks without a timeout (an idle board should not wake for nothing):
-    // shutting the socket down wakes it.
-    socket.shutDown()
-    for _ in 0..<100 where !state.withLock({ $0.finished }) { usleep(10_000) }
-    // Clients finish within their deadlines (the engine's answer included).
-    for _ in 0..<300 where state.withLock({ $0.clients }) > 0 { usleep(10_000) }
+    acceptThread?.join()
+    acceptThread = nil
+    if !clients.waitUntilNone(until: SystemClocks.monotonic() + Self.requestDeadline + 1) {
+      log(.warning, "control socket: a client was still connected at stop")
+    }
     socket.close()
     unlink(path)
   }
 
   private func serve() {
-    defer { state.withLock { $0.finished = true } }
-    while !state.withLock({ $0.stopping }) {
+    while true {
+      var listening = [pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)]
       let client: UnixSocket?
       do {
-        client = try socket.accept(timeout: .infinity)
+        if try stopping.poll(&listening, until: nil) { return }
+        client = try socket.accept(timeout: 0)
       } catch {
-        if state.withLock({ $0.stopping }) { break }
         log(.warning, "control socket: \(error)")
-        usleep(100_000)
+        if stopping.wait(seconds: 0.1) { return }
         continue
       }
       guard let client else { continue }
-      let admitted = state.withLock { state -> Bool in
-        guard state.clients < Self.maximumClients else { return false }
-        state.clients += 1
-        return true
-      }
-      guard admitted else {
-        refuseBusy(client)
-        continue
-      }
-      do {
-        try DeviceThread.detach(name: "control client") { [self] in
-          defer { state.withLock { $0.clients -= 1 } }
-          handle(client)
-        }
-      } catch {
-        state.withLock { $0.clients -= 1 }
+      if !clients.start(name: "control client", { [self] in handle(client) }) {
         refuseBusy(client)
       }
     }
@@ -120,13 +96,13 @@ final class ControlServer: @unchecked Sendable {
         ok: false, message: "this board has no Bluetooth to scan with or sensors to choose (the simulated board)")
     }
     guard request.command == .scanSensors else { return sensors.handle(request, stop: stopping) }
-    let admitted = state.withLock { state -> Bool in
-      guard !state.scanning else { return false }
-      state.scanning = true
+    let admitted = scanning.withLock { scanning -> Bool in
+      guard !scanning else { return false }
+      scanning = true
       return true
     }
     guard admitted else { return ControlReply(ok: false, message: "a sensor scan is already running; try again") }
-    defer { state.withLock { $0.scanning = false } }
+    defer { scanning.withLock { $0 = false } }
     log(.info, "sensor scan: \(Int(request.scanSeconds)) s, asked over the control socket")
     let reply = sensors.handle(request, stop: stopping)
     if let scan = reply.scan {

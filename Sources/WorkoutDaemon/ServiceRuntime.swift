@@ -61,47 +61,37 @@ final class ServiceRuntime {
   private let boardName: String
   private(set) var core: RuntimeCore
 
-  /// Exit (code 0) once the replayed ride is over and its session has ended (`make run`).
-  var exitWhenReplayEnds = false
-  /// The real board's GPS-corrected clock: the engine's GPS clock decides when GPS time is
-  /// trusted, and this clock then stamps with it (and the system clock is set, if configured).
-  var gpsClock: GPSCorrectedClock?
-  var setsSystemClock = false
-  /// Shows a pattern on the status LED, and sounds the buzzer, when the board has them.
-  var indicator: ((IndicatorPattern) -> Void)?
-  var chirp: ((ChirpPattern) -> Void)?
-  /// Called after the commit that made a session `ended` in the store (its summary went in
-  /// before), and after a note from the phone on a session that has ended: the exports.
-  var sessionEnded: ((Int64) -> Void)?
-  /// Whether a threaded replay (the simulated board in real or scaled time) is over.
-  var replayFinished: () -> Bool = { false }
-  /// The simulated board at full speed: the loop pulls each next second of the world itself.
-  /// (A class, so that the real board's loop tests a pointer for nil at each wait: an optional
-  /// tuple was copied through the runtime's generic tuple witnesses there.)
-  final class PulledReplay {
-    var schedule: ReplaySchedule
-    let clock: VirtualClock
-
-    init(schedule: ReplaySchedule, clock: VirtualClock) {
-      self.schedule = schedule
-      self.clock = clock
-    }
-  }
-  var pulledReplay: PulledReplay?
+  private let exitWhenReplayEnds: Bool
+  private let gpsClock: GPSCorrectedClock?
+  private let setsSystemClock: Bool
+  private let indicator: ((IndicatorPattern) -> Void)?
+  private let chirp: ((ChirpPattern) -> Void)?
+  private let sessionEnded: ((Int64) -> Void)?
+  private let replayFinished: () -> Bool
+  private var pulledReplay: PulledReplay?
   private var pulledReplayFinished = false
-  /// Devices this loop reads itself (gpsd on the real board), when the core says so.
-  var engineReadDevices: [any EngineReadDevice] = []
-  /// The phone page's live feed: whether a phone watches, and where the status goes after
-  /// each commit while one does (made on this thread, where the state is).
-  var statusWanted: () -> Bool = { false }
-  var statusCommitted: ((StatusReport) -> Void)?
+  private let engineReadDevices: [any EngineReadDevice]
+  private let statusWanted: () -> Bool
+  private let statusCommitted: ((StatusReport) -> Void)?
   /// True while the held writes are being written (an action asking for it again waits).
   private var writing = false
 
   init(
     engine: SessionEngine, store: WorkoutStore, clock: any BoardClock, queue: InputQueue<RuntimeMessage>,
-    notifier: SystemdNotifier, log: Logger, boardName: String, settings: RuntimeSettings, firstTick: Double? = nil
+    notifier: SystemdNotifier, log: Logger, boardName: String, settings: RuntimeSettings, outputs: RuntimeOutputs,
+    firstTick: Double? = nil
   ) {
+    exitWhenReplayEnds = outputs.board.exitWhenReplayEnds
+    gpsClock = outputs.board.gpsClock
+    setsSystemClock = outputs.board.setsSystemClock
+    indicator = outputs.board.indicator
+    chirp = outputs.board.chirp
+    replayFinished = outputs.board.replayFinished
+    pulledReplay = outputs.board.pulledReplay
+    sessionEnded = outputs.sessionEnded
+    engineReadDevices = outputs.engineReadDevices
+    statusWanted = outputs.statusWanted
+    statusCommitted = outputs.statusCommitted
     self.store = store
     self.clock = clock
     self.queue = queue

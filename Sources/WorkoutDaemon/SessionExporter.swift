@@ -1,6 +1,7 @@
 import Foundation
 import LinuxSupport
 import Logging
+import Synchronization
 import WorkoutCore
 import WorkoutExport
 import WorkoutStore
@@ -32,6 +33,8 @@ final class SessionExporter: Sendable {
   private let drive: UsbDrive?
   private let queue = InputQueue<Message>()
   private let done = InputQueue<Bool>()
+  /// Joined once it has said it is done; left to the process's exit when a stop stops waiting.
+  private let thread = Mutex<DeviceThread?>(nil)
 
   init(
     databasePath: String, ledger: WorkoutStore, formats: [ExportFormat], directory: String, sink: any InputSink,
@@ -49,7 +52,7 @@ final class SessionExporter: Sendable {
   /// Starts the thread, with a first pass unless told not to (then the first `kick()` makes it).
   func start(firstPass: Bool = true) throws(SystemError) {
     if firstPass { queue.post(.pass) }
-    try DeviceThread.detach(name: "exporter") { [self] in
+    let started = try DeviceThread.start(name: "exporter") { [self] in
       do {
         try DeviceThread.lowerThisThreadsPriority(toNice: Self.nice)
       } catch {
@@ -99,6 +102,7 @@ final class SessionExporter: Sendable {
       }
       done.post(true)
     }
+    thread.withLock { $0 = started }
   }
 
   /// Looks for sessions to export.
@@ -112,6 +116,10 @@ final class SessionExporter: Sendable {
     if done.next(until: SystemClocks.monotonic() + seconds) == nil {
       log(.notice, "exports into \(directory) not finished at stop; the next start completes them")
       return false
+    }
+    thread.withLock { thread in
+      thread?.join()
+      thread = nil
     }
     return true
   }

@@ -29,15 +29,15 @@ public enum WorkoutService {
   public static func run(configuration: DaemonConfiguration, log: Logger) -> Int32 {
     let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
     let queue = InputQueue<RuntimeMessage>()
-    do {
-      try DeviceThread.detach(name: "signals") {
-        let signal = TerminationSignals.wait()
-        queue.post(.terminate(signal: signal))
-      }
-    } catch {
+    // Every long-lived part joins this group as it starts, and is stopped by it in reverse.
+    let parts = ServiceGroup(log: log)
+    defer { parts.stopAll() }
+    var signalWatchStarted = true
+    parts.start(SignalWatch(queue: queue)) { error in
       log(.error, "cannot start the thread that waits for SIGTERM: \(error)")
-      return ServiceExit.failure
+      signalWatchStarted = false
     }
+    guard signalWatchStarted else { return ServiceExit.failure }
 
     // What start-up would refuse, before anything is written.
     let problems = StartupCheck.problems(configuration)
@@ -103,18 +103,8 @@ public enum WorkoutService {
     var startupCommands: [EngineCommand] = []
     (engine, startupCommands) = resumeUnfinished(store: store, settings: settings, clock: clock, log: log)
 
-    var runtimeSettings = RuntimeSettings(epoch: clock.epoch, databasePath: store.path)
-    let engineReadDevices = board.devices.compactMap { $0 as? any EngineReadDevice }
-    runtimeSettings.readsDevices = !engineReadDevices.isEmpty
-    runtimeSettings.idleReadInterval = min(3, configuration.gps.fixLostAfter / 2)
-    runtimeSettings.boardWallTrusted = board.gpsClockSettings == nil && clock.wallTrusted
-    let runtime = ServiceRuntime(
-      engine: engine, store: store, clock: clock, queue: queue, notifier: notifier, log: log, boardName: board.name,
-      settings: runtimeSettings, firstTick: board.firstTick)
-    runtime.engineReadDevices = engineReadDevices
-    board.attach(to: runtime)
-    runtime.execute(startup: startupCommands)
-
+    let sink = QueueSink(queue: queue, clock: clock)
+    var outputs = RuntimeOutputs(board: board.outputs)
     // The phone's screen: off unless enabled; one that cannot start is said once, loudly,
     // and recording goes on without it.
     var web: WebServer?
@@ -123,27 +113,47 @@ public enum WorkoutService {
         let webServer = try WebServer(
           settings: configuration.web, store: store, queue: queue, log: log,
           scratchDirectory: configuration.runtimeDirectory)
-        webServer.start()
-        server.web = webServer
         let feed = webServer.feed
-        runtime.statusWanted = { feed.wanted }
-        runtime.statusCommitted = { feed.hand($0) }
+        outputs.statusWanted = { feed.wanted }
+        outputs.statusCommitted = { feed.hand($0) }
         web = webServer
-        log(
-          .notice,
-          "web: serving the phone page on \(configuration.web.address):\(webServer.port) from \(webServer.assets)")
       } catch {
         log(.error, "web: \(error); the phone page is off until this is fixed and the service restarted")
       }
     }
-    server.start()
-
-    let sink = QueueSink(queue: queue, clock: clock)
-    for device in board.devices {
-      log(.info, "starting \(device.name)")
-      device.start(sink: sink)
+    var exporter: SessionExporter?
+    if configuration.export.enabled {
+      let sessionExporter = SessionExporter(
+        databasePath: store.path, ledger: store, formats: configuration.export.formats,
+        directory: configuration.exportDirectory, sink: sink, log: log,
+        drive: configuration.usbDrive.enabled
+          ? UsbDrive(image: configuration.usbDriveImage, formats: configuration.usbDrive.formats, log: log) : nil)
+      outputs.sessionEnded = { _ in sessionExporter.kick() }
+      exporter = sessionExporter
     }
-    board.sensors?.start(sink: sink)
+
+    var runtimeSettings = RuntimeSettings(epoch: clock.epoch, databasePath: store.path)
+    outputs.engineReadDevices = board.devices.compactMap { $0 as? any EngineReadDevice }
+    runtimeSettings.readsDevices = !outputs.engineReadDevices.isEmpty
+    runtimeSettings.idleReadInterval = min(3, configuration.gps.fixLostAfter / 2)
+    runtimeSettings.boardWallTrusted = board.gpsClockSettings == nil && clock.wallTrusted
+    let runtime = ServiceRuntime(
+      engine: engine, store: store, clock: clock, queue: queue, notifier: notifier, log: log, boardName: board.name,
+      settings: runtimeSettings, outputs: outputs, firstTick: board.firstTick)
+    runtime.execute(startup: startupCommands)
+
+    if let web {
+      parts.start(web) { error in log(.error, "web: cannot start its thread: \(error)") }
+      server.web = web
+      log(.notice, "web: serving the phone page on \(configuration.web.address):\(web.port) from \(web.assets)")
+    }
+    parts.start(server) { error in log(.error, "control socket: cannot start its thread: \(error)") }
+
+    let devices: [any DeviceSource] = board.devices + (board.sensors.map { [$0] } ?? [])
+    for device in devices {
+      log(.info, "starting \(device.name)")
+      parts.start(DevicePart(device, sink: sink)) { _ in }
+    }
 
     notifier.notify("READY=1\nSTATUS=recording ready")
     log(
@@ -162,25 +172,18 @@ public enum WorkoutService {
     if !configuration.usbDrive.enabled && access(configuration.usbDriveImage, F_OK) == 0 {
       UsbDrive.retire(image: configuration.usbDriveImage, log: log)
     }
-    var exporter: SessionExporter?
-    if configuration.export.enabled {
-      let sessionExporter = SessionExporter(
-        databasePath: store.path, ledger: store, formats: configuration.export.formats,
-        directory: configuration.exportDirectory, sink: sink, log: log,
-        drive: configuration.usbDrive.enabled
-          ? UsbDrive(image: configuration.usbDriveImage, formats: configuration.usbDrive.formats, log: log) : nil)
-      do {
-        // With an integrity check to run, the exporter's first pass (a catch-up of many
-        // sessions after an upgrade) waits for it: the two at once would hold both their
-        // connections' caches and working memory at the same moment (make bench's READY peak).
-        try sessionExporter.start(firstPass: !store.integrityCheckIsDue)
-        runtime.sessionEnded = { _ in sessionExporter.kick() }
-        exporter = sessionExporter
-      } catch {
+    var exports: ExporterPart?
+    if let sessionExporter = exporter {
+      // With an integrity check to run, the exporter's first pass (a catch-up of many
+      // sessions after an upgrade) waits for it: the two at once would hold both their
+      // connections' caches and working memory at the same moment (make bench's READY peak).
+      let part = ExporterPart(sessionExporter, firstPass: !store.integrityCheckIsDue)
+      parts.start(part) { error in
         // Told as a device fault: status, the LED, an event, this line.
         log(.error, "cannot start the exporter: \(error); sessions are exported at the next start")
         sink.post(.device(DeviceStatus(device: .exports, condition: .failing, detail: "cannot start: \(error)")))
       }
+      if parts.isRunning(part) { exports = part } else { exporter = nil }
     }
 
     if store.integrityCheckIsDue {
@@ -208,14 +211,12 @@ public enum WorkoutService {
     }
 
     let code = runtime.run()
-    // A stop waits for exports a bounded time (systemd's stop timeout; the next start completes
-    // them); a replay's end, which nothing hurries, waits until the ride is exported, however
-    // slow the CPU (`make run` on a Pi, an emulated one).
-    let exportsFinished = exporter?.finish(waiting: runtime.endedWithReplay ? .infinity : 10) ?? true
-    for device in board.devices { device.stop() }
-    board.sensors?.stop()
-    server.stop()
-    web?.stop()
+    // A stop waits for exports a bounded time (systemd's stop timeout; the next start
+    // completes them); a replay's end, which nothing hurries, waits until the ride is
+    // exported, however slow the CPU (`make run` on a Pi, an emulated one).
+    exports?.stopWaiting = runtime.endedWithReplay ? .infinity : 10
+    parts.stopAll()
+    let exportsFinished = exports?.finished ?? true
     board.finish(code: code, log: log)
     // Nothing else writes now: the WAL is kept at its size for the next start. (An exporter
     // still at work could write its ledger after the close: then SQLite closes as it would.)
