@@ -1,0 +1,102 @@
+import Foundation
+import LinuxSupport
+import WorkoutControl
+import WorkoutStore
+import WorkoutWeb
+
+/// Pairing a phone: a one-time code from `workoutctl pair` (over the control socket) redeemed
+/// by `POST /api/pair` for a long-lived token, in an HttpOnly, SameSite=Strict cookie; the
+/// database keeps its SHA-256 only.
+extension WebServer {
+  func pair(_ request: HTTPRequest) -> HTTPResponse {
+    if let refusal = crossOrigin(request) { return refusal }
+    struct Body: Decodable {
+      var code: String
+      var name: String?
+    }
+    guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+      return .error(400, "expected {\"code\": \"...\"}")
+    }
+    let now = SystemClocks.monotonic()
+    switch desk.withLock({ $0.redeem(body.code, at: now) }) {
+    case .accepted:
+      break
+    case .wrong:
+      noteRefusal("a wrong pairing code")
+      return .error(403, "that is not the code: check it, or run `workoutctl pair` again")
+    case .noCode:
+      noteRefusal("a pairing attempt with no code open")
+      return .error(
+        410, "no pairing code is open (it expired, was used, or too many wrong tries): run `workoutctl pair`")
+    case .limited(let retryAfter):
+      noteRefusal("pairing attempts beyond the limit")
+      return .error(
+        429, "too many wrong codes: try again in \(Int(retryAfter)) s", headers: [("Retry-After", "\(Int(retryAfter))")]
+      )
+    }
+    let token = WebToken.make()
+    let name = String((body.name ?? request.header("user-agent") ?? "a browser").prefix(120))
+    let record: WebClientRecord
+    do {
+      record = try store.addWebClient(
+        WebClientRecord(name: name, tokenHash: WebToken.hash(token), pairedWall: SystemClocks.wall()))
+    } catch {
+      log(.error, "web: cannot keep a paired phone in \(store.path): \(error)")
+      return .error(503, "the board cannot store the pairing (\(error)); try again")
+    }
+    tokens.withLock { $0[record.tokenHash] = record }
+    log(.notice, "web: phone \(record.id ?? 0) paired (\(name.prefix(60)))")
+    return .json(
+      200, "{\"paired\":true,\"id\":\(record.id ?? 0)}", headers: [("Set-Cookie", WebToken.setCookie(token))])
+  }
+
+  /// The control socket's pairing commands.
+  func handle(_ request: ControlRequest) -> ControlReply {
+    switch request.command {
+    case .pair:
+      let code = desk.withLock { $0.issue(at: SystemClocks.monotonic()) }
+      log(.notice, "web: a pairing code was issued (valid \(Int(PairingDesk.codeLifetime)) s)")
+      return ControlReply(
+        ok: true,
+        pairing: PairingReport(code: code.text, expiresIn: PairingDesk.codeLifetime, urls: urls(code: code.text)))
+    case .listPairings:
+      do {
+        let clients = try store.webClients().map {
+          WebClientReport(
+            id: $0.id ?? 0, name: $0.name, paired: $0.pairedWall, lastSeen: $0.lastSeenWall, revoked: $0.revokedWall)
+        }
+        return ControlReply(ok: true, webClients: clients)
+      } catch {
+        return ControlReply(ok: false, message: "cannot read the paired phones: \(error)")
+      }
+    case .revokePairing:
+      guard let id = request.id else { return ControlReply(ok: false, message: "revokePairing needs id") }
+      return revoke(id: id)
+    default:
+      return ControlReply(ok: false, message: "not a pairing command")
+    }
+  }
+
+  func revoke(id: Int64) -> ControlReply {
+    do {
+      guard try store.revokeWebClient(id: id, wall: SystemClocks.wall()) else {
+        return ControlReply(ok: false, message: "no paired phone \(id) (see workoutctl pair --list)")
+      }
+    } catch {
+      return ControlReply(ok: false, message: "cannot revoke phone \(id): \(error)")
+    }
+    tokens.withLock { tokens in tokens = tokens.filter { $0.value.id != id } }
+    log(.notice, "web: phone \(id) revoked")
+    return ControlReply(ok: true, message: "phone \(id) revoked")
+  }
+
+  func urls(code: String) -> [String] {
+    let hosts: [String]
+    switch settings.address {
+    case "0.0.0.0", "::", "": hosts = NetworkInterfaces.ipv4Addresses()
+    default: hosts = [settings.address.contains(":") ? "[\(settings.address)]" : settings.address]
+    }
+    let port = listener.port == 80 ? "" : ":\(listener.port)"
+    return hosts.map { "http://\($0)\(port)/#pair=\(code)" }
+  }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import LinuxSupport
+import WorkoutControl
+import WorkoutCore
+import WorkoutExport
+import WorkoutReports
+import WorkoutStore
+import WorkoutWeb
+
+/// The rides as the phone's pages read them: the list, one ride's figures and charts, and its
+/// files, all from a reading connection of their own.
+extension WebServer {
+  /// A connection of its own for the pages' reads (WAL: beside the engine's writes, never
+  /// holding them up), opened per request with a small cache.
+  func readingStore() throws(StoreError) -> WorkoutStore {
+    try WorkoutStore.openForReading(at: store.path, cacheKiB: 256)
+  }
+
+  func rides() -> HTTPResponse {
+    do {
+      let reader = try readingStore()
+      let list = try reader.sessions(limit: 200).map { try SessionSummaryJSON(record: $0, store: reader) }
+      return .json(200, try ControlJSON.encode(list))
+    } catch {
+      return .error(503, "cannot read the sessions: \(error)")
+    }
+  }
+
+  /// What the ride page draws: the summary, laps, events, time in zone and metrics (as `show`
+  /// gives them), and at most `chartPoints` points for the charts (every n-th).
+  static let chartPoints = 600
+
+  struct RideJSON: Encodable {
+    var session: SessionSummaryJSON
+    var laps: [LapRecord]
+    var events: [EventRecord]
+    var training: TrainingJSON
+    var samples: Samples
+    var formats: [String]
+    /// Its rows a damaged record made unreadable, left out of all of the above (as `show` says).
+    var unreadable: UnreadableRows
+
+    struct Samples: Encodable {
+      var timer: [Double] = []
+      var distance: [Double] = []
+      var latitude: [Double?] = []
+      var longitude: [Double?] = []
+      var altitude: [Double?] = []
+      var speed: [Double?] = []
+      var heartRate: [Int?] = []
+      var power: [Int?] = []
+      var cadence: [Double?] = []
+    }
+  }
+
+  func ride(_ id: Int64) -> HTTPResponse {
+    do {
+      let reader = try readingStore()
+      guard let record = try reader.session(id: id) else { return .error(404, "no session \(id)") }
+      let summary = try SessionSummaryJSON(record: record, store: reader)
+      let laps = try reader.laps(sessionID: id)
+      let events = try reader.events(sessionID: id)
+      let training = try TrainingJSON(
+        store: reader, sessionID: id, endTimer: summary.timer, events: events, laps: laps,
+        firstActivity: summary.activity)
+      let count = try reader.pointCount(sessionID: id)
+      let step = max(1, (count + Self.chartPoints - 1) / Self.chartPoints)
+      var samples = RideJSON.Samples()
+      var from = 0
+      while true {
+        let page = try reader.points(sessionID: id, from: from, limit: 2000)
+        guard let last = page.last else { break }
+        for point in page where point.seq % step == 0 {
+          samples.timer.append(point.timer)
+          samples.distance.append(point.distance)
+          samples.latitude.append(point.lat)
+          samples.longitude.append(point.lon)
+          samples.altitude.append(point.altBaro ?? point.altGPS)
+          samples.speed.append(point.wheelSpeed ?? point.speed)
+          samples.heartRate.append(point.hr)
+          samples.power.append(point.power)
+          samples.cadence.append(point.cadence)
+        }
+        from = last.seq + 1
+      }
+      let ride = RideJSON(
+        session: summary, laps: laps, events: events, training: training, samples: samples,
+        formats: ExportFormat.allCases.map(\.rawValue), unreadable: try reader.unreadableRows(sessionID: id))
+      return .json(200, try ControlJSON.encode(ride))
+    } catch {
+      return .error(503, "cannot read session \(id): \(error)")
+    }
+  }
+
+  /// Writes the file into the scratch directory as the exporter does (point pages streamed
+  /// from the store: flat memory however long the ride), sends it, removes it.
+  func sendFile(of id: Int64, format: ExportFormat, to client: TCPSocket) {
+    let directory = scratchDirectory + "/web-\(UInt32.random(in: 0...UInt32.max))"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let written: ExportFile.Written
+    do {
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+      let reader = try readingStore()
+      guard let record = try reader.session(id: id) else {
+        try? client.send(HTTPResponse.error(404, "no session \(id)").serialized(keepAlive: false))
+        return
+      }
+      written = try ExportFile.write(record, from: reader, format: format, into: directory)
+    } catch {
+      log(.warning, "web: cannot make session \(id)'s \(format.rawValue): \(error)")
+      try? client.send(HTTPResponse.error(503, "cannot make the file: \(error)").serialized(keepAlive: false))
+      return
+    }
+    guard let handle = FileHandle(forReadingAtPath: written.path) else { return }
+    defer { try? handle.close() }
+    let types: [ExportFormat: String] = [
+      .fit: "application/vnd.ant.fit", .gpx: "application/gpx+xml", .tcx: "application/vnd.garmin.tcx+xml",
+      .csv: "text/csv; charset=utf-8",
+    ]
+    let head = HTTPResponse(
+      status: 200, contentType: types[format],
+      headers: [("Content-Disposition", "attachment; filename=\"\(written.name)\"")])
+    do {
+      try client.send(head.head(contentLength: Int(written.bytes), keepAlive: false))
+      while true {
+        let chunk = handle.readData(ofLength: 65536)
+        if chunk.isEmpty { break }
+        try client.send(chunk)
+      }
+    } catch {
+      return
+    }
+  }
+}

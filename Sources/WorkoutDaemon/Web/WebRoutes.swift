@@ -1,0 +1,218 @@
+import Foundation
+import LinuxSupport
+import WorkoutControl
+import WorkoutCore
+import WorkoutExport
+import WorkoutStore
+import WorkoutWeb
+
+/// What the web server answers, by method and path, and who may ask: a value in, an outcome
+/// out, the transport (`WebServer.swift`) sends it.
+extension WebServer {
+  enum Outcome {
+    case response(HTTPResponse)
+    case liveFeed
+    /// A session's file in a format, streamed as it is written.
+    case download(Int64, ExportFormat)
+  }
+
+  /// - the page (`board/web`: HTML, CSS, JavaScript; no CDN, nothing fetched from elsewhere);
+  /// - `POST /api/pair`: a one-time code for a token (`WebPairing.swift`);
+  /// - with a token: `GET /api/status`, `GET /api/live` (server-sent events: the status as the
+  ///   engine has it, once a second and at each change made here), `POST /api/control` (start,
+  ///   pause, resume, lap, stop: the same engine path as the buttons and `workoutctl`),
+  ///   `POST /api/annotate`, `POST /api/unpair`, and the rides (`WebRides.swift`).
+  ///
+  /// Every request that changes something must come from the board's own page (its Origin is
+  /// this server as the browser reached it). Tokens never appear in logs or URLs.
+  func respond(to request: HTTPRequest) -> Outcome {
+    switch (request.method, request.path) {
+    case ("GET", "/"), ("HEAD", "/"), ("GET", "/index.html"):
+      return .response(asset("index.html"))
+    case ("GET", let path) where WebAssets.served.keys.contains(String(path.dropFirst())):
+      return .response(asset(String(path.dropFirst())))
+    case ("POST", "/api/pair"):
+      return .response(pair(request))
+    case ("GET", "/api/status"):
+      guard authorised(request) != nil else { return .response(unauthorised()) }
+      guard let reply = ask(ControlRequest(command: .status)), let status = reply.status,
+        let json = try? ControlJSON.encode(status)
+      else { return .response(.error(503, "the engine did not answer in time")) }
+      return .response(.json(200, json))
+    case ("GET", "/api/live"):
+      guard authorised(request) != nil else { return .response(unauthorised()) }
+      return .liveFeed
+    case ("POST", "/api/control"):
+      guard authorised(request) != nil else { return .response(unauthorised()) }
+      if let refusal = crossOrigin(request) { return .response(refusal) }
+      return .response(control(request))
+    case ("POST", "/api/unpair"):
+      guard let client = authorised(request) else { return .response(unauthorised()) }
+      if let refusal = crossOrigin(request) { return .response(refusal) }
+      _ = revoke(id: client.id ?? -1)
+      return .response(.json(200, "{\"unpaired\":true}", headers: [("Set-Cookie", WebToken.clearCookie)]))
+    case ("POST", "/api/annotate"):
+      guard authorised(request) != nil else { return .response(unauthorised()) }
+      if let refusal = crossOrigin(request) { return .response(refusal) }
+      return .response(annotate(request))
+    case ("GET", "/api/sessions"):
+      guard authorised(request) != nil else { return .response(unauthorised()) }
+      return .response(rides())
+    case ("GET", let path) where path.hasPrefix("/api/sessions/"):
+      guard authorised(request) != nil else { return .response(unauthorised()) }
+      let rest = path.dropFirst("/api/sessions/".count).split(separator: "/", omittingEmptySubsequences: false)
+      guard let id = Int64(rest.first ?? "") else { return .response(.error(404, "no such session")) }
+      if rest.count == 1 { return .response(ride(id)) }
+      if rest.count == 2, rest[1].hasPrefix("file."), let format = ExportFormat(rawValue: String(rest[1].dropFirst(5)))
+      {
+        return .download(id, format)
+      }
+      return .response(.error(404, "no such endpoint: \(path.prefix(80))"))
+    case (_, "/api/pair"), (_, "/api/control"), (_, "/api/unpair"), (_, "/api/annotate"):
+      return .response(.error(405, "use POST", headers: [("Allow", "POST")]))
+    case (_, let path) where path.hasPrefix("/api/"):
+      return .response(.error(404, "no such endpoint: \(path.prefix(80))"))
+    default:
+      return .response(.error(404, "not found"))
+    }
+  }
+
+  // MARK: - Access
+
+  /// The phone a request's token belongs to, or nil (no token, an unknown or revoked one).
+  func authorised(_ request: HTTPRequest) -> WebClientRecord? {
+    guard let token = WebToken.fromCookies(request.header("cookie")), token.utf8.count <= 128 else { return nil }
+    let hash = WebToken.hash(token)
+    guard let client = tokens.withLock({ $0[hash] }) else {
+      noteRefusal("a request with a token that is not (or no longer) paired")
+      return nil
+    }
+    // Last seen, written at most once a minute per phone (each request is not a transaction).
+    let now = SystemClocks.monotonic()
+    if let id = client.id,
+      touched.withLock({ touched in
+        guard now - (touched[id] ?? -.infinity) >= 60 else { return false }
+        touched[id] = now
+        return true
+      })
+    {
+      try? store.touchWebClient(id: id, wall: SystemClocks.wall())
+    }
+    return client
+  }
+
+  func unauthorised() -> HTTPResponse {
+    .error(401, "this phone is not paired: run `workoutctl pair` on the board and enter its code here")
+  }
+
+  /// A request that changes something must come from this server's own page.
+  func crossOrigin(_ request: HTTPRequest) -> HTTPResponse? {
+    switch OriginCheck.verdict(origin: request.header("origin"), host: request.header("host")) {
+    case .sameOrigin: return nil
+    case .missingOrigin:
+      noteRefusal("a request that changes something without an Origin")
+      return .error(403, "refused: a request that changes something must come from the board's own page (no Origin)")
+    case .crossOrigin(let origin):
+      noteRefusal("a request from another site (\(origin.prefix(60)))")
+      return .error(403, "refused: a request from another site (\(origin.prefix(60)))")
+    }
+  }
+
+  /// One log line per minute at most for refused requests (a flood does not fill the journal).
+  func noteRefusal(_ what: String) {
+    let now = SystemClocks.monotonic()
+    let line: String? = refusals.withLock { state in
+      guard now - state.logged >= 60 else {
+        state.unlogged += 1
+        return nil
+      }
+      let more = state.unlogged > 0 ? " (and \(state.unlogged) more refused since the last line)" : ""
+      state = (now, 0)
+      return "web: refused \(what)\(more)"
+    }
+    if let line { log(.warning, line) }
+  }
+
+  // MARK: - Control
+
+  func ask(_ request: ControlRequest) -> ControlReply? {
+    let box = ReplyBox()
+    queue.post(.control(request, box))
+    return box.wait(seconds: 10)
+  }
+
+  func control(_ request: HTTPRequest) -> HTTPResponse {
+    struct Body: Decodable { var command: String }
+    let allowed: [String: ControlCommand] = [
+      "start": .start, "pause": .pause, "resume": .resume, "lap": .lap, "stop": .stop,
+    ]
+    guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)),
+      let command = allowed[body.command]
+    else {
+      return .error(400, "expected {\"command\": one of \(allowed.keys.sorted().joined(separator: ", "))}")
+    }
+    guard let reply = ask(ControlRequest(command: command)), let json = try? ControlJSON.encode(reply) else {
+      return .error(503, "the engine did not answer in time")
+    }
+    feed.refresh()
+    return .json(reply.ok ? 200 : 409, json)
+  }
+
+  /// A drink, a note, an RPE or a mood, for the current workout or `session`.
+  func annotate(_ request: HTTPRequest) -> HTTPResponse {
+    struct Body: Decodable {
+      var kind: String
+      var amount: Double?
+      var text: String?
+      var value: Double?
+      var mood: String?
+      var session: Int64?
+    }
+    guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+      return .error(400, "expected {\"kind\": \"drink\"|\"note\"|\"rpe\"|\"mood\", ...}")
+    }
+    let annotation: Annotation
+    do {
+      annotation = try Annotation(
+        kind: body.kind, amount: body.amount, text: body.text, value: body.value, mood: body.mood)
+    } catch {
+      return .error(400, error.description)
+    }
+    let box = ReplyBox()
+    queue.post(.annotate(annotation, sessionID: body.session, box))
+    guard let reply = box.wait(seconds: 10), let json = try? ControlJSON.encode(reply) else {
+      return .error(503, "the engine did not answer in time")
+    }
+    return .json(reply.ok ? 200 : 409, json)
+  }
+
+  func asset(_ name: String) -> HTTPResponse {
+    guard let type = WebAssets.served[name],
+      let data = FileManager.default.contents(atPath: assets + "/" + name)
+    else { return .error(404, "not found") }
+    return HTTPResponse(status: 200, contentType: type, body: Array(data))
+  }
+}
+
+/// The page's files: which are served, and where they are found.
+enum WebAssets {
+  static let served: [String: String] = [
+    "index.html": "text/html; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+    "icon.svg": "image/svg+xml",
+  ]
+
+  static func candidates() -> [String] {
+    SharedData.candidates(installed: "web", inSourceTree: "board/web")
+  }
+
+  static func find() -> String? {
+    candidates().first { FileManager.default.fileExists(atPath: $0 + "/index.html") }
+  }
+}
+
+/// The status as phones see it. The engine hands it over after each commit while a phone
+/// watches (`wanted`, an atomic read: nothing is made for nobody), so the live feed costs the
+/// engine no extra wake-up; when nothing was committed for 2 s (no session, an idle board), or
+/// at once after a control from the page, this thread asks the engine itself. With no watcher

@@ -1,0 +1,243 @@
+import Foundation
+import LinuxSupport
+import Logging
+import Synchronization
+import WorkoutControl
+import WorkoutStore
+import WorkoutWeb
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `[web]`: the phone's screen. Off unless enabled.
+public struct WebSettings: Sendable, Equatable {
+  public var enabled = false
+  /// Where it listens: all addresses by default, so a phone on the board's Wi-Fi reaches it.
+  public var address = "0.0.0.0"
+  public var port = 8080
+  /// The page's files (board/web); nil: found next to the binary or in the system's data
+  /// directories.
+  public var assets: String?
+  /// Connections at once; a phone holds one for its live feed and opens a few for the page.
+  public var maximumClients = 16
+
+  public init() {}
+}
+
+/// The board's web server: a phone's browser as its screen. A small HTTP/1.1 server on the
+/// service's own sockets, a thread per connection as the control socket has (at most
+/// `maximumClients`), so an idle board with no phone never wakes for it. This file is its
+/// transport (accepting, reading requests, stopping); what it answers is in `WebRoutes.swift`,
+/// pairing in `WebPairing.swift`, the rides in `WebRides.swift`.
+///
+/// `@unchecked Sendable`: what threads share is behind a `Mutex` or in `stopping`, `clients`
+/// and `feed`; `acceptThread` is written by `start()` before that thread exists and taken by
+/// `stop()` after the stop request.
+final class WebServer: @unchecked Sendable {
+  let settings: WebSettings
+  let assets: String
+  let listener: TCPListener
+  let store: WorkoutStore
+  let queue: InputQueue<RuntimeMessage>
+  let log: Logger
+  let feed: LiveFeed
+
+  let stopping = StopSignal()
+  private let clients: ClientThreads
+  private var acceptThread: DeviceThread?
+  /// The clients' sockets, shut down at stop so a client waiting for its next request ends.
+  private let open = Mutex([ObjectIdentifier: TCPSocket]())
+  let desk = Mutex(PairingDesk())
+  /// Tokens in use (hash -> the phone's row), read from the database at start and kept with it.
+  let tokens = Mutex([String: WebClientRecord]())
+  /// When each phone's last-seen time was last written (CLOCK_MONOTONIC).
+  let touched = Mutex([Int64: Double]())
+  /// Refusals logged once per minute at most, counted between.
+  let refusals = Mutex((logged: -Double.infinity, unlogged: 0))
+
+  /// Seconds a connection may sit idle between requests, and a request may take to arrive.
+  static let idleTimeout = 15.0
+  static let requestDeadline = 5.0
+
+  /// Where a download is written before it is sent (the runtime directory).
+  let scratchDirectory: String
+
+  init(
+    settings: WebSettings, store: WorkoutStore, queue: InputQueue<RuntimeMessage>, log: Logger,
+    scratchDirectory: String
+  ) throws(WebServerError) {
+    self.scratchDirectory = scratchDirectory
+    self.settings = settings
+    self.store = store
+    self.queue = queue
+    self.log = log
+    clients = ClientThreads(limit: settings.maximumClients)
+    guard let assets = settings.assets ?? WebAssets.find() else {
+      throw .noAssets(WebAssets.candidates())
+    }
+    guard FileManager.default.fileExists(atPath: assets + "/index.html") else {
+      throw .noAssets([assets])
+    }
+    self.assets = assets
+    do {
+      listener = try TCPListener.listen(host: settings.address, port: settings.port)
+    } catch {
+      throw .cannotListen("\(settings.address):\(settings.port)", error.description)
+    }
+    feed = LiveFeed(queue: queue, log: log)
+    do {
+      var known: [String: WebClientRecord] = [:]
+      for client in try store.webClients() where client.revokedWall == nil { known[client.tokenHash] = client }
+      tokens.withLock { $0 = known }
+    } catch {
+      log(.error, "web: cannot read the paired phones from \(store.path): \(error); none can use the page until it can")
+    }
+  }
+
+  var port: Int { listener.port }
+
+  func start() throws(SystemError) {
+    try feed.start()
+    do {
+      acceptThread = try DeviceThread.start(name: "web") { [self] in serve() }
+    } catch {
+      feed.stop()
+      throw error
+    }
+  }
+
+  /// Ends the accept loop, the live feeds and the connections, and waits for their threads
+  /// (a download under way has its send timeout to end).
+  func stop() {
+    stopping.stop()
+    listener.shutDown()
+    acceptThread?.join()
+    acceptThread = nil
+    feed.stop()
+    for socket in open.withLock({ Array($0.values) }) { socket.shutDown() }
+    if !clients.waitUntilNone(until: SystemClocks.monotonic() + Self.requestDeadline + 1) {
+      log(.warning, "web: a connection was still open at stop")
+    }
+    listener.close()
+  }
+
+  private func serve() {
+    while !stopping.isStopRequested {
+      let client: TCPSocket?
+      do {
+        client = try listener.accept()
+      } catch {
+        if stopping.isStopRequested { return }
+        log(.warning, "web: \(error)")
+        if stopping.wait(seconds: 0.1) { return }
+        continue
+      }
+      guard let client else { continue }
+      let key = ObjectIdentifier(client)
+      open.withLock { $0[key] = client }
+      let started = clients.start(name: "web client") { [self] in
+        defer {
+          open.withLock { $0[key] = nil }
+          client.close()
+        }
+        converse(with: client)
+      }
+      guard !started else { continue }
+      open.withLock { $0[key] = nil }
+      try? client.setSendTimeout(seconds: 0.5)
+      try? client.send(
+        HTTPResponse.error(503, "busy: \(settings.maximumClients) connections are open").serialized(keepAlive: false))
+      client.close()
+    }
+  }
+
+  /// Requests one after another on a connection (HTTP/1.1 keep-alive), until the peer closes,
+  /// idles, errs, or a live feed takes the connection over.
+  private func converse(with client: TCPSocket) {
+    var parser = HTTPRequestParser()
+    try? client.setSendTimeout(seconds: 5)
+    var started: Double?
+    while !stopping.isStopRequested {
+      let request: HTTPRequest?
+      do {
+        request = try parser.next()
+      } catch {
+        try? client.send(HTTPResponse.error(error.status, error.description).serialized(keepAlive: false))
+        return
+      }
+      guard let request else {
+        let now = SystemClocks.monotonic()
+        if parser.pendingBytes > 0, started == nil { started = now }
+        let deadline = started.map { $0 + Self.requestDeadline } ?? now + Self.idleTimeout
+        guard let bytes = try? client.receive(deadline: deadline), !bytes.isEmpty else { return }
+        if started == nil { started = now }
+        parser.append(bytes)
+        continue
+      }
+      started = nil
+      switch respond(to: request) {
+      case .response(let response):
+        let keepAlive = request.keepsAlive
+        do {
+          try client.send(response.serialized(keepAlive: keepAlive))
+        } catch {
+          return
+        }
+        if !keepAlive { return }
+      case .liveFeed:
+        streamLiveFeed(to: client)
+        return
+      case .download(let id, let format):
+        sendFile(of: id, format: format, to: client)
+        return
+      }
+    }
+  }
+
+  /// The live feed: an event with the status at once, then each new one, and a comment every
+  /// 15 s when nothing changed, until the phone goes or the service stops.
+  private func streamLiveFeed(to client: TCPSocket) {
+    do {
+      try client.send(HTTPResponse.eventStreamHead())
+      // The browser reconnects by itself after 2 s when the link drops (EventSource).
+      try client.send(Array("retry: 2000\n\n".utf8))
+    } catch {
+      return
+    }
+    feed.subscribe()
+    defer { feed.unsubscribe() }
+    // The feed's first status is number 1.
+    var seen = 0
+    while !stopping.isStopRequested {
+      let next = feed.next(after: seen, until: SystemClocks.monotonic() + 15)
+      do {
+        switch next {
+        case .status(let sequence, let json):
+          seen = sequence
+          try client.send(HTTPResponse.event(json, name: "status", id: String(sequence)))
+        case .quiet:
+          try client.send(Array(": still here\n\n".utf8))
+        case .stopped:
+          return
+        }
+      } catch {
+        return
+      }
+    }
+  }
+}
+
+/// Why the web server could not start: said at start-up, in one line.
+enum WebServerError: Error, CustomStringConvertible {
+  case noAssets([String])
+  case cannotListen(String, String)
+
+  var description: String {
+    switch self {
+    case .noAssets(let places):
+      "the web page's files are not in \(places.joined(separator: ", ")) (set [web] assets to board/web)"
+    case .cannotListen(let address, let reason): "cannot listen on \(address): \(reason)"
+    }
+  }
+}
