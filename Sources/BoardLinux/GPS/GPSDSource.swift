@@ -25,7 +25,7 @@ public struct GPSDSourceSettings: Sendable, Hashable {
   public var greetingTimeout: Double
 
   public init(
-    host: String = "localhost", port: Int = 2947, quality: FixQualitySettings = FixQualitySettings(),
+    host: String = "localhost", port: Int = GPSDJSON.defaultPort, quality: FixQualitySettings = FixQualitySettings(),
     initialBackoff: Double = 1, maximumBackoff: Double = 30, greetingTimeout: Double = 5
   ) {
     self.host = host
