@@ -38,7 +38,7 @@ struct LinuxBoardDevices {
             settings: GPIOButtonSettings(
               chip: buttons.chip,
               lines: Dictionary(uniqueKeysWithValues: wanted.map { ($0.0, GPIOLineSpec(parsing: $0.1)) }),
-              bias: GPIOBias(rawValue: buttons.bias) ?? .pullUp, configuration: buttonConfiguration)))
+              bias: buttons.bias, configuration: buttonConfiguration)))
       case .input:
         var keys: [ButtonID: UInt16] = [:]
         for (button, key) in wanted {
