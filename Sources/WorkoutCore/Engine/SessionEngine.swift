@@ -1,134 +1,10 @@
-/// What the engine needs to know to run sessions.
-public struct EngineSettings: Sendable, Hashable, Codable {
-  public var activity: ActivityType
-  /// Seconds between `prepare` and `running`.
-  public var countdown: Double
-  /// nil switches auto-pause off.
-  public var autoPause: AutoPauseSettings?
-  public var freshness: Freshness
-  /// A known sea-level pressure, Pa; nil calibrates the barometer from GPS at each start.
-  public var seaLevelPressure: Double?
-  /// Seconds without an accepted fix after which the fix counts as lost.
-  public var fixLostAfter: Double = 5
-  /// When refused fixes and flapping devices are reported.
-  public var deviceWatch = DeviceWatchSettings()
-  /// When GPS time is believed and becomes the board's wall clock; nil where the board's clock
-  /// needs no correction (the simulated board runs on the ride's own time).
-  public var gpsClock: GPSClockSettings? = nil
-  /// The workout's zone configurations, at most one per quantity (heart rate, power): time in
-  /// zone and zone-change events. Empty: none.
-  public var zones: [ZoneConfiguration] = []
-  /// The rider's functional threshold power, W, for IF and TSS and the FTP event.
-  public var ftp: Double? = nil
-  /// The rider's age, weight, sex and heart rates, recorded with each workout.
-  public var rider = RiderProfile()
-  /// Whether average power counts the seconds at 0 W.
-  public var powerAveraging: PowerAveraging = .withZeros
-  /// Target zone ranges for every workout (`[zones] heart_rate_target`, `power_target`);
-  /// `workoutctl zones target` replaces one for a workout.
-  public var targetZones: [TargetZone] = []
-  /// A multisport workout's activities in order (a duathlon: running, cycling, running): a
-  /// long press of lap goes on to the next. Fewer than two: that gesture does nothing.
-  public var activityPlan: [ActivityType] = []
-  /// Automatic laps: a lap closes each time the current one reaches this distance or timer
-  /// time (a lap press starts the count again, as on a Garmin). nil: laps only when pressed.
-  public var autoLap: AutoLap? = nil
-
-  public init(
-    activity: ActivityType = .cycling, countdown: Double = 3,
-    autoPause: AutoPauseSettings?? = .none, freshness: Freshness = Freshness(), seaLevelPressure: Double? = nil
-  ) {
-    self.activity = activity
-    self.countdown = countdown
-    self.autoPause = autoPause ?? activity.defaultAutoPause
-    self.freshness = freshness
-    self.seaLevelPressure = seaLevelPressure
-  }
-}
-
-/// A live view of the engine, for `workoutctl status` and the LED.
-public struct EngineStatus: Sendable, Hashable, Codable {
-  public var state: SessionState
-  public var sessionID: Int64?
-  public var activity: ActivityType?
-  public var pausedBySystem: Bool
-  public var countdownRemaining: Double?
-  public var elapsed: Double
-  public var timer: Double
-  public var distance: Double
-  public var speed: Double?
-  public var averageSpeed: Double?
-  public var maxSpeed: Double?
-  /// Seconds per kilometre, for activities that read pace.
-  public var pace: Double?
-  public var heartRate: Int?
-  public var averageHeartRate: Double?
-  public var maxHeartRate: Double?
-  public var lap: Int?
-  public var points: Int
-  public var lastPoint: TrackPoint?
-  public var ascent: Double = 0
-  public var descent: Double = 0
-  /// Barometric altitude if a barometer reports, else GPS altitude.
-  public var altitude: Double?
-  public var gps: GPSCondition = .none
-  /// The GPS's condition in words, with its reason ("fixes arrive and are refused for 40 s:
-  /// horizontal error 180 m > limit 100 m ...").
-  public var gpsDetail: String?
-  public var indicator: IndicatorPattern = .off
-  /// The latest barometer reading while it is current, Pa, and the sea-level pressure its
-  /// altitude is computed with ("standard" until calibrated, "gps" or "configured").
-  public var pressure: Double?
-  public var seaLevelPressure: Double?
-  public var seaLevelSource: String?
-  /// Relative humidity while a BME280 reports it, %RH.
-  public var humidity: Double?
-  /// Per zone configuration of the workout: the zone of the last sample and the time in each.
-  public var zones: [ZoneStatus]?
-  /// Average power so far, W, counted as `[metrics] average_power` says.
-  public var averagePower: Double?
-  /// In a multisport workout: the current activity's number (from 1), timer time and distance.
-  public var activityNumber: Int?
-  public var activityTimer: Double?
-  public var activityDistance: Double?
-  /// The workout's target zone ranges, and whether the rider is outside each.
-  public var targetZones: [TargetZone]?
-  /// Normalized power so far, W, and IF against the configured FTP.
-  public var normalizedPower: Double?
-  public var intensityFactor: Double?
-  /// Rows of the session's record that a damaged file made unreadable, found when this run of
-  /// the service resumed it: left out of its figures and exports (the `damagedRecord` event).
-  public var unreadable: UnreadableRows?
-
-  public struct ZoneStatus: Sendable, Hashable, Codable {
-    public var quantity: ZoneQuantity
-    /// From 1; nil while no sample is current.
-    public var zone: Int?
-    public var zoneCount: Int
-    public var seconds: [Double]
-    /// In a multisport workout, the current activity's.
-    public var activitySeconds: [Double]? = nil
-  }
-
-  /// The keys of `workoutctl status --json`, which scripts read (`sessionId` since the first
-  /// release).
-  enum CodingKeys: String, CodingKey {
-    case state, activity, pausedBySystem, countdownRemaining, elapsed, timer, distance, speed, averageSpeed
-    case maxSpeed, pace, heartRate, averageHeartRate, maxHeartRate, lap, points, lastPoint, ascent, descent
-    case altitude, gps, gpsDetail, indicator, pressure, seaLevelPressure, seaLevelSource, humidity
-    case zones, averagePower, normalizedPower, intensityFactor, targetZones
-    case activityNumber, activityTimer, activityDistance, unreadable
-    case sessionID = "sessionId"
-  }
-}
-
 /// The heart of the logger: the session machine, the live builder and auto-pause, as a pure
 /// function of (state, input, moment) → (state, commands). It never reads a clock and never
 /// touches a file; the runtime executes the commands it returns.
 public struct SessionEngine: Sendable {
   public private(set) var settings: EngineSettings
   /// The current session: running, or the last one (ended) until the next start.
-  public private(set) var session: ActiveSession? {
+  public internal(set) var session: ActiveSession? {
     didSet {
       sessionState = session?.state
       countdownDeadline = session?.countdownDeadline
@@ -144,7 +20,7 @@ public struct SessionEngine: Sendable {
   /// The id the next session will get.
   public private(set) var nextSessionID: Int64
   /// The last point recorded, for status.
-  public private(set) var lastPoint: TrackPoint?
+  public internal(set) var lastPoint: TrackPoint?
   /// Whether a GPS has reported at all (a board without one shows no "waiting for fix").
   public private(set) var gpsPresent = false
   /// Whether the GPS has a fix, and since when it has not.
@@ -157,7 +33,7 @@ public struct SessionEngine: Sendable {
     return watch.gpsCondition(hasFix: false, gpsPresent: gpsPresent)
   }
   /// The devices' conditions, refused GPS fixes and flapping devices (`DeviceWatch`).
-  public private(set) var watch: DeviceWatch
+  public internal(set) var watch: DeviceWatch
   /// Devices that are absent, lost, failing or unstable (or a GPS whose fixes are refused):
   /// with a store that refuses writes, what makes the LED show a fault.
   public var faultyDevices: Set<DeviceKind> { watch.faultyDevices }
@@ -168,15 +44,15 @@ public struct SessionEngine: Sendable {
   private var pointsAtCheckpoint = 0
   /// Decides when GPS time is trusted (nil when `settings.gpsClock` is): each accepted fix's
   /// time is offered to it, and a trusted correction becomes `correctBoardClock`.
-  public private(set) var gpsClock: GPSClock?
+  public internal(set) var gpsClock: GPSClock?
   /// Whether the board's own wall clock is synchronised, as the runtime last said.
   public private(set) var systemClockTrusted = false
   /// The copies onto USB sticks under way, and those that failed (`stickCopy`).
-  public private(set) var stickCopies = StickCopies()
+  public internal(set) var stickCopies = StickCopies()
   /// Zones set for the next workout before it was opened (`customZones` while not started).
-  public private(set) var nextWorkoutZones: [ZoneConfiguration]?
+  public internal(set) var nextWorkoutZones: [ZoneConfiguration]?
   /// Target zones set for the next workout before it was opened.
-  public private(set) var nextWorkoutTargets: [TargetZone]?
+  public internal(set) var nextWorkoutTargets: [TargetZone]?
   /// What resuming the session found unreadable (status shows it while the session is current).
   private var unreadableAtResume: (sessionID: Int64, rows: UnreadableRows)?
   /// Until when (monotonic) the LED shows that damage with the fault pattern
@@ -194,8 +70,8 @@ public struct SessionEngine: Sendable {
   /// the points recorded since the checkpoint back in (`SessionRebuild`). Five minutes: the
   /// checkpoint (a few KB of JSON with the training metrics' rings, several pages, ~1.4 M
   /// instructions) spread over its interval is then a twentieth of a recorded second's
-  /// instructions, where at one a minute it was a fifth (`git show bc8057a:BENCHMARKS.md`, session 17), and the
-  /// roll-forward stays short (at most 299 points read back at a start, a few milliseconds).
+  /// instructions, where at one a minute it was a fifth, and the roll-forward stays short
+  /// (at most 299 points read back at a start, a few milliseconds).
   public static let checkpointInterval = 300
 
   public init(settings: EngineSettings, nextSessionID: Int64 = 1) {
@@ -541,181 +417,6 @@ public struct SessionEngine: Sendable {
     return apply(.countdownFinished, at: now, into: &step)
   }
 
-  /// Zones for the next workout (none open, or the last one stopped or ended) or the prepared
-  /// one; refused while a workout runs or is paused.
-  private mutating func setCustomZones(_ configuration: ZoneConfiguration, into step: inout EngineStep) -> Bool {
-    func replacing(_ list: [ZoneConfiguration]?) -> [ZoneConfiguration] {
-      (list ?? []).filter { $0.quantity != configuration.quantity } + [configuration]
-    }
-    switch state {
-    case .notStarted, .stopped, .ended:
-      nextWorkoutZones = replacing(nextWorkoutZones)
-    case .prepared:
-      let zones = replacing(session?.customZones)
-      session?.customZones = zones
-    case .running, .paused:
-      step.outcome = .refused(.zonesAfterStart, state: state)
-      return false
-    }
-    step.outcome = .accepted(state)
-    let whose = state == .prepared ? "the workout's" : "the next workout's"
-    step.commands.append(.log(.info, "\(whose) own zones: \(Self.describe(configuration))"))
-    return state == .prepared
-  }
-
-  /// A target zone range for the workout of one quantity, or none: for the next workout while
-  /// none is open (or the last has stopped), else for the open one, checked against its zones (those it tracks once it
-  /// runs, else those it will). Set while running, it is checked at once against the zone the
-  /// rider is in.
-  private mutating func setTargetZone(
-    _ quantity: ZoneQuantity, _ target: TargetZone?, at now: Moment, into step: inout EngineStep
-  ) -> Bool {
-    func replacing(_ list: [TargetZone]?) -> [TargetZone]? {
-      let kept = (list ?? []).filter { $0.quantity != quantity } + (target.map { [$0] } ?? [])
-      return kept.isEmpty ? nil : kept
-    }
-    let words = target.map { "\(quantity.rawValue) zones \($0.text)" } ?? "no \(quantity.rawValue) target"
-    // None open, or the last one stopped or ended: the next workout's.
-    guard var current = session, current.state.isUnfinished, current.state != .stopped else {
-      nextWorkoutTargets = replacing(nextWorkoutTargets ?? (settings.targetZones.isEmpty ? nil : settings.targetZones))
-      step.outcome = .accepted(state)
-      step.commands.append(.log(.info, "the next workout's target: \(words)"))
-      return false
-    }
-    if let target {
-      let zones =
-        current.builder.zoneTrackers?.map(\.configuration) ?? Self.zones(settings.zones, custom: current.customZones)
-      guard let configuration = zones.first(where: { $0.quantity == quantity }) else {
-        step.outcome = .refused(.noZonesForTarget, state: state)
-        return false
-      }
-      guard target.upper <= configuration.zones.count else {
-        step.outcome = .refused(.targetBeyondZones, state: state)
-        return false
-      }
-    }
-    current.targetZones = replacing(current.targetZones)
-    session = current
-    step.outcome = .accepted(state)
-    if current.state == .running || current.state == .paused {
-      step.commands.append(.recordEvent(sessionID: current.id, Self.targetEvent(quantity, target, at: now)))
-    }
-    step.commands.append(.log(.info, "session \(current.id): target \(words)"))
-    if let announced = current.builder.zoneTrackers?.first(where: { $0.configuration.quantity == quantity })?
-      .announced
-    {
-      _ = checkTarget(quantity, zone: announced + 1, at: now, into: &step)
-    }
-    return true
-  }
-
-  /// The record of a target set (nil: cleared), as `TargetZone.fromEvents` reads it back.
-  static func targetEvent(_ quantity: ZoneQuantity, _ target: TargetZone?, at now: Moment) -> SessionEvent {
-    SessionEvent(kind: .targetZoneSet, moment: now, detail: "\(quantity.rawValue) \(target?.text ?? "off")")
-  }
-
-  /// The announced zone of `quantity` is `zone` (from 1): an event, a chirp and a log line when
-  /// that takes the rider out of the workout's target range or back into it. The first zone
-  /// known alerts only when outside. Returns whether the session changed.
-  private mutating func checkTarget(
-    _ quantity: ZoneQuantity, zone: Int, at now: Moment, into step: inout EngineStep
-  ) -> Bool {
-    guard var current = session, var targets = current.targetZones,
-      let index = targets.firstIndex(where: { $0.quantity == quantity })
-    else { return false }
-    let target = targets[index]
-    let outside = !target.contains(zone: zone)
-    guard target.outside != outside else { return false }
-    targets[index].outside = outside
-    current.targetZones = targets
-    session = current
-    if !outside, target.outside == nil { return true }
-    let name = quantity == .heartRate ? "heart rate" : "power"
-    let detail =
-      outside
-      ? "\(name) zone \(zone), \(zone < target.lower ? "below" : "above") the target \(target.text)"
-      : "\(name) back in the target \(target.text) (zone \(zone))"
-    record(
-      SessionEvent(
-        kind: outside ? .targetZoneLeft : .targetZoneReached, moment: now, detail: detail, value: Double(zone)),
-      into: &step)
-    step.commands.append(.log(.info, "session \(current.id): \(detail)"))
-    step.commands.append(.chirp(outside ? .offTarget : .single))
-    return true
-  }
-
-  /// The workout goes on to its next activity: the lap and the activity's time in zone close,
-  /// an `activity` event says which, auto-pause takes the new activity's thresholds (unless it
-  /// is off), and status counts the activity's own timer and distance from here.
-  private mutating func startNextActivity(
-    _ requested: ActivityType?, from source: RequestSource, at now: Moment, into step: inout EngineStep
-  ) -> Bool {
-    guard var current = session, current.state == .running || current.state == .paused else {
-      step.outcome = .refused(.notRunning, state: state)
-      return false
-    }
-    let number = current.activityNumber ?? 1
-    let from = current.currentActivity ?? current.activity
-    let plan = settings.activityPlan
-    guard let next = requested ?? (plan.count > number ? plan[number] : nil) else {
-      step.outcome = .refused(.noNextActivity, state: state)
-      return false
-    }
-    guard next != from else {
-      step.outcome = .refused(.sameActivity, state: state)
-      return false
-    }
-    let cause = TransitionCause.button(source).kind
-    closeLap(of: &current, trigger: .activityEnd, cause: cause, at: now, into: &step)
-    current.builder.closeActivity()
-    current.activityStart = current.builder.totals
-    current.activityNumber = number + 1
-    current.currentActivity = next
-    if settings.autoPause != nil {
-      current.autoPause = next.defaultAutoPause.map(AutoPauseDetector.init(settings:))
-    }
-    session = current
-    step.commands.append(
-      .recordEvent(
-        sessionID: current.id,
-        SessionEvent(kind: .activity, moment: now, cause: cause, detail: next.rawValue, value: Double(number + 1))))
-    step.commands.append(
-      .log(.info, "session \(current.id): activity \(number + 1), \(next.rawValue) (after \(from.rawValue))"))
-    step.outcome = .accepted(state)
-    return true
-  }
-
-  /// Closes the current lap (a press or an automatic one): its summary and a `lap` event to
-  /// the store, a log line, a chirp. Returns the closed lap's number.
-  @discardableResult
-  private func closeLap(
-    of current: inout ActiveSession, trigger: LapSummary.Trigger, cause: String, at now: Moment,
-    into step: inout EngineStep
-  ) -> Int {
-    let lap = current.builder.closeLap(at: now, trigger: trigger)
-    step.commands.append(.recordLap(sessionID: current.id, lap))
-    step.commands.append(
-      .recordEvent(
-        sessionID: current.id,
-        SessionEvent(
-          kind: .lap, moment: now, cause: cause, detail: trigger == .lapPress ? nil : trigger.rawValue,
-          value: Double(lap.number))))
-    let how = trigger == .lapPress ? "" : " (auto lap by \(trigger.rawValue))"
-    step.commands.append(.log(.info, "session \(current.id): lap \(lap.number) closed\(how)"))
-    step.commands.append(.chirp(.single))
-    return lap.number
-  }
-
-  /// The zones a workout runs with: the configured ones, each replaced by its own of the same
-  /// quantity; heart rate first, then power.
-  static func zones(_ configured: [ZoneConfiguration], custom: [ZoneConfiguration]?) -> [ZoneConfiguration] {
-    let own = custom ?? []
-    let order = ZoneQuantity.allCases
-    return (configured.filter { c in !own.contains { $0.quantity == c.quantity } } + own).sorted {
-      order.firstIndex(of: $0.quantity)! < order.firstIndex(of: $1.quantity)!
-    }
-  }
-
   // MARK: - The machine and its effects
 
   private mutating func openSession(at now: Moment, into step: inout EngineStep) {
@@ -852,130 +553,13 @@ public struct SessionEngine: Sendable {
   }
 
   /// Records an event against the unfinished session, or as a service event when there is none.
-  /// "heartRate system 0-132,132-144,144-156,156-168,168- bpm": the quantity, the source, and
-  /// the zones as `ZoneConfiguration(parsing:)` reads them.
-  public static func describe(_ configuration: ZoneConfiguration) -> String {
-    "\(configuration.quantity.rawValue) \(configuration.source.rawValue) \(configuration.text)"
-  }
-
-  /// A zone change as an event: "heartRate zone 3 of 5 (was 2)", the new zone (from 1) as value.
-  static func event(for change: ZoneChange, at now: Moment) -> SessionEvent {
-    let count = change.times.seconds.count
-    let was = change.previous.map { " (was \($0 + 1))" } ?? ""
-    // HealthKit's zone-change event: the zone, the previous one, the group's running totals and
-    // the time of the sample that moved (timer time).
-    let totals = change.times.seconds.map { String(Int($0.rounded())) }.joined(separator: ",")
-    return SessionEvent(
-      kind: .zoneChange, moment: now,
-      detail:
-        "\(change.quantity.rawValue) zone \(change.zone + 1) of \(count)\(was); in zones \(totals) s; sample at \(Int(change.sampleTimer.rounded())) s",
-      value: Double(change.zone + 1))
-  }
-
-  private mutating func record(_ event: SessionEvent, into step: inout EngineStep) {
+  mutating func record(_ event: SessionEvent, into step: inout EngineStep) {
     let owner = session.flatMap { $0.state.isUnfinished ? $0.id : nil }
     step.commands.append(.recordEvent(sessionID: owner, event))
-  }
-
-  private mutating func noteFixChanges(_ changes: [FixMonitorEvent], at now: Moment, into step: inout EngineStep) {
-    for change in changes {
-      switch change {
-      case .lost(let lastFixAt, let detectedAt):
-        record(
-          SessionEvent(
-            kind: .fixLost, moment: now, detail: "no GPS fix for \(formatSeconds(detectedAt - lastFixAt))",
-            value: detectedAt - lastFixAt), into: &step)
-        step.commands.append(.log(.warning, "GPS fix lost (none for \(formatSeconds(detectedAt - lastFixAt)))"))
-      case .regained(_, let lostFor):
-        record(
-          SessionEvent(kind: .fixRegained, moment: now, detail: "after \(formatSeconds(lostFor))", value: lostFor),
-          into: &step)
-        step.commands.append(.log(.notice, "GPS fix regained after \(formatSeconds(lostFor))"))
-      }
-    }
-  }
-
-  /// Offers an accepted fix's time to the GPS clock; once trusted (or moved), the board's clock
-  /// is corrected from this moment on and what the session already wrote with it is shifted.
-  private mutating func observeTime(of fix: GPSFix, at now: Moment, into step: inout EngineStep) -> Bool {
-    let observation = gpsClock?.observe(fix, at: now, systemClockTrusted: systemClockTrusted)
-    switch observation {
-    case .established(let correction)?, .corrected(from: _, to: let correction)?:
-      step.commands.append(.correctBoardClock(correction))
-      return correctClock(correction, at: now, into: &step)
-    default:
-      return false
-    }
-  }
-
-  /// GPS time is trusted: record how far off the wall clock was, and correct what the live
-  /// session wrote with it in this run of the service.
-  private mutating func correctClock(
-    _ correction: GPSClockCorrection, at now: Moment, into step: inout EngineStep
-  ) -> Bool {
-    let offset = correction.systemOffset
-    step.commands.append(
-      .log(
-        .notice,
-        "GPS time trusted: the board's wall clock was off by \(formatSeconds(abs(offset)))\(offset < 0 ? " (ahead)" : "")"
-      ))
-    var changed = false
-    if var current = session, current.state.isUnfinished, abs(offset) >= 0.5 {
-      if current.openedThisRun { current.openedAt.wall += offset }
-      current.builder.shiftWallTimes(by: offset)
-      current.lastMoment.wall += offset
-      session = current
-      step.commands.append(
-        .correctWallTimes(
-          sessionID: current.id, seconds: offset, firstPoint: current.epochFirstPoint,
-          firstLap: current.epochFirstLap))
-      if var point = lastPoint { point.moment.wall += offset; lastPoint = point }
-      changed = true
-    }
-    record(
-      SessionEvent(
-        kind: .clockCorrected, moment: Moment(monotonic: now.monotonic, wall: now.wall + offset),
-        detail: "GPS time \(correction.gpsTime)", value: offset), into: &step)
-    return changed
-  }
-
-  /// Records what the device watch noticed: an event each, and its log line.
-  /// The stick copier's report becomes the `usbStick` device's condition (`StickCopies`): the
-  /// LED shows a copy under way between rides, a long chirp says a whole copy is unmounted
-  /// (safe to pull), a failure is a fault.
-  private mutating func noteStickCopy(_ report: StickCopyReport, at now: Moment, into step: inout EngineStep) {
-    let outcome = stickCopies.take(report)
-    if watch.conditions[.usbStick]?.condition == outcome.status.condition, let line = outcome.logLine {
-      step.commands.append(.log(line.level, line.text))
-    }
-    if outcome.safeToRemove { step.commands.append(.chirp(.long)) }
-    note(watch.deviceReported(outcome.status, at: now.monotonic), at: now, into: &step)
-  }
-
-  private mutating func note(_ notices: [DeviceWatch.Notice], at now: Moment, into step: inout EngineStep) {
-    for notice in notices {
-      record(SessionEvent(kind: notice.kind, moment: now, detail: notice.eventDetail, value: notice.value), into: &step)
-      step.commands.append(.log(notice.level, notice.logLine))
-    }
   }
 
   private func source(of signal: SessionSignal) -> RequestSource {
     if case .request(_, let source) = signal { return source }
     return .control
   }
-}
-
-/// "1 h 02 min 05 s" style, for log lines; a time no `Int` holds as it is ("1e+300 s"), never a trap.
-public func formatSeconds(_ seconds: Double) -> String {
-  guard convertsToInt(seconds) else { return "\(seconds) s" }
-  let total = Int(seconds.rounded())
-  let h = total / 3600
-  let m = (total % 3600) / 60
-  let s = total % 60
-  if h > 0 { return "\(h) h \(m < 10 ? "0" : "")\(m) min" }
-  if m > 0 { return "\(m) min \(s < 10 ? "0" : "")\(s) s" }
-  if seconds < 10 && seconds != seconds.rounded() {
-    return "\((seconds * 10).rounded() / 10) s"
-  }
-  return "\(s) s"
 }
