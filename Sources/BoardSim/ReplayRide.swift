@@ -179,7 +179,7 @@ public final class ReplayRideReader: ReplayRowSource, @unchecked Sendable {
   /// An RFC 3339 date-time without fractional seconds (`2024-05-01T07:30:00Z`, or with an
   /// offset such as `+02:00`), as seconds since 1970. Parsed here, not by Foundation's
   /// ISO8601DateFormatter: that one loads ICU's calendar and time-zone data, several MiB of the
-  /// simulated board's resident memory for one date (the benchmark journal: `git show bc8057a:BENCHMARKS.md`).
+  /// simulated board's resident memory for one date.
   static func parseUTC(_ text: String) -> Double? {
     let bytes = Array(text.utf8)
     guard bytes.count == 20 || bytes.count == 25 else { return nil }

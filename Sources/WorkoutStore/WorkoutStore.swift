@@ -33,7 +33,7 @@ public final class WorkoutStore: Sendable {
   /// row); 128 pages of 2 KiB (64 of an older database's 4 KiB) hold them and the interior
   /// pages of every table. At 1024 KiB the cache filled over a 12 h ride and held 0.9 MiB more
   /// at its end (peak RSS on the 16 MiB line) to save 16 of a 12 h ride's 3,316 page reads
-  /// (pread) at 256 KiB (`git show bc8057a:BENCHMARKS.md`, session 29).
+  /// (pread) at 256 KiB.
   static let serviceCacheKiB = 256
   /// The background integrity check's connection, KiB: `quick_check` reads each page about once,
   /// so a cache barely helps it, and with the default it added 2 MiB to the service's peak

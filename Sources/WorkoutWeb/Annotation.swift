@@ -1,4 +1,4 @@
-/// What a rider notes from the phone (issue 17, item 4), as HealthKit keeps it with a workout:
+/// What a rider notes from the phone, as HealthKit keeps it with a workout:
 /// during the ride a drink (with its amount) or a note; after it, the rating of perceived
 /// exertion (Borg's CR10 scale, 1-10, as HealthKit's workoutEffortScore) and a state of mind
 /// (HKStateOfMind's seven valence labels, valence -1...1). Checked here, from the page's JSON
