@@ -83,7 +83,7 @@ final class ControlServer: @unchecked Sendable {
         continue
       }
       guard let client else { continue }
-      if !clients.start(name: "control client", { [self] in handle(client) }) {
+      if !clients.start(name: "control client", { [self] in handle(client) }, closing: { client.close() }) {
         refuseBusy(client)
       }
     }
@@ -125,8 +125,8 @@ final class ControlServer: @unchecked Sendable {
     try? client.writeAll((try? ControlJSON.encode(reply)).map { $0 + "\n" } ?? "")
   }
 
+  /// Answers one request; the client's socket is closed by `clients` once its place is free.
   private func handle(_ client: UnixSocket) {
-    defer { client.close() }
     do {
       try client.setTimeouts(seconds: Self.requestDeadline)
       guard let line = try client.readLine(limit: 4096, deadline: SystemClocks.monotonic() + Self.requestDeadline)

@@ -136,13 +136,12 @@ final class WebServer: @unchecked Sendable {
       guard let client else { continue }
       let key = ObjectIdentifier(client)
       open.withLock { $0[key] = client }
-      let started = clients.start(name: "web client") { [self] in
-        defer {
+      let started = clients.start(
+        name: "web client", { [self] in converse(with: client) },
+        closing: { [self] in
           open.withLock { $0[key] = nil }
           client.close()
-        }
-        converse(with: client)
-      }
+        })
       guard !started else { continue }
       open.withLock { $0[key] = nil }
       try? client.setSendTimeout(seconds: 0.5)
@@ -171,7 +170,8 @@ final class WebServer: @unchecked Sendable {
         if parser.pendingBytes > 0, started == nil { started = now }
         let deadline = started.map { $0 + Self.requestDeadline } ?? now + Self.idleTimeout
         guard let bytes = try? client.receive(deadline: deadline), !bytes.isEmpty else { return }
-        if started == nil { started = now }
+        // The request's time counts from its first byte, not from the idle wait before it.
+        if started == nil { started = SystemClocks.monotonic() }
         parser.append(bytes)
         continue
       }
