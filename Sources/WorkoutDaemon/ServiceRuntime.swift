@@ -59,6 +59,7 @@ final class ServiceRuntime {
   private let queue: InputQueue<RuntimeMessage>
   private let notifier: SystemdNotifier
   private let boardName: String
+  private let host: any RuntimeHost
   private(set) var core: RuntimeCore
 
   private let exitWhenReplayEnds: Bool
@@ -79,8 +80,9 @@ final class ServiceRuntime {
   init(
     engine: SessionEngine, store: WorkoutStore, clock: any BoardClock, queue: InputQueue<RuntimeMessage>,
     notifier: SystemdNotifier, log: Logger, boardName: String, settings: RuntimeSettings, outputs: RuntimeOutputs,
-    firstTick: Double? = nil
+    host: any RuntimeHost = SystemHost(), firstTick: Double? = nil
   ) {
+    self.host = host
     exitWhenReplayEnds = outputs.board.exitWhenReplayEnds
     gpsClock = outputs.board.gpsClock
     setsSystemClock = outputs.board.setsSystemClock
@@ -109,7 +111,7 @@ final class ServiceRuntime {
   private let hostTime: (Double) -> Double
 
   private func clocks() -> RuntimeClocks {
-    RuntimeClocks(board: clock.now(), host: SystemClocks.monotonic(), hostTime: hostTime)
+    RuntimeClocks(board: clock.now(), host: host.monotonic(), hostTime: hostTime)
   }
 
   /// Carries out commands the engine produced before the loop started (a resumed session's).
@@ -148,7 +150,7 @@ final class ServiceRuntime {
           if let step = replay.schedule.next() {
             replay.clock.advance(to: step.time)
             for input in step.inputs {
-              perform(core.handle(input, at: replay.clock.now(), host: SystemClocks.monotonic()).actions)
+              perform(core.handle(input, at: replay.clock.now(), host: host.monotonic()).actions)
             }
             continue
           }
@@ -158,12 +160,12 @@ final class ServiceRuntime {
         }
         if exitWhenReplayEnds && !pulledReplayFinished && !replayFinished() {
           // A threaded replay says nothing when it ends: look every quarter second (`make run`).
-          hostDeadline = min(hostDeadline ?? .infinity, SystemClocks.monotonic() + 0.25)
+          hostDeadline = min(hostDeadline ?? .infinity, host.monotonic() + 0.25)
         }
         // Only wait here: what arrives is taken at the top of the loop, where its time is
         // weighed against the tick that may have fallen due meanwhile (a reading of second s + 1
         // must not go into second s's point).
-        queue.wait(until: hostDeadline)
+        guard host.wait(for: queue, until: hostDeadline) else { return 0 }
       }
     }
   }
@@ -172,14 +174,14 @@ final class ServiceRuntime {
   private func process(_ message: RuntimeMessage) -> Bool {
     switch message {
     case .input(let input, let moment):
-      perform(core.handle(input, at: moment, host: SystemClocks.monotonic()).actions)
+      perform(core.handle(input, at: moment, host: host.monotonic()).actions)
     case .control(let request, let reply):
       reply.fulfil(answer(request, at: clock.now()))
     case .terminate(let signal):
       shutDown(signal: signal)
       return true
     case .integrityChecked(let result, let seconds):
-      perform(core.integrityChecked(result, seconds: seconds, at: clock.now(), host: SystemClocks.monotonic()))
+      perform(core.integrityChecked(result, seconds: seconds, at: clock.now(), host: host.monotonic()))
     case .annotate(let annotation, let sessionID, let reply):
       reply.fulfil(annotate(annotation, sessionID: sessionID, at: clock.now()))
     }
@@ -238,10 +240,10 @@ final class ServiceRuntime {
       do {
         try store.write(write.commands, clock: write.stamp)
       } catch {
-        perform(core.refused(error.fault, at: clock.now(), host: SystemClocks.monotonic()))
+        perform(core.refused(error.fault, at: clock.now(), host: host.monotonic()))
         return
       }
-      perform(core.committed(at: clock.now(), host: SystemClocks.monotonic()))
+      perform(core.committed(at: clock.now(), host: host.monotonic()))
     }
     if let statusCommitted, statusWanted() { statusCommitted(statusReport(at: clock.now())) }
   }
@@ -261,7 +263,7 @@ final class ServiceRuntime {
       guard let report = request.copy, !report.target.isEmpty else {
         return ControlReply(ok: false, message: "reportCopy needs copy: {phase, target, detail}")
       }
-      perform(core.handle(.stickCopy(report), at: now, host: SystemClocks.monotonic()).actions)
+      perform(core.handle(.stickCopy(report), at: now, host: host.monotonic()).actions)
       return ControlReply(ok: true, state: core.engine.state)
     }
     let input: EngineInput
@@ -298,7 +300,7 @@ final class ServiceRuntime {
     } else {
       return ControlReply(ok: true, state: core.engine.state, status: statusReport(at: now))
     }
-    let step = core.handle(input, at: now, host: SystemClocks.monotonic())
+    let step = core.handle(input, at: now, host: host.monotonic())
     perform(step.actions)
     let state = core.engine.state
     switch step.outcome {
