@@ -170,10 +170,25 @@ host_packages() {
   done
 }
 
+# aarch64 programs, and the programs they start (the tests start the daemon), run here through
+# binfmt_misc and qemu-user-static's handler. A machine whose init never mounted binfmt_misc (a
+# container, a minimal VM) gets it mounted and the handler enabled; without it they fail with
+# "Exec format error".
+binfmt_aarch64() {
+  local fs=/proc/sys/fs/binfmt_misc
+  [[ $(uname -m) == aarch64 ]] && return
+  [[ -e $fs/register ]] || mount -t binfmt_misc binfmt_misc "$fs" ||
+    die "binfmt_misc is not mounted on $fs and cannot be: aarch64 programs cannot run here"
+  [[ -e $fs/qemu-aarch64 ]] || update-binfmts --enable qemu-aarch64 ||
+    die "cannot register qemu-aarch64 with binfmt_misc (update-binfmts --enable qemu-aarch64)"
+  grep -qx enabled "$fs/qemu-aarch64" || die "the qemu-aarch64 handler in $fs is disabled"
+}
+
 case ${1:-} in
-  host-packages) host_packages ;;
+  host-packages) host_packages; binfmt_aarch64 ;;
   setup)
     host_packages
+    binfmt_aarch64
     setup_compiler
     setup_sysroot
     proc "$compiler"
@@ -204,6 +219,7 @@ case ${1:-} in
   run)
     shift
     [[ -e $sysroot/usr/lib/ld-linux-aarch64.so.1 ]] || die "no sysroot: run $0 setup"
+    binfmt_aarch64
     export QEMU_LD_PREFIX=$sysroot
     exec "$@"
     ;;
