@@ -10,6 +10,7 @@
 #   2. the package tests (guest/tests/5*) on a clean image: install, upgrade
 #      mid-ride, remove and purge;
 #   3. the daemon tests (guest/tests/[6-9]*), SKIP while the image has no workoutd;
+#      booted beside 1 and 2 (BOARD_VM_SERIAL=1: after them);
 #   4. a power-cut series (host/power-cut.sh): POWER_CUTS kills of QEMU.
 # Prints "NAME: PASS|FAIL|SKIP (details)" per test, the wall time, and last
 # "N passed, N failed"; exits non-zero if anything failed.
@@ -33,7 +34,7 @@ source "$(dirname "$0")/lib/common.sh"
 suite_start=$(date +%s)
 power_cuts=${POWER_CUTS:-10}
 # A guard against a hung VM, not a budget: the longest boot (the daemon tests) takes about
-# 9 minutes alone, more when CI runs both releases' suites side by side.
+# 12 minutes beside the package boot, more beside CI's other work.
 boot_limit=${BOARD_VM_BOOT_LIMIT:-1800}
 host=$BOARDVM_DIR/host
 run_dir=$CACHE_DIR/runs/$(date +%Y%m%d-%H%M%S)
@@ -167,18 +168,30 @@ tests_matching() {   # guest test names whose file name matches a glob
 mapfile -t board_tests < <(tests_matching '[1-4]*')
 mapfile -t package_tests < <(tests_matching '5*')
 mapfile -t daemon_tests < <(tests_matching '[6-9]*')
-if ((${#board_tests[@]})); then
-  step "board tests: ${board_tests[*]}"
-  # the daemon would hold the button lines the board tests drive
-  boot_suite board "$image" "systemd.mask=workoutd.service" "${board_tests[@]}"
-fi
-if ((${#package_tests[@]})); then
-  if [[ -n $clean_image ]]; then
-    step "package tests: ${package_tests[*]}"
-    boot_suite package "$clean_image" "" "${package_tests[@]}"
-  else
-    for test in "${package_tests[@]}"; do say "${test#[0-9]*-}: SKIP (the project is not installed from its package: BOARD_VM_INSTALL=$install_kind)"; done
+# The board and package boots run beside the daemon boot (BOARD_VM_SERIAL=1: one after the
+# other): their guests are independent snapshots, and the daemon tests mostly wait on rides
+# replayed in real time. Their output is held and printed after the daemon boot's.
+board_and_package_boots() {
+  if ((${#board_tests[@]})); then
+    step "board tests: ${board_tests[*]}"
+    # the daemon would hold the button lines the board tests drive
+    boot_suite board "$image" "systemd.mask=workoutd.service" "${board_tests[@]}"
   fi
+  if ((${#package_tests[@]})); then
+    if [[ -n $clean_image ]]; then
+      step "package tests: ${package_tests[*]}"
+      boot_suite package "$clean_image" "" "${package_tests[@]}"
+    else
+      for test in "${package_tests[@]}"; do say "${test#[0-9]*-}: SKIP (the project is not installed from its package: BOARD_VM_INSTALL=$install_kind)"; done
+    fi
+  fi
+}
+side=''
+if [[ ${BOARD_VM_SERIAL:-0} == 1 || ${#daemon_tests[@]} == 0 || $has_workoutd == 0 ]]; then
+  board_and_package_boots
+else
+  board_and_package_boots > "$run_dir/board-and-package.out" 2>&1 &
+  side=$!
 fi
 if ((${#daemon_tests[@]})); then
   if ((has_workoutd)); then
@@ -187,6 +200,10 @@ if ((${#daemon_tests[@]})); then
   else
     for test in "${daemon_tests[@]}"; do say "${test#[0-9]*-}: SKIP (no /usr/bin/workoutd in the image)"; done
   fi
+fi
+if [[ -n $side ]]; then
+  wait "$side" || say "board-and-package-boots: FAIL (stopped early; see $run_dir/board-and-package.out)"
+  cat "$run_dir/board-and-package.out"
 fi
 
 # --- power cuts -------------------------------------------------------------------

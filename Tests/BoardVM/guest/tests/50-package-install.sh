@@ -1,4 +1,6 @@
 #!/bin/bash
+# hil-timeout: 480
+# (apt unpacks and fsyncs two 60 MB binaries: 3 to 4 minutes under TCG beside a busy host)
 # On a clean board image (no workoutd; the board's configuration already in
 # /etc, as the board's image recipe put it), `apt install ./workoutd_…deb`
 # installs the package offline, creates the workoutd system user and the state

@@ -1,4 +1,6 @@
 #!/bin/bash
+# hil-timeout: 480
+# (apt unpacks and fsyncs two 60 MB binaries: 3 to 4 minutes under TCG beside a busy host)
 # An upgrade mid-ride keeps the session: with a ride recording, `apt install`
 # of a newer package (the same files, version VERSION+test1) restarts the
 # service (the postinst's restart), and the same session goes on running with a
