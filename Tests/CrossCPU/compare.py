@@ -21,6 +21,7 @@ Prints one line per ride and per check, then "N passed, N failed"; exit status 1
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import shlex
@@ -126,14 +127,20 @@ def main():
         passed += ok
         failed += not ok
 
-    with tempfile.TemporaryDirectory(prefix="workoutd-cross-cpu-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="workoutd-cross-cpu-") as scratch, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        # Every recording at once, a CPU each: each is one process and the rides are independent.
+        def state_of(ride, cpu):
+            return os.path.join(scratch, os.path.splitext(os.path.basename(ride))[0], cpu)
+        recordings = {(ride, cpu): pool.submit(record, prefix, bin_dir, ride, state_of(ride, cpu))
+                      for ride in rides for cpu, (prefix, bin_dir) in builds.items()}
         for ride in rides:
             name = os.path.splitext(os.path.basename(ride))[0]
             states, seconds = {}, {}
             try:
-                for cpu, (prefix, bin_dir) in builds.items():
-                    states[cpu] = os.path.join(scratch, name, cpu)
-                    seconds[cpu] = record(prefix, bin_dir, ride, states[cpu])
+                for cpu in builds:
+                    states[cpu] = state_of(ride, cpu)
+                    seconds[cpu] = recordings[(ride, cpu)].result()
             except (RuntimeError, subprocess.TimeoutExpired) as error:
                 check(f"{name} recorded", False, str(error))
                 continue
