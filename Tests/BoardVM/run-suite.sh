@@ -24,7 +24,8 @@
 # default: the package of HEAD, see host/build-deb.sh) or make (make install
 # of the working tree, bookworm only), BOARD_VM_DEB=FILE to install that
 # package, BOARD_VM_PROJECT_STAGE=DIR to use a tree `make install DESTDIR=DIR`
-# made instead of building the project, BOARD_VM_ARCH=arm64 (with trixie) for
+# made instead of building the project, BOARD_VM_PREPARE_ONLY=1 to make (or check) the
+# cached kernel, modules and base root tree and stop, BOARD_VM_ARCH=arm64 (with trixie) for
 # an arm64 board (qemu-system-aarch64 -M virt, trixie's arm64 kernel and
 # userland; cache /var/tmp/workoutd-board-vm-trixie-arm64; give the arm64
 # package with BOARD_VM_DEB: it is not built here).
@@ -66,6 +67,11 @@ gpio_sim=$("$host/build-gpio-sim.sh")
 stage1=$("$host/build-stage1.sh" "$kroot")
 step "base root tree"
 base=$("$host/build-base-rootfs.sh")
+if [[ ${BOARD_VM_PREPARE_ONLY:-0} == 1 ]]; then
+  summary_done=1
+  echo "board-vm ($SUITE $BOARD_ARCH): kernel, modules and base root tree ready in $CACHE_DIR ($(elapsed_since "$suite_start") s)"
+  exit 0
+fi
 install_kind=${BOARD_VM_INSTALL:-deb}
 [[ -n ${BOARD_VM_PROJECT_STAGE:-} ]] && install_kind=stage
 [[ -n ${BOARD_VM_DEB:-} ]] && install_kind=deb
