@@ -422,7 +422,10 @@ test-board-arm64: deb-arm64
 # image, the service started by systemd at boot, a ride recorded, kill -9 survived; 2 power cuts.
 ARM64_SMOKE_TESTS = 10-boot-multi-user 20-gpsd-fixes 30-gpio-buttons 40-i2c-bmp280 \
   60-workoutd-service 61-workoutd-records 63-workoutd-kill9
-test-board-arm64-smoke: deb-arm64
+# ARM64_DEB= takes the package deb-arm64 left in .build/deb-arm64 as it is (CI builds it in
+# another lane).
+ARM64_DEB ?= deb-arm64
+test-board-arm64-smoke: $(ARM64_DEB)
 	$(BOARD_ARM64) BOARD_VM_TESTS="$(ARM64_SMOKE_TESTS)" POWER_CUTS=2 Tests/BoardVM/run-suite.sh
 
 clean:
