@@ -35,22 +35,34 @@ public final class UnixSocket: Sendable {
   /// (so members of the service's group, and only they, may connect). A stale socket file
   /// left by a killed process is replaced.
   public static func listen(path: String, mode: mode_t, group: gid_t? = nil) throws(SystemError) -> UnixSocket {
-    let server = try make(type: Int32(SOCK_STREAM.rawValue))
-    unlink(path)
-    var address = try socketAddress(path)
-    try retryingInterrupts("bind", path) {
-      withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          bind(server.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-      }
-    }
+    let server = try bound(type: Int32(SOCK_STREAM.rawValue), path: path)
     try retryingInterrupts("chmod", path) { chmod(path, mode) }
     if let group {
       try retryingInterrupts("chown", path) { chown(path, uid_t.max, group) }
     }
     try retryingInterrupts("listen", path) { Glibc.listen(server.descriptor, 16) }
     return server
+  }
+
+  /// A datagram socket bound at `path`, which receives what is sent there (a stand-in for
+  /// systemd's notify socket in tests).
+  public static func receivingDatagrams(at path: String) throws(SystemError) -> UnixSocket {
+    try bound(type: Int32(SOCK_DGRAM.rawValue), path: path)
+  }
+
+  /// A socket of `type` bound at `path`, replacing a stale socket file a killed process left.
+  private static func bound(type: Int32, path: String) throws(SystemError) -> UnixSocket {
+    let socket = try make(type: type)
+    unlink(path)
+    var address = try socketAddress(path)
+    try retryingInterrupts("bind", path) {
+      withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          bind(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+      }
+    }
+    return socket
   }
 
   /// Connects a stream socket to `path`.
@@ -159,6 +171,14 @@ public final class UnixSocket: Sendable {
         }
       }
     }
+  }
+
+  /// The next datagram, if one comes within `timeout` seconds (0: only one already waiting).
+  public func receiveDatagram(timeout: Double, limit: Int = 4096) throws(SystemError) -> String? {
+    guard try waitReadable(timeout: timeout) else { return nil }
+    var buffer = [UInt8](repeating: 0, count: limit)
+    let count = try retryingInterrupts("recv") { Glibc.recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT)) }
+    return String(decoding: buffer[0..<count], as: UTF8.self)
   }
 
   /// The credentials of the process at the other end of a connected socket (SO_PEERCRED).

@@ -1,61 +1,15 @@
 import Foundation
 import LinuxSupport
 import Testing
+import WorkoutTestSupport
 
 /// The systemd notify protocol as workoutd speaks it, heard on a real datagram socket standing
 /// in for systemd's (the board-VM suite checks the same against systemd itself).
 @Suite(.serialized)
 struct SystemdNotifyTests {
-  /// A bound AF_UNIX datagram socket that collects what the service sends.
-  final class NotifyListener {
-    let path: String
-    let fd: Int32
-
-    init(path: String) throws {
-      self.path = path
-      fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-      var address = sockaddr_un()
-      address.sun_family = sa_family_t(AF_UNIX)
-      withUnsafeMutableBytes(of: &address.sun_path) { raw in
-        for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-      }
-      let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-      }
-      guard bound == 0 else { throw TestFailure("cannot bind \(path)") }
-    }
-
-    deinit { close(fd) }
-
-    /// Datagrams received within `seconds`.
-    func receive(for seconds: Double) -> [String] {
-      var messages: [String] = []
-      let deadline = Date().addingTimeInterval(seconds)
-      var buffer = [UInt8](repeating: 0, count: 4096)
-      while Date() < deadline {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, 100) > 0 else { continue }
-        let count = recv(fd, &buffer, buffer.count, 0)
-        if count > 0 { messages.append(String(decoding: buffer[0..<count], as: UTF8.self)) }
-      }
-      return messages
-    }
-
-    /// Datagrams received until one holds `READY=1` (within `limit` seconds: a slow machine or
-    /// an emulated CPU starts the service later), that one included.
-    func receiveUntilReady(limit: Double = 60) -> [String] {
-      var messages: [String] = []
-      let deadline = Date().addingTimeInterval(limit)
-      while Date() < deadline, !messages.contains(where: { $0.split(separator: "\n").contains("READY=1") }) {
-        messages += receive(for: 0.2)
-      }
-      return messages
-    }
-  }
-
   @Test func readyThenWatchdogPingsFromTheEngineLoopThenStopping() throws {
     let dir = ServiceDirectory()
-    let listener = try NotifyListener(path: dir.path + "/notify")
+    let listener = try NotifySocketListener(path: dir.path + "/notify")
     let service = try ServiceProcess(
       dir, arguments: ["--speed", "5"],
       environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "1000000"])
@@ -84,7 +38,7 @@ struct SystemdNotifyTests {
 
   @Test func aWatchdogMeantForAnotherProcessIsIgnored() throws {
     let dir = ServiceDirectory()
-    let listener = try NotifyListener(path: dir.path + "/notify")
+    let listener = try NotifySocketListener(path: dir.path + "/notify")
     let service = try ServiceProcess(
       dir, arguments: ["--speed", "5"],
       environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "1000000", "WATCHDOG_PID": "1"])
