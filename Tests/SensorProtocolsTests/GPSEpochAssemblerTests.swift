@@ -23,6 +23,13 @@ struct GPSEpochAssemblerTests {
     #expect(fix.latitude == 52.85, "the first report's position is kept")
   }
 
+  @Test func anEpochIsHandedOnAtTheVeryDeadlineItGives() throws {
+    var assembler = GPSEpochAssembler(settle: 0.3)
+    _ = assembler.begin(rmc, at: 101)
+    let deadline = try #require(assembler.settleDeadline)
+    #expect(assembler.finish(at: deadline) == rmc, "101.3 - 101 rounds below 0.3: not what is compared")
+  }
+
   @Test func anEpochIsHandedOnWhenTheNextBeginsOrAfterQuiet() {
     var assembler = GPSEpochAssembler(settle: 0.3)
     _ = assembler.begin(rmc, at: 0)

@@ -57,7 +57,9 @@ public struct GPSEpochAssembler: Sendable, Hashable {
   /// The assembled fix once `settle` seconds have passed without a TPV (or at once with
   /// `force`, when the reports end or the connection does).
   public mutating func finish(at now: Double, force: Bool = false) -> GPSFix? {
-    guard let fix = pending, force || now - lastAddedAt >= settle else { return nil }
+    // Against the deadline as `settleDeadline` gives it: `now - lastAddedAt` rounds below
+    // `settle` at that very time (101.3 - 101 is 0.29999…), and a reader woken then found nothing.
+    guard let fix = pending, force || now >= lastAddedAt + settle else { return nil }
     pending = nil
     return fix
   }
