@@ -176,6 +176,29 @@ public final class GPSDConnection {
     return next.bytes.withUnsafeBufferPointer { Self.decode($0) }
   }
 
+  /// Every report that has arrived, into `look` (its storage reused), with each one's arrival
+  /// stamp; on a connection gpsd has not `greeted` on yet, a first line that is not its
+  /// VERSION greeting ends the look there. Never blocks.
+  func readAvailable(into look: inout GPSDRead, greeted: Bool) {
+    look.messages.removeAll(keepingCapacity: true)
+    look.notGreeting = nil
+    look.failure = nil
+    do {
+      while let message = try read() {
+        if !greeted, look.messages.isEmpty {
+          guard case .version = message else {
+            look.notGreeting = lastLineStart
+            break
+          }
+        }
+        look.messages.append((message, lastArrival))
+      }
+    } catch {
+      look.failure = error
+    }
+    look.bytesReceived = bytesReceived
+  }
+
   /// One line as a message: the class is read from the line's start (gpsd writes it first)
   /// and only the classes used are decoded; a SKY (the largest report of an epoch) is only
   /// told apart from them.

@@ -150,26 +150,30 @@ public final class GPSDSource: EngineReadDevice {
   /// Reads what gpsd has sent, without blocking (`.byEngine`; nothing in `.ownThread`).
   public func read(_ deliver: (EngineInput, _ age: Double) -> Void) {
     guard reading == .byEngine else { return }
-    let broke = shared.withLoop { loop -> Bool in
-      guard loop.isConnected else { return false }
-      let now = SystemClocks.monotonic()
-      loop.readAvailable(now: now, wallNow: SystemClocks.wall()) { input, arrivedAt in
-        deliver(input, max(0, now - arrivedAt))
-      }
-      return !loop.isConnected
+    let now = SystemClocks.monotonic()
+    let broke = shared.look(now: now, wallNow: SystemClocks.wall()) { input, arrivedAt in
+      deliver(input, max(0, now - arrivedAt))
+    } then: { loop, verdict in
+      verdict != nil && !loop.isConnected
     }
     // The connection broke: the thread reconnects.
     if broke { shared.wakeThread() }
   }
 }
 
-/// The loop's state behind a lock, and an eventfd the thread sleeps on while the engine reads.
+/// The loop and its connection behind a lock, and an eventfd the thread sleeps on while the
+/// engine reads.
 ///
-/// `@unchecked Sendable`: `loop` (with the connection it holds) is only touched inside `lock`;
-/// `wake` never changes, and signalling it from any thread is what it is for.
+/// `@unchecked Sendable`: `loop`, `connection` and `read` are only touched inside `lock`, but
+/// for the thread's `open` of the connection while the loop is not connected (when no reader
+/// touches it); `wake` never changes, and signalling it from any thread is what it is for.
 final class SharedLoop: @unchecked Sendable {
   private let lock = Mutex<Void>(())
   private var loop: GPSDSourceLoop
+  /// The connection to gpsd: opened by the thread, read by whoever reads.
+  let connection = GPSDConnection()
+  /// The last look's reports (its storage kept from look to look).
+  private var read = GPSDRead()
   /// Made readable when the engine finds the connection broken (a stop wakes the thread
   /// through its `StopSignal`).
   let wake: Int32
@@ -185,6 +189,28 @@ final class SharedLoop: @unchecked Sendable {
 
   func withLoop<T>(_ body: (inout GPSDSourceLoop) -> T) -> T {
     lock.withLock { _ in body(&loop) }
+  }
+
+  /// Reads what has arrived and has the loop make of it, doing what its verdict says to the
+  /// connection; then `then` with the loop and the verdict (nil: not connected, nothing read).
+  func look<T>(
+    now: Double, wallNow: Double, emit: GPSDSourceLoop.Emit, then: (GPSDSourceLoop, GPSDConnectionVerdict?) -> T
+  ) -> T {
+    lock.withLock { _ in
+      guard loop.isConnected else { return then(loop, nil) }
+      connection.readAvailable(into: &read, greeted: loop.answered)
+      let verdict = loop.received(read, now: now, wallNow: wallNow, emit: emit)
+      if verdict == .refused { connection.abandon() }
+      return then(loop, verdict)
+    }
+  }
+
+  /// Closes the connection, saying goodbye to gpsd (on the source's thread).
+  func disconnect() {
+    lock.withLock { _ in
+      connection.close()
+      loop.disconnected()
+    }
   }
 
   func wakeThread() {
@@ -209,20 +235,19 @@ struct GPSDSourceThread {
 
   func run() {
     defer { shared.withLoop { $0.stopped() } }
-    let connection = GPSDConnection()
     while !signal.isStopRequested {
       // Connecting may block (a remote host, DNS): never while the engine could be waiting.
       do {
-        try connection.open(host: settings.host, port: String(settings.port))
+        try shared.connection.open(host: settings.host, port: String(settings.port))
       } catch {
-        let backoff = shared.withLoop { loop in loop.connectFailed(error, emit: postNow) }
+        let backoff = shared.withLoop { loop in loop.connectFailed(error, at: SystemClocks.monotonic(), emit: postNow) }
         if signal.wait(seconds: backoff) { break }
         continue
       }
-      shared.withLoop { $0.attach(connection) }
+      shared.withLoop { $0.connected(at: SystemClocks.monotonic()) }
       let answered: Bool
       switch reading {
-      case .ownThread: answered = readOwnThread(connection)
+      case .ownThread: answered = readOwnThread()
       case .byEngine: answered = sleepWhileEngineReads()
       }
       if signal.isStopRequested { break }
@@ -232,7 +257,7 @@ struct GPSDSourceThread {
         if signal.wait(seconds: shared.withLoop { $0.nextBackoff() }) { break }
       }
     }
-    shared.withLoop { $0.detach() }
+    shared.disconnect()
   }
 
   private var postNow: (EngineInput, Double) -> Void {
@@ -242,12 +267,13 @@ struct GPSDSourceThread {
 
   /// `.ownThread`: polls the socket and reads each batch as it comes; returns whether gpsd
   /// answered on this connection, when it is over.
-  private func readOwnThread(_ connection: GPSDConnection) -> Bool {
-    var socket = [pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+  private func readOwnThread() -> Bool {
+    var socket = [pollfd(fd: shared.connection.fileDescriptor, events: Int16(POLLIN), revents: 0)]
     while true {
-      let (open, answered, deadline) = shared.withLoop { loop in
-        loop.readAvailable(now: SystemClocks.monotonic(), wallNow: SystemClocks.wall(), emit: postNow)
-        return (loop.isConnected, loop.answered, loop.nextDeadline)
+      let (open, answered, deadline) = shared.look(
+        now: SystemClocks.monotonic(), wallNow: SystemClocks.wall(), emit: postNow
+      ) {
+        loop, _ in (loop.isConnected, loop.answered, loop.nextDeadline)
       }
       guard open else { return answered }
       do {
@@ -255,9 +281,10 @@ struct GPSDSourceThread {
         if try signal.poll(&socket, until: deadline) { return answered }
       } catch {
         shared.withLoop { loop in
-          loop.post(.failing, "cannot wait for gpsd at \(loop.endpoint): \(error)", emit: postNow)
-          loop.detach()
+          loop.post(
+            .failing, "cannot wait for gpsd at \(loop.endpoint): \(error)", emit: postNow, at: SystemClocks.monotonic())
         }
+        shared.disconnect()
         return answered
       }
     }
@@ -277,292 +304,5 @@ struct GPSDSourceThread {
       }
       shared.consumeWake()
     }
-  }
-}
-
-/// Reading gpsd: what to make of each report, whoever reads. All its state is its own; the
-/// caller passes the time and where inputs go (`emit`: the input and when it arrived, on
-/// CLOCK_MONOTONIC).
-struct GPSDSourceLoop {
-  typealias Emit = (EngineInput, _ arrivedAt: Double) -> Void
-
-  let settings: GPSDSourceSettings
-  let observer: (@Sendable (GPSDSourceTrace) -> Void)?
-
-  private var filter: FixQualityFilter
-  /// Merges the TPVs of one epoch into one fix.
-  private var epoch = GPSEpochAssembler()
-  private var lastCondition: DeviceStatus.Condition?
-  /// What the last TPV was (nil at the start of a connection or after the receiver closed):
-  /// `gpsNoFix` is posted when the reports turn to no fix, `gpsRejected` once an epoch.
-  private enum ReportKind { case usable, rejected, noFix }
-  private var lastKind: ReportKind?
-  private var lastRejectedTime: Double?
-  /// The receiver's condition as last posted (`DeviceKind.gpsReceiver`).
-  private var lastReceiver: DeviceStatus.Condition?
-  private var everConnected = false
-  private(set) var backoff: Double
-  /// The open connection, nil between connections.
-  private var connection: GPSDConnection?
-  /// Whether gpsd greeted on this connection (its VERSION came first), and when.
-  private(set) var answered = false
-  private var answeredAt: Double?
-  /// When this connection was opened (the greeting is due within `greetingTimeout`).
-  private var connectedAt = 0.0
-  private var batch: [(message: GPSDMessage, arrivedAt: Double)] = []
-  /// When the socket was last read to the end (or connected): nothing read later arrived before.
-  private var lastReadAt = -Double.infinity
-
-  init(settings: GPSDSourceSettings, observer: (@Sendable (GPSDSourceTrace) -> Void)?) {
-    self.settings = settings
-    self.observer = observer
-    self.filter = FixQualityFilter(settings: settings.quality)
-    self.backoff = max(0.01, settings.initialBackoff)
-  }
-
-  var endpoint: String { "\(settings.host):\(settings.port)" }
-  var isConnected: Bool { connection?.isOpen ?? false }
-  /// When the epoch being assembled is complete if no report comes.
-  var settleDeadline: Double? { epoch.settleDeadline }
-
-  /// A connection was opened: a fresh start for what is per connection.
-  mutating func attach(_ connection: GPSDConnection) {
-    self.connection = connection
-    lastKind = nil
-    answered = false
-    answeredAt = nil
-    lastReadAt = SystemClocks.monotonic()
-    connectedAt = lastReadAt
-    filter.reset()
-    observer?(.connected(host: settings.host, port: settings.port))
-  }
-
-  /// Closes the connection (saying goodbye to gpsd: call it on the source's thread).
-  mutating func detach() {
-    connection?.close()
-    connection = nil
-  }
-
-  mutating func stopped() {
-    observer?(.stopped)
-  }
-
-  /// A connection attempt failed: reports it once, and returns the wait before the next.
-  mutating func connectFailed(_ error: GPSDError, emit: Emit) -> Double {
-    let condition: DeviceStatus.Condition = everConnected ? .lost : .absent
-    post(condition, "gpsd at \(endpoint) not reachable (\(error.message)); retrying", emit: emit)
-    observer?(.connectFailed(error, retryIn: backoff))
-    return nextBackoff()
-  }
-
-  /// The wait to use now; the next one is twice as long.
-  mutating func nextBackoff() -> Double {
-    defer { backoff = min(backoff * 2, max(settings.maximumBackoff, settings.initialBackoff)) }
-    return backoff
-  }
-
-  /// Reads every report that has arrived and hands on what it means; if the connection
-  /// breaks, reports it and drops the connection (`isConnected` false).
-  ///
-  /// The GPS is `available` from gpsd's VERSION greeting, which gpsd sends first on every
-  /// connection, not from the TCP connection alone. A peer whose first line is something else
-  /// is not gpsd; one that sends no greeting within `greetingTimeout` seconds (silence, or bytes
-  /// with no line end) does not answer as gpsd. Either is a `failing` GPS with a message naming
-  /// the endpoint and what happened, and the connection is dropped and retried with backoff.
-  mutating func readAvailable(now: Double, wallNow: Double, emit: Emit) {
-    guard let connection, connection.isOpen else { return }
-    var failure: GPSDError?
-    var notGreeting: String?
-    batch.removeAll(keepingCapacity: true)
-    do {
-      while let message = try connection.read() {
-        if !answered, batch.isEmpty {
-          guard case .version = message else {
-            notGreeting = connection.lastLineStart
-            break
-          }
-        }
-        // The kernel stamped it on CLOCK_REALTIME; its age places it on CLOCK_MONOTONIC.
-        let age = max(0, min(wallNow - (connection.lastArrival ?? wallNow), 60))
-        batch.append((message, now - age))
-        if !answered { answered = true }
-      }
-    } catch {
-      failure = error
-    }
-    if let notGreeting {
-      refuse("not gpsd at \(endpoint): its first line was not gpsd's VERSION greeting (\"\(notGreeting)\")", emit: emit)
-      return
-    }
-    placeEarlierEpochs()
-    lastReadAt = now
-    for (index, (message, arrivedAt)) in batch.enumerated() {
-      if index == 0, answeredAt == nil {
-        answeredAt = arrivedAt
-        everConnected = true
-        if case .version(let release) = message {
-          post(.available, "connected to gpsd \(release) at \(endpoint)", emit: emit, at: arrivedAt)
-        }
-      }
-      backoff = max(0.01, settings.initialBackoff)
-      handle(message, at: arrivedAt, emit: emit)
-    }
-    if let failure {
-      postAssembledFix(now: now, force: true, emit: emit)
-      observer?(.disconnected(failure))
-      if answered {
-        post(.lost, "lost gpsd at \(endpoint) (\(failure.message)); reconnecting", emit: emit)
-      } else if failure.code == EMSGSIZE {
-        post(.failing, "not gpsd at \(endpoint): \(failure.message); retrying", emit: emit)
-      } else {
-        post(
-          everConnected ? .lost : .absent,
-          "gpsd at \(endpoint) closed the connection before its greeting; retrying", emit: emit)
-      }
-      self.connection = nil
-      return
-    }
-    if !answered, now >= connectedAt + settings.greetingTimeout {
-      let received = connection.bytesReceived
-      refuse(
-        received == 0
-          ? "no answer from gpsd at \(endpoint): the port accepts connections but nothing was said in \(formatSeconds(settings.greetingTimeout)) (is gpsd hung, or another service on that port?)"
-          : "not gpsd at \(endpoint): \(received) bytes in \(formatSeconds(settings.greetingTimeout)) and no VERSION greeting",
-        emit: emit)
-      return
-    }
-    postAssembledFix(now: now, emit: emit)
-  }
-
-  /// When the loop must look again even if nothing arrives: the epoch's settling, and the end
-  /// of the wait for gpsd's greeting.
-  var nextDeadline: Double? {
-    [epoch.settleDeadline, answered || connection == nil ? nil : connectedAt + settings.greetingTimeout]
-      .compactMap { $0 }.min()
-  }
-
-  /// The peer is not (or not yet) gpsd: say so once, drop the connection, retry with backoff.
-  private mutating func refuse(_ detail: String, emit: Emit) {
-    post(.failing, detail + "; retrying", emit: emit)
-    observer?(.disconnected(GPSDError(operation: .read, code: 0, message: detail)))
-    connection?.abandon()
-    connection = nil
-  }
-
-  /// Reports read together share the stamp of the newest packet (TCP gives one stamp a read).
-  /// A TPV of an earlier epoch in the same batch arrived about as much earlier as its GPS
-  /// time is (a receiver sends one epoch a second), a report between epochs with the epoch
-  /// after it; and nothing in the batch arrived before the previous read emptied the socket.
-  private mutating func placeEarlierEpochs() {
-    guard !batch.isEmpty else { return }
-    if batch.count > 1 {
-      // The newest GPS time among the TPVs sharing each stamp (a batch holds a few reports:
-      // looked up by scanning, not hashed).
-      let times: [Double?] = batch.map { entry in
-        if case .tpv(let snapshot) = entry.message { snapshot.time?.secondsSince1970 } else { nil }
-      }
-      let stamps = batch.map(\.arrivedAt)
-      for index in batch.indices {
-        guard let time = times[index] else { continue }
-        var newest = time
-        for other in stamps.indices where stamps[other] == stamps[index] {
-          if let otherTime = times[other] { newest = max(newest, otherTime) }
-        }
-        batch[index].arrivedAt -= min(max(0, newest - time), 60)
-      }
-      for index in batch.indices.dropLast().reversed() {
-        batch[index].arrivedAt = min(batch[index].arrivedAt, batch[index + 1].arrivedAt)
-      }
-    }
-    for index in batch.indices { batch[index].arrivedAt = max(batch[index].arrivedAt, lastReadAt) }
-  }
-
-  private mutating func handle(_ message: GPSDMessage, at arrivedAt: Double, emit: Emit) {
-    switch message {
-    case .tpv(let snapshot):
-      let report = GPSDMapping.report(from: snapshot)
-      var verdict: FixVerdict?
-      switch report {
-      case .fix(let fix): verdict = filter.evaluate(fix)
-      case .noFix: verdict = nil
-      }
-      observer?(.report(snapshot, report, verdict))
-      switch (report, verdict) {
-      case (_, .accepted(let fix)?):
-        if lastReceiver != .available {
-          postReceiver(.available, "gpsd reports fixes from its receiver", emit: emit, at: arrivedAt)
-        }
-        let previousAt = epoch.lastAddedAt
-        if let finished = epoch.begin(fix, at: arrivedAt) { emit(.reading(.gps(finished)), previousAt) }
-        lastKind = .usable
-      case (.fix(let fix), .rejected(.repeatedTime)?):
-        // A later report of the epoch being assembled: it may bring the altitude, errors, speed,
-        // which pass the filter's checks as the epoch's first report's did.
-        epoch.merge(FixQualityFilter.sanitised(fix), at: arrivedAt)
-      case (_, .rejected(let reason)?):
-        // One `gpsRejected` an epoch, so the engine knows fixes arrive and why they are refused.
-        if lastKind == .usable { postAssembledFix(now: arrivedAt, force: true, emit: emit) }
-        let time = snapshot.time?.secondsSince1970
-        if lastKind != .rejected || (time != nil && time != lastRejectedTime) {
-          emit(.reading(.gpsRejected(reason)), arrivedAt)
-        }
-        lastRejectedTime = time
-        lastKind = .rejected
-      case (_, nil):
-        if lastKind != .noFix {
-          postAssembledFix(now: arrivedAt, force: true, emit: emit)
-          emit(.reading(.gpsNoFix), arrivedAt)
-        }
-        lastKind = .noFix
-      }
-    case .device(let report):
-      observer?(.receiver(report))
-      if report.activated == false {
-        lastKind = nil
-        postReceiver(.lost, "gpsd closed the receiver \(report.path ?? "")", emit: emit, at: arrivedAt)
-      } else if report.activated == true {
-        postReceiver(.available, "gpsd opened the receiver \(report.path ?? "")", emit: emit, at: arrivedAt)
-      }
-    case .devices(let count):
-      if count == 0 {
-        postReceiver(
-          lastReceiver == .available ? .lost : .absent,
-          "gpsd at \(endpoint) has no receiver open (check its device list: /etc/default/gpsd DEVICES, or gpsdctl add)",
-          emit: emit, at: arrivedAt)
-      } else {
-        postReceiver(.available, "gpsd has \(count) receiver\(count == 1 ? "" : "s") open", emit: emit, at: arrivedAt)
-      }
-    case .version(let release):
-      observer?(.version(release))
-    case .error(let text):
-      observer?(.gpsdError(text))
-    case .other:
-      break
-    }
-  }
-
-  /// The receiver's condition, when it changes.
-  private mutating func postReceiver(
-    _ condition: DeviceStatus.Condition, _ detail: String, emit: Emit, at: Double
-  ) {
-    guard condition != lastReceiver else { return }
-    lastReceiver = condition
-    emit(.device(DeviceStatus(device: .gpsReceiver, condition: condition, detail: detail)), at)
-  }
-
-  /// Hands on the epoch's assembled fix once it is complete (or now, with `force`), as of
-  /// when its last report arrived.
-  private mutating func postAssembledFix(now: Double, force: Bool = false, emit: Emit) {
-    let at = epoch.lastAddedAt
-    if let fix = epoch.finish(at: now, force: force) { emit(.reading(.gps(fix)), min(at, now)) }
-  }
-
-  /// Hands on the GPS's condition when it changes.
-  mutating func post(
-    _ condition: DeviceStatus.Condition, _ detail: String, emit: Emit, at: Double = SystemClocks.monotonic()
-  ) {
-    guard condition != lastCondition else { return }
-    lastCondition = condition
-    emit(.device(DeviceStatus(device: .gps, condition: condition, detail: detail)), at)
   }
 }
