@@ -3,7 +3,7 @@ import Synchronization
 import WorkoutCore
 
 /// Why a device cannot be used right now, as it will be reported.
-struct DeviceProblem: Error, CustomStringConvertible {
+struct DeviceProblem: Error, Hashable, CustomStringConvertible {
   /// `absent` (never found), `lost` (went away) or `failing` (there, but misbehaving).
   var condition: DeviceStatus.Condition
   var description: String

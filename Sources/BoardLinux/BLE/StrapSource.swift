@@ -73,12 +73,10 @@ public final class StrapSource: DeviceSource, Sendable {
   public func stop() { runner.stop() }
 }
 
+/// One connection to a BLE sensor on the runner's thread: connects, then carries out what its
+/// `StrapLink` says (sends, reports, posts) and feeds it what the bearer receives and the time,
+/// until the link ends (a `DeviceProblem`: the runner reports it and backs off) or a stop.
 struct StrapSession {
-  static let malformedLimit = 5
-  /// Wheel or crank pairs refused in a row (100 km/h, 250 rpm; see `RevolutionRejection`)
-  /// before the sensor is failing: one is a counter reset (a battery change), a run of them a
-  /// broken counter that gives no speed or cadence at all.
-  static let refusedPairLimit = 5
   let settings: StrapSettings
   let signal: StopSignal
   let connect: @Sendable (StrapSettings, StopSignal) throws(SystemError) -> ATTBearer?
@@ -101,103 +99,45 @@ struct StrapSession {
       // Not reachable: off, out of range, or connected to another device (straps take one).
       throw DeviceProblem(condition: .absent, description: "cannot connect to \(address): \(error)")
     }
-    var client = GATTClient()
-    var readings = StrapReadings(wheelCircumference: settings.wheelCircumference)
-    var lastHeard = SystemClocks.monotonic()
-    var pending = client.start(now: lastHeard)
-    var ready = false
-    var malformed = 0
-    var refusedPairs = 0
-    var refusing = false
-    /// Battery level, %, as last read or notified (shown in the sensor's status).
-    var battery: Int?
-    /// The status detail without the battery level, once ready.
-    var described = "\(address)"
-    /// What status says of it while available: its link, characteristics and battery.
-    func availableDetail() -> String { described + (battery.map { "; battery \($0) %" } ?? "") + ")" }
+    var link = StrapLink(settings: settings)
+    var actions = link.start(now: SystemClocks.monotonic())
     while true {
-      for output in pending {
-        switch output {
-        case .send(let pdu):
-          do { try bearer.send(pdu) } catch {
-            throw DeviceProblem(condition: .lost, description: "\(address): \(error)")
-          }
-        case .ready(let summary):
-          ready = true
-          let kinds = summary.subscribed.keys.map(\.characteristic.description).sorted().joined(separator: ", ")
-          described = "\(address) (ATT MTU \(summary.mtu); \(kinds)"
-          reporter.available(availableDetail())
-        case .value(let id, let value, _):
-          let now = SystemClocks.monotonic()
-          do {
-            let result = try readings.update(id, value, at: now)
-            for reading in result.readings { reporter.sink.post(.reading(reading)) }
-            if !result.rrIntervals.isEmpty { reporter.sink.post(.reading(.rrIntervals(result.rrIntervals))) }
-            if let percent = result.batteryPercent, percent != battery {
-              battery = percent
-              // A later level (notified, or read after the status) shows in status as it changes.
-              if ready { reporter.availableDetail(availableDetail()) }
-            }
-            malformed = 0
-            if let refused = result.refused {
-              refusedPairs += 1
-              if refusedPairs >= Self.refusedPairLimit, !refusing {
-                refusing = true
-                reporter.failing(
-                  "\(address): \(refusedPairs) wheel or crank pairs in a row refused (\(refused)): no speed or cadence from it; its other values are recorded"
-                )
-              }
-            } else if result.pairUsed {
-              refusedPairs = 0
-              if refusing {
-                refusing = false
-                reporter.recovered(availableDetail())
-              }
-            }
-          } catch {
-            // One bad value (malformed, or a heart rate or power no rider makes) is dropped, not
-            // the sensor: the next one is usually fine. A run of them is a sensor this decoder
-            // cannot read, or a faulty one, and a fault.
-            malformed += 1
-            if malformed >= Self.malformedLimit {
-              throw DeviceProblem(
-                condition: .failing, description: "\(address): \(malformed) unusable values in a row (\(error))")
-            }
-          }
-        case .refused, .ignored:
-          break
-        case .failed(let error):
-          throw DeviceProblem(condition: .failing, description: "\(address): \(error)")
-        }
-      }
-      pending = []
-      let now = SystemClocks.monotonic()
-      if ready && now - lastHeard >= settings.silenceLimit {
-        throw DeviceProblem(
-          condition: .lost, description: "\(address) sent nothing for \(Int(settings.silenceLimit)) s")
-      }
-      // The silence limit counts once measurements flow; before that a request is outstanding
-      // and its ATT timeout bounds the wait (a deadline left in the past would make poll spin).
-      var deadline: Double? = ready ? lastHeard + settings.silenceLimit : nil
-      if let transaction = client.deadline { deadline = min(deadline ?? transaction, transaction) }
+      try perform(actions, on: bearer, &reporter)
       var descriptors = [pollfd(fd: bearer.descriptor, events: Int16(POLLIN), revents: 0)]
       do {
-        if try signal.poll(&descriptors, until: deadline) { return }
+        if try signal.poll(&descriptors, until: link.deadline) { return }
       } catch {
         throw DeviceProblem(condition: .failing, description: "\(address): \(error)")
       }
       let woke = SystemClocks.monotonic()
+      actions = []
       if descriptors[0].revents != 0 {
         do {
-          while let pdu = try bearer.receive() {
-            lastHeard = woke
-            pending += client.received(pdu, now: woke)
-          }
+          while let pdu = try bearer.receive() { actions += link.received(pdu, now: woke) }
         } catch {
           throw DeviceProblem(condition: .lost, description: "\(address): link lost (\(error))")
         }
       }
-      pending += client.timeElapsed(now: woke)
+      actions += link.timeElapsed(now: woke)
+    }
+  }
+
+  private func perform(
+    _ actions: [StrapLink.Action], on bearer: ATTBearer, _ reporter: inout DeviceReporter
+  ) throws(DeviceProblem) {
+    for action in actions {
+      switch action {
+      case .send(let pdu):
+        do { try bearer.send(pdu) } catch {
+          throw DeviceProblem(condition: .lost, description: "\(settings.address): \(error)")
+        }
+      case .post(let input): reporter.sink.post(input)
+      case .available(let detail): reporter.available(detail)
+      case .availableDetail(let detail): reporter.availableDetail(detail)
+      case .failing(let detail): reporter.failing(detail)
+      case .recovered(let detail): reporter.recovered(detail)
+      case .end(let problem): throw problem
+      }
     }
   }
 }
