@@ -1,16 +1,19 @@
 import CLinuxShims
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// An open file descriptor, owned: closed exactly once, by `close()` or when released. Its
-/// calls are retried when a signal interrupts them (EINTR), except `close`: Linux releases the
-/// descriptor whatever close(2) returns, so a second close could close a descriptor another
-/// thread has just been given the same number for.
-public final class FileDescriptor {
+/// An open file descriptor, owned: closed exactly once, by `close()` (from any thread, first
+/// come) or when released. Its calls are retried when a signal interrupts them (EINTR), except
+/// `close`: Linux releases the descriptor whatever close(2) returns, so a second close could
+/// close a descriptor another thread has just been given the same number for. Sockets, device
+/// files and files alike are held in one.
+public final class FileDescriptor: Sendable {
   public let rawValue: Int32
-  public private(set) var isClosed = false
+  private let closed = Atomic<Bool>(false)
+  public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
   /// Takes over `rawValue`, an open descriptor nothing else will close.
   public init(owning rawValue: Int32) {
@@ -38,8 +41,9 @@ public final class FileDescriptor {
   /// Closes it, once: a later call does nothing. Never retried; a failure (EIO of a network or
   /// FAT file system writing back, EINTR) is thrown, the descriptor closed all the same.
   public func close() throws(SystemError) {
-    guard !isClosed else { return }
-    isClosed = true
+    guard closed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+      return
+    }
     if Glibc.close(rawValue) != 0 { throw SystemError.last("close") }
   }
 

@@ -48,19 +48,16 @@ func resolve(host: String, port: String, flags: Int32) throws(TCPConnectError) -
 /// SIGPIPE (`MSG_NOSIGNAL`): a peer that has gone is an EPIPE error, on any thread.
 public final class TCPSocket: Sendable {
   public let descriptor: Int32
-  private let isClosed = Atomic<Bool>(false)
+  private let file: FileDescriptor
 
   init(descriptor: Int32) {
     self.descriptor = descriptor
+    file = FileDescriptor(owning: descriptor)
   }
 
-  deinit { close() }
-
+  /// Closes it, once (a socket's close has nothing to report).
   public func close() {
-    guard isClosed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
-      return
-    }
-    _ = Glibc.close(descriptor)
+    try? file.close()
   }
 
   /// Resolves `host` and `port` (a name or a number; IPv4 and IPv6) and connects to the first
@@ -162,20 +159,17 @@ public final class TCPListener: Sendable {
   public let descriptor: Int32
   /// The port bound (the one the kernel chose, when asked for port 0).
   public let port: Int
-  private let isClosed = Atomic<Bool>(false)
+  private let file: FileDescriptor
 
   private init(descriptor: Int32, port: Int) {
     self.descriptor = descriptor
     self.port = port
+    file = FileDescriptor(owning: descriptor)
   }
 
-  deinit { close() }
-
+  /// Closes it, once (a socket's close has nothing to report).
   public func close() {
-    guard isClosed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
-      return
-    }
-    _ = Glibc.close(descriptor)
+    try? file.close()
   }
 
   /// Binds `host` ("0.0.0.0", "::", "127.0.0.1", a name) and `port`, and listens.

@@ -10,19 +10,16 @@ import Synchronization
 public final class UnixSocket: Sendable {
   public let descriptor: Int32
   /// Closed once, whichever thread gets there first (the descriptor number could be reused).
-  private let isClosed = Atomic<Bool>(false)
+  private let file: FileDescriptor
 
   private init(descriptor: Int32) {
     self.descriptor = descriptor
+    file = FileDescriptor(owning: descriptor)
   }
 
-  deinit { close() }
-
+  /// Closes it, once (a socket's close has nothing to report).
   public func close() {
-    guard isClosed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
-      return
-    }
-    _ = Glibc.close(descriptor)
+    try? file.close()
   }
 
   /// Makes a socket of `type` (SOCK_STREAM, SOCK_DGRAM), close-on-exec.

@@ -9,18 +9,16 @@ import SensorProtocols
 /// One ATT bearer: an L2CAP LE socket on the ATT fixed channel, connected to one sensor. Each
 /// `SOCK_SEQPACKET` message is one ATT PDU. Tests use one end of a `socketpair` of the same
 /// type, with a scripted sensor on the other.
-public final class ATTBearer: @unchecked Sendable {
+public final class ATTBearer: Sendable {
   public let descriptor: Int32
+  private let file: FileDescriptor
   /// The largest PDU a receive takes; ATT's largest is 517 bytes (Core v5.4, Vol 3, Part F, 3.2.9).
   static let receiveLimit = 1024
 
   /// Takes over `descriptor` (non-blocking); closed when the bearer goes.
   public init(adopting descriptor: Int32) {
     self.descriptor = descriptor
-  }
-
-  deinit {
-    Glibc.close(descriptor)
+    file = FileDescriptor(owning: descriptor)
   }
 
   /// Connects to `address` on the ATT channel, waiting up to `timeout` seconds (the kernel's

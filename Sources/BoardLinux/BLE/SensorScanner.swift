@@ -9,14 +9,14 @@ import SensorProtocols
 /// A socket on the kernel's Bluetooth management channel (`wkd_mgmt_open`): one packet a
 /// `send`, one a `receive`. Tests use one end of a `socketpair(SOCK_SEQPACKET)` with a scripted
 /// kernel on the other.
-public final class ManagementSocket: @unchecked Sendable {
+public final class ManagementSocket: Sendable {
   public let descriptor: Int32
+  private let file: FileDescriptor
 
   public init(adopting descriptor: Int32) {
     self.descriptor = descriptor
+    file = FileDescriptor(owning: descriptor)
   }
-
-  deinit { Glibc.close(descriptor) }
 
   public static func open() throws(SystemError) -> ManagementSocket {
     let fd = wkd_mgmt_open()

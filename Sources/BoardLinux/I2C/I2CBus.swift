@@ -10,18 +10,19 @@ import LinuxSupport
 /// to with SMBus transfers only: byte reads/writes and I2C block reads of at most 32 bytes.
 /// Real boards support them, and so does the test VM's i2c-stub, which does not do plain
 /// I2C_RDWR transfers.
-/// `@unchecked Sendable`: immutable after `init` (a descriptor and two constants), and used by
-/// the barometer's thread alone; an SMBus transfer is one ioctl(2), atomic in the kernel.
-public final class I2CDevice: @unchecked Sendable {
+/// Used by the barometer's thread alone; an SMBus transfer is one ioctl(2), atomic in the kernel.
+public final class I2CDevice: Sendable {
   public let busPath: String
   public let address: UInt8
-  private let descriptor: Int32
+  private let file: FileDescriptor
+  private var descriptor: Int32 { file.rawValue }
 
   /// Opens `busPath` (e.g. /dev/i2c-1) and selects the peripheral at `address`.
   public init(busPath: String, address: UInt8) throws(SystemError) {
     self.busPath = busPath
     self.address = address
-    descriptor = try retryingInterrupts("open", busPath) { open(busPath, O_RDWR | O_CLOEXEC) }
+    file = try FileDescriptor.open(busPath, O_RDWR)
+    let descriptor = file.rawValue
     do throws(SystemError) {
       let functionality = shim_i2c_functionality(descriptor)
       guard shim_i2c_supports_smbus_block(functionality) != 0 else {
@@ -31,12 +32,10 @@ public final class I2CDevice: @unchecked Sendable {
         shim_i2c_set_address(descriptor, Int32(address))
       }
     } catch {
-      close(descriptor)
+      try? file.close()
       throw error
     }
   }
-
-  deinit { close(descriptor) }
 
   public func readByte(_ register: UInt8) throws(SystemError) -> UInt8 {
     let value = try retryingInterrupts("i2c read", context(register)) { shim_i2c_read_byte_data(descriptor, register) }
