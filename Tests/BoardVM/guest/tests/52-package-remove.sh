@@ -1,4 +1,6 @@
 #!/bin/bash
+# hil-timeout: 480
+# (apt removes, then purges, a 128 MB package with fsyncs: minutes under TCG beside a busy host)
 # `apt remove workoutd` stops the service and removes the programs, keeping the
 # configuration (a conffile), the workoutd user and /var/lib/workoutd with the
 # database and every point it had recorded; `apt purge` removes the
