@@ -335,7 +335,7 @@ ARM64_CACHE     = $(or $(WORKOUTD_ARM64_CACHE),/var/tmp/workoutd-arm64)
 ARM64_SCRATCH   = .build-arm64
 ARM64_BIN       = $(CURDIR)/$(ARM64_SCRATCH)/aarch64-unknown-linux-gnu
 ARM64_CXX       = $(CURDIR)/$(ARM64_SCRATCH)/static-libstdc++
-.PHONY: arm64-setup release-arm64 deb-arm64 bench-arm64 test-arm64 test-board-arm64 test-board-arm64-smoke
+.PHONY: arm64-setup release-arm64 deb-arm64 bench-arm64 test-arm64 compare-arm64 test-board-arm64 test-board-arm64-smoke
 arm64-setup:
 	$(ARM64) setup
 
@@ -387,6 +387,10 @@ bench-arm64: release release-arm64 test-deps
 test-arm64: build decoders release-arm64
 	$(ARM64) swift build --build-tests --scratch-path $(ARM64_SCRATCH)
 	WORKOUTD_TEST_QEMU_USER=1 $(ARM64) run $(ARM64_BIN)/debug/workoutdPackageTests.xctest --testing-library swift-testing
+	$(MAKE) --no-print-directory compare-arm64
+
+# The comparison alone (CI's: a few minutes once the aarch64 release build is there).
+compare-arm64: build decoders release-arm64
 	python3 Tests/CrossCPU/compare.py --x86 $$($(SWIFT) build --show-bin-path) --arm64 $(ARM64_BIN)/release \
 	  --run-arm64 "$(ARM64) run"
 
@@ -422,8 +426,7 @@ test-board-arm64: deb-arm64
 # image, the service started by systemd at boot, a ride recorded, kill -9 survived; 2 power cuts.
 ARM64_SMOKE_TESTS = 10-boot-multi-user 20-gpsd-fixes 30-gpio-buttons 40-i2c-bmp280 \
   60-workoutd-service 61-workoutd-records 63-workoutd-kill9
-# ARM64_DEB= takes the package deb-arm64 left in .build/deb-arm64 as it is (CI builds it in
-# another lane).
+# ARM64_DEB= takes the package an earlier deb-arm64 left in .build/deb-arm64 as it is.
 ARM64_DEB ?= deb-arm64
 test-board-arm64-smoke: $(ARM64_DEB)
 	$(BOARD_ARM64) BOARD_VM_TESTS="$(ARM64_SMOKE_TESTS)" POWER_CUTS=2 Tests/BoardVM/run-suite.sh
