@@ -27,12 +27,14 @@ public enum ChildProcess {
     guard Glibc.pipe(&pipe) == 0 else { throw SystemError("pipe", errno: errno) }
     // Close-on-exec at once: the child gets the write end only as its standard output.
     for end in pipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-    defer { if pipe[0] >= 0 { close(pipe[0]) } }
+    let reading = FileDescriptor(owning: pipe[0])
+    let writing = FileDescriptor(owning: pipe[1])
+    defer { try? reading.close() }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)  // dup2 clears close-on-exec
+    posix_spawn_file_actions_adddup2(&actions, writing.rawValue, 1)  // dup2 clears close-on-exec
     let argv = ([path] + arguments).map { strdup($0) }
     defer { argv.forEach { free($0) } }
     var cArguments: [UnsafeMutablePointer<CChar>?] = argv + [nil]
@@ -51,18 +53,13 @@ public enum ChildProcess {
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
     let spawned = posix_spawn(&pid, path, &actions, &attributes, &cArguments, environ)
-    close(pipe[1])
+    try? writing.close()
     guard spawned == 0 else { throw SystemError("posix_spawn", errno: spawned, context: path) }
     var output: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let count = read(pipe[0], &buffer, buffer.count)
-      if count > 0 {
-        if output.count < outputLimit { output += buffer[..<min(count, outputLimit - output.count)] }
-        continue
-      }
-      if count < 0, errno == EINTR { continue }
-      break
+    // To the end of its output (or a read error), kept up to the limit.
+    while let count = try? reading.read(into: &buffer), count > 0 {
+      if output.count < outputLimit { output += buffer[..<min(count, outputLimit - output.count)] }
     }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 {

@@ -10,23 +10,16 @@ import Synchronization
 /// device's own descriptors and the stop request together (an eventfd that becomes readable at
 /// `stop()`), so a device loop blocks with no timeout at all instead of waking to check a flag.
 ///
-/// `@unchecked Sendable`: `stopped` is only touched inside `condition.locked`; the eventfd's
-/// number never changes, and writing to it from any thread is what it is for.
+/// `@unchecked Sendable`: `stopped` is only touched inside `condition.locked`.
 public final class StopSignal: @unchecked Sendable {
   private let condition = MonotonicCondition()
   private var stopped = false
-  /// Readable once `stop()` was called (eventfd(2)); -1 if the kernel refused one, and then
-  /// `poll` falls back to waking every `fallbackInterval` to look at the flag.
-  private let event: Int32
+  /// Readable once `stop()` was called; nil if the kernel refused an eventfd, and then `poll`
+  /// falls back to waking every `fallbackInterval` to look at the flag.
+  private let event = WakeEvent()
   static let fallbackInterval = 0.25
 
-  public init() {
-    event = shim_event_open()
-  }
-
-  deinit {
-    if event >= 0 { close(event) }
-  }
+  public init() {}
 
   public var isStopRequested: Bool {
     condition.locked { stopped }
@@ -37,9 +30,7 @@ public final class StopSignal: @unchecked Sendable {
       stopped = true
       condition.broadcast()
     }
-    if event >= 0 {
-      _ = shim_event_signal(event)
-    }
+    event?.signal()
   }
 
   /// Sleeps up to `seconds` on CLOCK_MONOTONIC; returns true if a stop was requested.
@@ -59,11 +50,11 @@ public final class StopSignal: @unchecked Sendable {
   /// returns true if a stop was requested. EINTR is retried; another poll failure is thrown.
   public func poll(_ descriptors: inout [pollfd], until deadline: Double?) throws(SystemError) -> Bool {
     var all = descriptors
-    if event >= 0 { all.append(pollfd(fd: event, events: Int16(POLLIN), revents: 0)) }
+    if let event { all.append(event.pollEntry) }
     while true {
       if isStopRequested { return true }
       var timeout: Double? = deadline.map { max(0, $0 - SystemClocks.monotonic()) }
-      if event < 0 { timeout = min(timeout ?? Self.fallbackInterval, Self.fallbackInterval) }
+      if event == nil { timeout = min(timeout ?? Self.fallbackInterval, Self.fallbackInterval) }
       // Rounded up to whole milliseconds: a deadline is never woken for early.
       let milliseconds = timeout.map { Int32(min(($0 * 1000).rounded(.up), Double(Int32.max))) } ?? -1
       for index in all.indices { all[index].revents = 0 }
@@ -74,7 +65,7 @@ public final class StopSignal: @unchecked Sendable {
       }
       for index in descriptors.indices { descriptors[index].revents = all[index].revents }
       if isStopRequested { return true }
-      if ready > 0 || event >= 0 || deadline.map({ SystemClocks.monotonic() >= $0 }) ?? false { return false }
+      if ready > 0 || event != nil || deadline.map({ SystemClocks.monotonic() >= $0 }) ?? false { return false }
     }
   }
 }

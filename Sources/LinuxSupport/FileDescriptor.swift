@@ -71,10 +71,36 @@ public final class FileDescriptor: Sendable {
     try retryingInterrupts("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
   }
 
-  /// Reads what is there into `buffer`, up to its size; 0 at the end of the file.
-  public func read(into buffer: inout [UInt8]) throws(SystemError) -> Int {
-    let count = buffer.withUnsafeMutableBytes { raw in Result { () throws(SystemError) in try read(into: raw) } }
+  /// Reads what is there into `buffer`, up to its size or `limit` bytes; 0 at the end of the file.
+  public func read(into buffer: inout [UInt8], limit: Int = .max) throws(SystemError) -> Int {
+    let count = buffer.withUnsafeMutableBytes { raw in
+      Result { () throws(SystemError) in
+        try read(into: UnsafeMutableRawBufferPointer(rebasing: raw[..<min(raw.count, limit)]))
+      }
+    }
     return try count.get()
+  }
+
+  /// Reads to the end of the file: for a /proc or sysfs file, whose size is not known before
+  /// it is read.
+  public func readToEnd() throws(SystemError) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16384)
+    while true {
+      let count = try read(into: &chunk)
+      if count == 0 { return bytes }
+      bytes += chunk[..<count]
+    }
+  }
+
+  /// The bytes of the file at `path`, read to its end.
+  public static func contents(of path: String) throws(SystemError) -> [UInt8] {
+    let file = try open(path, O_RDONLY)
+    do {
+      return try file.readToEnd()
+    } catch {
+      throw SystemError(error.call, errno: error.errno, context: path)
+    }
   }
 
   /// fsync(2): the file's data and metadata on the device.

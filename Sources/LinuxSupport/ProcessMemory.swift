@@ -88,7 +88,7 @@ public enum ProcessMemory {
   public static func releaseCodePages(of file: String? = nil) throws(SystemError) -> Int {
     let path: String
     if let file { path = file } else { path = try executablePath() }
-    let smaps = try readProcFile("/proc/self/smaps")
+    let smaps = try Self.smaps()
     var released = 0
     for mapping in releasableCode(of: path, inSmaps: smaps) {
       try retryingInterrupts("madvise", mapping.path) {
@@ -109,19 +109,8 @@ public enum ProcessMemory {
     return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
-  /// The text of a /proc file (its size is not known before it is read).
-  static func readProcFile(_ path: String) throws(SystemError) -> String {
-    let descriptor = try retryingInterrupts("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
-    defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16384)
-    while true {
-      let count = try retryingInterrupts("read", path) {
-        chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-      }
-      if count == 0 { break }
-      bytes += chunk[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
+  /// /proc/self/smaps: each mapping of this process and what of it is resident.
+  static func smaps() throws(SystemError) -> String {
+    String(decoding: try FileDescriptor.contents(of: "/proc/self/smaps"), as: UTF8.self)
   }
 }

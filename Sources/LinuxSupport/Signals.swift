@@ -32,16 +32,17 @@ public enum TerminationSignals {
   /// every `StopSignal.fallbackInterval`.
   public static func wait(until stop: StopSignal) -> Int32? {
     var set = signalSet()
-    let descriptor = shim_signal_open(&set)
-    defer { if descriptor >= 0 { close(descriptor) } }
+    let opened = shim_signal_open(&set)
+    let signals = opened >= 0 ? FileDescriptor(owning: opened) : nil
+    defer { try? signals?.close() }
     while !stop.isStopRequested {
-      guard descriptor >= 0 else {
+      guard let signals else {
         var interval = timespec(tv_sec: 0, tv_nsec: Int(StopSignal.fallbackInterval * 1e9))
         let received = sigtimedwait(&set, nil, &interval)
         if received > 0 { return received }
         continue
       }
-      var watched = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+      var watched = [pollfd(fd: signals.rawValue, events: Int16(POLLIN), revents: 0)]
       let stopped: Bool
       do {
         stopped = try stop.poll(&watched, until: nil)
@@ -49,7 +50,7 @@ public enum TerminationSignals {
         stopped = stop.wait(seconds: StopSignal.fallbackInterval)
       }
       if stopped { return nil }
-      let received = shim_signal_take(descriptor)
+      let received = shim_signal_take(signals.rawValue)
       if received > 0 { return received }
     }
     return nil

@@ -16,9 +16,11 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
     self.context = context
   }
 
+  /// What the errno means (strerror(3)), without the call.
+  public var reason: String { String(cString: strerror(errno)) }
+
   public var description: String {
-    let message = String(cString: strerror(errno))
-    return context.isEmpty ? "\(call): \(message)" : "\(call) \(context): \(message)"
+    context.isEmpty ? "\(call): \(reason)" : "\(call) \(context): \(reason)"
   }
 
   /// The error of the call that just failed.

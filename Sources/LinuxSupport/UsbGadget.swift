@@ -125,26 +125,21 @@ public struct UsbGadget: Sendable {
   }
 
   func read(_ path: String) -> String? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var buffer = [UInt8](repeating: 0, count: 4097)
-    let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count - 1) }
-    guard count >= 0 else { return nil }
-    var text = String(decoding: buffer[0..<count], as: UTF8.self)
+    guard let bytes = try? FileDescriptor.contents(of: path) else { return nil }
+    var text = String(decoding: bytes, as: UTF8.self)
     while text.hasSuffix("\n") { text.removeLast() }
     return text
   }
 
   func put(_ path: String, _ value: String) throws(SystemError) {
-    let descriptor = try retryingInterrupts("open", path) { open(path, O_WRONLY | O_CLOEXEC) }
-    defer { close(descriptor) }
+    let attribute = try FileDescriptor.open(path, O_WRONLY)
     // configfs takes an attribute in one write; an empty value is a newline.
     let bytes = Array((value.isEmpty ? "\n" : value).utf8)
     let written = try retryingInterrupts("write", path) {
-      bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+      bytes.withUnsafeBytes { Glibc.write(attribute.rawValue, $0.baseAddress, $0.count) }
     }
     guard written == bytes.count else { throw SystemError("write", errno: EIO, context: path + " (short)") }
+    try attribute.close()
   }
 
   func makeDirectory(_ path: String) throws(SystemError) {

@@ -177,17 +177,7 @@ final class UsbDrive: @unchecked Sendable {
   }
 
   static func readText(_ path: String) -> String? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      guard count > 0 else { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
-      bytes += buffer[0..<count]
-    }
+    (try? FileDescriptor.contents(of: path)).map { String(decoding: $0, as: UTF8.self) }
   }
 
   /// Through a temporary name, synced, renamed, the directory synced (`DurableFile`): a cut

@@ -70,20 +70,19 @@ public enum FATImage {
       }
     }
     // Open every source first: nothing is written if one is missing.
-    var sources: [(file: File, descriptor: Int32, bytes: Int64, modified: Int64)] = []
-    defer { for source in sources { close(source.descriptor) } }
+    var sources: [(file: File, descriptor: FileDescriptor, bytes: Int64, modified: Int64)] = []
+    defer { for source in sources { try? source.descriptor.close() } }
     for file in files {
-      let descriptor = open(file.sourcePath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-      guard descriptor >= 0 else {
-        throw .source("cannot open \(file.sourcePath): \(String(cString: strerror(errno)))")
+      let descriptor: FileDescriptor
+      do {
+        descriptor = try FileDescriptor.open(file.sourcePath, O_RDONLY | O_NOFOLLOW)
+      } catch {
+        throw .source("cannot open \(file.sourcePath): \(error.reason)")
       }
-      var info = stat()
-      guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-        close(descriptor)
+      guard let info = try? descriptor.status(), info.st_mode & S_IFMT == S_IFREG else {
         throw .source("\(file.sourcePath) is not a regular file")
       }
       guard info.st_size < 0x1_0000_0000 else {
-        close(descriptor)
         throw .tooLarge("\(file.sourcePath) is 4 GiB or more, more than a FAT file holds")
       }
       sources.append((file, descriptor, Int64(info.st_size), Int64(info.st_mtim.tv_sec)))
@@ -147,14 +146,13 @@ public enum FATImage {
       var offset = layout.offset(ofCluster: layout.fileClusters[index])
       var left = source.bytes
       while left > 0 {
-        let count = buffer.withUnsafeMutableBytes { read(source.descriptor, $0.baseAddress, min($0.count, Int(left))) }
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else {
-          throw .source(
-            count == 0
-              ? "\(source.file.sourcePath) got shorter while it was copied"
-              : "cannot read \(source.file.sourcePath): \(String(cString: strerror(errno)))")
+        let count: Int
+        do {
+          count = try source.descriptor.read(into: &buffer, limit: Int(left))
+        } catch {
+          throw .source("cannot read \(source.file.sourcePath): \(error.reason)")
         }
+        guard count > 0 else { throw .source("\(source.file.sourcePath) got shorter while it was copied") }
         try put(Array(buffer[0..<count]), at: offset)
         offset += Int64(count)
         left -= Int64(count)

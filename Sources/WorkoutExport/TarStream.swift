@@ -1,3 +1,5 @@
+import LinuxSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -21,11 +23,14 @@ public struct TarStream {
   /// Appends the regular file at `path` under `name` (a plain file name: ustar keeps up to 100
   /// bytes here, and our export names are about 30).
   public mutating func append(file path: String, as name: String, mode: UInt32 = 0o640) throws(ExportError) {
-    let input = open(path, O_RDONLY | O_CLOEXEC)
-    guard input >= 0 else { throw ExportError("cannot open \(path): \(String(cString: strerror(errno)))") }
-    defer { close(input) }
-    var info = stat()
-    guard fstat(input, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+    let input: FileDescriptor
+    do {
+      input = try FileDescriptor.open(path, O_RDONLY)
+    } catch {
+      throw ExportError("cannot open \(path): \(error.reason)")
+    }
+    defer { try? input.close() }
+    guard let info = try? input.status(), info.st_mode & S_IFMT == S_IFREG else {
       throw ExportError("\(path) is not a regular file")
     }
     let size = Int64(info.st_size)
@@ -33,11 +38,13 @@ public struct TarStream {
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     var left = size
     while left > 0 {
-      let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, Int(min(Int64($0.count), left))) }
-      if count < 0 && errno == EINTR { continue }
-      guard count > 0 else {
-        throw ExportError("cannot read \(path): \(count == 0 ? "it got shorter" : String(cString: strerror(errno)))")
+      let count: Int
+      do {
+        count = try input.read(into: &buffer, limit: Int(min(Int64(buffer.count), left)))
+      } catch {
+        throw ExportError("cannot read \(path): \(error.reason)")
       }
+      guard count > 0 else { throw ExportError("cannot read \(path): it got shorter") }
       try write(buffer[..<count])
       left -= Int64(count)
     }

@@ -118,7 +118,7 @@ import Testing
       }
       return nil
     }
-    let before = try ProcessMemory.readProcFile("/proc/self/smaps")
+    let before = try ProcessMemory.smaps()
     let releasable = ProcessMemory.releasableCode(of: path, inSmaps: before).map(\.start)
     #expect(releasable.contains(UInt(bitPattern: clean)))
     #expect(!releasable.contains(UInt(bitPattern: written)))
@@ -126,7 +126,7 @@ import Testing
 
     let released = try ProcessMemory.releaseCodePages(of: path)
     #expect(released >= 4 * pageSize / 1024)
-    let after = try ProcessMemory.readProcFile("/proc/self/smaps")
+    let after = try ProcessMemory.smaps()
     #expect(resident(clean, in: after) == 0)
     #expect(written[pageSize] == 0x90)
     #expect(written[0] == 0xC3)
@@ -135,7 +135,7 @@ import Testing
     #expect(try ProcessMemory.releaseCodePages() > 0)
     #expect(
       try ProcessMemory.releasableCode(
-        of: ProcessMemory.executablePath(), inSmaps: ProcessMemory.readProcFile("/proc/self/smaps")
+        of: ProcessMemory.executablePath(), inSmaps: ProcessMemory.smaps()
       ).count > 0)
   }
 }

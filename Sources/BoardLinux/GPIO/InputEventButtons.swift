@@ -86,11 +86,14 @@ struct InputEventSession {
     guard let path = InputEventButtons.findDevice(settings.device) else {
       throw DeviceProblem(condition: .absent, description: "no input device \"\(settings.device)\"")
     }
-    let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-    guard fd >= 0 else {
-      throw DeviceProblem(condition: .absent, description: "cannot open \(path): \(String(cString: strerror(errno)))")
+    let device: FileDescriptor
+    do {
+      device = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK)
+    } catch {
+      throw DeviceProblem(condition: .absent, description: "cannot open \(path): \(error.reason)")
     }
-    defer { close(fd) }
+    defer { try? device.close() }
+    let fd = device.rawValue
     guard shim_input_use_monotonic_clock(fd) == 0 else {
       throw DeviceProblem(condition: .failing, description: "\(path) will not stamp events with CLOCK_MONOTONIC")
     }

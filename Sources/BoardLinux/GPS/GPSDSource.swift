@@ -166,7 +166,7 @@ public final class GPSDSource: EngineReadDevice {
 ///
 /// `@unchecked Sendable`: `loop`, `connection` and `read` are only touched inside `lock`, but
 /// for the thread's `open` of the connection while the loop is not connected (when no reader
-/// touches it); `wake` never changes, and signalling it from any thread is what it is for.
+/// touches it).
 final class SharedLoop: @unchecked Sendable {
   private let lock = Mutex<Void>(())
   private var loop: GPSDSourceLoop
@@ -176,15 +176,10 @@ final class SharedLoop: @unchecked Sendable {
   private var read = GPSDRead()
   /// Made readable when the engine finds the connection broken (a stop wakes the thread
   /// through its `StopSignal`).
-  let wake: Int32
+  let wake = WakeEvent()
 
   init(_ loop: GPSDSourceLoop) {
     self.loop = loop
-    wake = shim_event_open()
-  }
-
-  deinit {
-    if wake >= 0 { close(wake) }
   }
 
   func withLoop<T>(_ body: (inout GPSDSourceLoop) -> T) -> T {
@@ -214,13 +209,12 @@ final class SharedLoop: @unchecked Sendable {
   }
 
   func wakeThread() {
-    if wake >= 0 { _ = shim_event_signal(wake) }
+    wake?.signal()
   }
 
-  /// Empties the eventfd's counter after a wake.
+  /// Empties the wake's counter after a wake.
   func consumeWake() {
-    var counter: UInt64 = 0
-    if wake >= 0 { _ = Glibc.read(wake, &counter, 8) }
+    wake?.consume()
   }
 }
 
@@ -293,7 +287,8 @@ struct GPSDSourceThread {
   /// `.byEngine`: sleeps, with no timeout, until the engine finds the connection broken or a
   /// stop; returns whether gpsd answered on this connection.
   private func sleepWhileEngineReads() -> Bool {
-    var wake = [pollfd(fd: shared.wake, events: Int16(POLLIN), revents: 0)]
+    // Without an eventfd (-1, which poll(2) skips) only a stop wakes the thread.
+    var wake = [shared.wake?.pollEntry ?? pollfd(fd: -1, events: 0, revents: 0)]
     while true {
       let (open, answered) = shared.withLoop { ($0.isConnected, $0.answered) }
       guard open else { return answered }
