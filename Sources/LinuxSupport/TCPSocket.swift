@@ -44,15 +44,42 @@ func resolve(host: String, port: String, flags: Int32) throws(TCPConnectError) -
   return list
 }
 
+/// Tries the addresses `resolve` gives for `host` and `port`, in `getaddrinfo`'s order: a
+/// close-on-exec socket for each, handed to `use`, which returns what it made of it or the
+/// error that sends it on to the next address. Throws the last address's error (`call` names
+/// the one given when there is no address at all).
+func onFirstAddress<Made>(
+  host: String, port: String, flags: Int32, call: String,
+  _ use: (addrinfo, FileDescriptor) -> Result<Made, SystemError>
+) throws(TCPConnectError) -> Made {
+  let list = try resolve(host: host, port: port, flags: flags)
+  defer { freeaddrinfo(list) }
+  var lastError = SystemError(call, errno: EADDRNOTAVAIL, context: "\(host):\(port)")
+  var entry = list
+  while let address = entry?.pointee {
+    entry = address.ai_next
+    let fd = socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.ai_protocol)
+    guard fd >= 0 else {
+      lastError = .last("socket", "\(host):\(port)")
+      continue
+    }
+    switch use(address, FileDescriptor(owning: fd)) {
+    case .success(let made): return made
+    case .failure(let error): lastError = error
+    }
+  }
+  throw .connect(host: host, port: port, lastError)
+}
+
 /// A TCP client socket (`tcp(7)`): close-on-exec, closed when released. Writes never raise
 /// SIGPIPE (`MSG_NOSIGNAL`): a peer that has gone is an EPIPE error, on any thread.
 public final class TCPSocket: Sendable {
   public let descriptor: Int32
   private let file: FileDescriptor
 
-  init(descriptor: Int32) {
-    self.descriptor = descriptor
-    file = FileDescriptor(owning: descriptor)
+  init(_ file: FileDescriptor) {
+    descriptor = file.rawValue
+    self.file = file
   }
 
   /// Closes it, once (a socket's close has nothing to report).
@@ -64,26 +91,14 @@ public final class TCPSocket: Sendable {
   /// address that accepts, in `getaddrinfo`'s order. Blocks until connected or refused: call it
   /// where waiting for a remote host or DNS stalls nothing else.
   public static func connect(host: String, port: String) throws(TCPConnectError) -> TCPSocket {
-    let list = try resolve(host: host, port: port, flags: AI_ADDRCONFIG)
-    defer { freeaddrinfo(list) }
-    var lastError = SystemError("connect", errno: EADDRNOTAVAIL, context: "\(host):\(port)")
-    var entry = list
-    while let address = entry?.pointee {
-      entry = address.ai_next
-      let fd = socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.ai_protocol)
-      if fd < 0 {
-        lastError = .last("socket", "\(host):\(port)")
-        continue
+    try onFirstAddress(host: host, port: port, flags: AI_ADDRCONFIG, call: "connect") { address, file in
+      Result { () throws(SystemError) in
+        try retryingInterrupts("connect", "\(host):\(port)") {
+          Glibc.connect(file.rawValue, address.ai_addr, address.ai_addrlen)
+        }
+        return TCPSocket(file)
       }
-      let socket = TCPSocket(descriptor: fd)
-      var result: Int32
-      repeat {
-        result = Glibc.connect(fd, address.ai_addr, address.ai_addrlen)
-      } while result < 0 && Glibc.errno == EINTR
-      if result == 0 { return socket }
-      lastError = .last("connect", "\(host):\(port)")
     }
-    throw .connect(host: host, port: port, lastError)
   }
 
   /// Waits up to `timeout` seconds (infinity: for ever) for something to read, or the end of
@@ -161,10 +176,10 @@ public final class TCPListener: Sendable {
   public let port: Int
   private let file: FileDescriptor
 
-  private init(descriptor: Int32, port: Int) {
-    self.descriptor = descriptor
+  private init(_ file: FileDescriptor, port: Int) {
+    descriptor = file.rawValue
     self.port = port
-    file = FileDescriptor(owning: descriptor)
+    self.file = file
   }
 
   /// Closes it, once (a socket's close has nothing to report).
@@ -174,45 +189,31 @@ public final class TCPListener: Sendable {
 
   /// Binds `host` ("0.0.0.0", "::", "127.0.0.1", a name) and `port`, and listens.
   public static func listen(host: String, port: Int, backlog: Int32 = 32) throws(TCPConnectError) -> TCPListener {
-    let list = try resolve(host: host, port: String(port), flags: AI_PASSIVE | AI_NUMERICSERV)
-    defer { freeaddrinfo(list) }
-    var lastError = SystemError("bind", errno: EADDRNOTAVAIL, context: "\(host):\(port)")
-    var entry = list
-    while let address = entry?.pointee {
-      entry = address.ai_next
-      let fd = socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.ai_protocol)
-      if fd < 0 {
-        lastError = .last("socket", "\(host):\(port)")
-        continue
-      }
-      var one: Int32 = 1
-      _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-      guard bind(fd, address.ai_addr, address.ai_addrlen) == 0 else {
-        lastError = .last("bind", "\(host):\(port)")
-        _ = Glibc.close(fd)
-        continue
-      }
-      guard Glibc.listen(fd, backlog) == 0 else {
-        lastError = .last("listen", "\(host):\(port)")
-        _ = Glibc.close(fd)
-        continue
-      }
-      var bound = sockaddr_storage()
-      var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-      _ = withUnsafeMutablePointer(to: &bound) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-      }
-      let boundPort: UInt16 =
-        Int32(bound.ss_family) == AF_INET6
-        ? withUnsafePointer(to: &bound) {
-          $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port }
+    try onFirstAddress(host: host, port: String(port), flags: AI_PASSIVE | AI_NUMERICSERV, call: "bind") {
+      address, file in
+      Result { () throws(SystemError) in
+        var one: Int32 = 1
+        _ = setsockopt(file.rawValue, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(file.rawValue, address.ai_addr, address.ai_addrlen) == 0 else {
+          throw .last("bind", "\(host):\(port)")
         }
-        : withUnsafePointer(to: &bound) {
-          $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port }
+        guard Glibc.listen(file.rawValue, backlog) == 0 else { throw .last("listen", "\(host):\(port)") }
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &bound) {
+          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(file.rawValue, $0, &length) }
         }
-      return TCPListener(descriptor: fd, port: Int(UInt16(bigEndian: boundPort)))
+        let boundPort: UInt16 =
+          Int32(bound.ss_family) == AF_INET6
+          ? withUnsafePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port }
+          }
+          : withUnsafePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port }
+          }
+        return TCPListener(file, port: Int(UInt16(bigEndian: boundPort)))
+      }
     }
-    throw .connect(host: host, port: String(port), lastError)
   }
 
   /// Waits (no timeout: an idle board does not wake) for a connection; nil once shut down.
@@ -221,7 +222,7 @@ public final class TCPListener: Sendable {
     _ = try retryingInterrupts("poll") { poll(&poller, 1, -1) }
     if poller.revents & Int16(POLLIN) == 0 { return nil }
     let fd = try retryingInterrupts("accept") { shim_accept_cloexec(descriptor) }
-    return TCPSocket(descriptor: fd)
+    return TCPSocket(FileDescriptor(owning: fd))
   }
 
   /// Wakes a thread waiting in `accept` (it returns nil or fails).
