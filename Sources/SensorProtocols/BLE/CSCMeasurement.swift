@@ -49,14 +49,8 @@ public struct CSCMeasurement: Sendable, Hashable {
   /// The value a sensor would send for this measurement.
   public var payload: [UInt8] {
     var out: [UInt8] = [reservedFlags | (wheel != nil ? 0x01 : 0) | (crank != nil ? 0x02 : 0)]
-    if let wheel {
-      out.appendLE(wheel.cumulativeRevolutions)
-      out.appendLE(wheel.lastEventTime)
-    }
-    if let crank {
-      out.appendLE(crank.cumulativeRevolutions)
-      out.appendLE(crank.lastEventTime)
-    }
+    wheel?.append(to: &out)
+    crank?.append(to: &out)
     return out
   }
 }

@@ -198,14 +198,8 @@ public struct CyclingPowerMeasurement: Sendable, Hashable {
     out.appendLE(instantaneousPower)
     if let pedalPowerBalance { out.append(pedalPowerBalance.raw) }
     if let accumulatedTorque { out.appendLE(accumulatedTorque.raw) }
-    if let wheel {
-      out.appendLE(wheel.cumulativeRevolutions)
-      out.appendLE(wheel.lastEventTime)
-    }
-    if let crank {
-      out.appendLE(crank.cumulativeRevolutions)
-      out.appendLE(crank.lastEventTime)
-    }
+    wheel?.append(to: &out)
+    crank?.append(to: &out)
     for extremes in [extremeForceMagnitudes, extremeTorqueMagnitudes] {
       if let extremes {
         out.appendLE(extremes.maximum)

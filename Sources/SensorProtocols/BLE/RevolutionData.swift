@@ -23,6 +23,12 @@ public struct WheelRevolutionData: Sendable, Hashable {
 
   /// The event time in seconds (modulo the roll-over period).
   public var lastEventTimeSeconds: Double { Double(lastEventTime) / eventTimeUnit.ticksPerSecond }
+
+  /// Appends the field as a sensor sends it: the count, then the event time, little-endian.
+  func append(to out: inout [UInt8]) {
+    out.appendLE(cumulativeRevolutions)
+    out.appendLE(lastEventTime)
+  }
 }
 
 /// Crank revolution data: a uint16 cumulative count and the uint16 time of the last crank
@@ -37,4 +43,10 @@ public struct CrankRevolutionData: Sendable, Hashable {
   }
 
   public var lastEventTimeSeconds: Double { Double(lastEventTime) / 1024 }
+
+  /// Appends the field as a sensor sends it: the count, then the event time, little-endian.
+  func append(to out: inout [UInt8]) {
+    out.appendLE(cumulativeRevolutions)
+    out.appendLE(lastEventTime)
+  }
 }
