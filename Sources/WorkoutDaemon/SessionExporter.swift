@@ -125,8 +125,8 @@ final class SessionExporter: Sendable {
   }
 
   /// One pass: every configured format of every ended session not yet in the directory, or
-  /// there as it was before a later event (`sessionIDsNotExported`). A
-  /// session that cannot be exported does not hold up the others: the pass goes on, and its
+  /// there as it was before a later event (`ExportPlan.notExported`). A session that cannot be
+  /// exported does not hold up the others: the pass goes on, and its
   /// status names how many failed and the first failure.
   func pass(removeStale: Bool, reader: inout WorkoutStore?) -> DeviceStatus {
     func failing(_ detail: String) -> DeviceStatus {
@@ -145,45 +145,25 @@ final class SessionExporter: Sendable {
       }
     }
     guard let reader else { return failing("cannot read \(databasePath)") }
-    var failures: [String] = []
-    func failed(_ sessionID: Int64, _ format: ExportFormat, _ error: any Error) {
-      let failure = "session \(sessionID) as \(format.rawValue.uppercased()): \(error)"
+    let plan = ExportPlan.notExported(formats: formats, destination: destination, in: reader)
+    var failures = plan.unlisted
+    func failed(_ sessionID: Int64, _ format: String, _ error: any Error) {
+      let failure = "session \(sessionID) as \(format.uppercased()): \(error)"
       log(.warning, "cannot export \(failure); the other sessions go on, it is tried again at the next pass")
       failures.append(failure)
     }
-    // Each session's formats not yet in the directory, written together from one reading of
-    // its laps, events and damaged rows (`ExportFile.Source`).
-    var pending: [Int64: [ExportFormat]] = [:]
-    for format in formats {
-      do {
-        for sessionID in try reader.sessionIDsNotExported(format: format.rawValue, destination: destination) {
-          pending[sessionID, default: []].append(format)
-        }
-      } catch {
-        failures.append("cannot list the sessions to export as \(format.rawValue.uppercased()): \(error)")
-      }
-    }
-    for (sessionID, sessionFormats) in pending.sorted(by: { $0.key < $1.key }) {
-      let source: ExportFile.Source
-      do {
-        guard let session = try reader.session(id: sessionID) else { continue }  // deleted meanwhile
-        source = try ExportFile.Source.load(session, from: reader)
-      } catch {
-        for format in sessionFormats { failed(sessionID, format, error) }
-        continue
-      }
-      for format in sessionFormats {
+    plan.write(from: reader, into: directory, destination: destination, wallNow: { Date().timeIntervalSince1970 }) {
+      switch $0 {
+      case .failed(let sessionID, let format, let error):
+        failed(sessionID, format.rawValue, error)
+      case .written(let file, let entry):
         do {
-          let file = try ExportFile.write(source, from: reader, format: format, into: directory)
-          try ledger.recordExport(
-            ExportRecord(
-              sessionID: sessionID, format: format.rawValue, destination: destination, name: file.name,
-              bytes: file.bytes, points: file.points, writtenWall: Date().timeIntervalSince1970,
-              sourceEventID: file.sourceEventID))
+          try ledger.recordExport(entry)
           log(
-            file.unreadable.isEmpty ? .info : .warning, "exported session \(sessionID) to \(file.path) \(file.counts)")
+            file.unreadable.isEmpty ? .info : .warning,
+            "exported session \(entry.sessionID) to \(file.path) \(file.counts)")
         } catch {
-          failed(sessionID, format, error)
+          failed(entry.sessionID, entry.format, error)
         }
       }
     }

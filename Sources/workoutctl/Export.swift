@@ -120,7 +120,7 @@ struct Export: ParsableCommand {
     }
     // Sessions by id, each read when its turn comes: hundreds of session rows (~8 KB each with
     // their checkpoints) are not held at once.
-    var jobs: [(Int64, ExportFormat)] = []
+    var plan = ExportPlan(sessionIDs: [], formats: formats)
     if let session {
       guard let record = try store.session(id: session) else {
         throw fail("no session \(session) in \(locations.database)")
@@ -138,20 +138,13 @@ struct Export: ParsableCommand {
             "workoutctl: session \(session) is \(record.state): the file holds it up to now, not the whole ride\n".utf8)
         )
       }
-      jobs = formats.map { (session, $0) }
+      plan = ExportPlan(sessionIDs: [session], formats: formats)
     } else if all {
-      jobs = try store.endedSessionIDs().flatMap { id in formats.map { (id, $0) } }
+      plan = ExportPlan(sessionIDs: try store.endedSessionIDs(), formats: formats)
     } else if let destination {
-      // Session by session, each one's formats in a row, as --all does: its laps, events and
-      // damaged rows are then read once, not once a format.
-      var pending: [Int64: [ExportFormat]] = [:]
-      for format in formats {
-        for id in try store.sessionIDsNotExported(format: format.rawValue, destination: destination) {
-          pending[id, default: []].append(format)
-        }
-      }
-      jobs = pending.sorted { $0.key < $1.key }.flatMap { id, formats in formats.map { (id, $0) } }
-      if jobs.isEmpty { FileHandle.standardError.write(Data("workoutctl: nothing new for \(destination)\n".utf8)) }
+      plan = ExportPlan.notExported(formats: formats, destination: destination, in: store)
+      if let unlisted = plan.unlisted.first { throw fail(unlisted) }
+      if plan.jobs.isEmpty { FileHandle.standardError.write(Data("workoutctl: nothing new for \(destination)\n".utf8)) }
     }
     var archive: TarStream?
     if streams {
@@ -160,39 +153,32 @@ struct Export: ParsableCommand {
       archive = TarStream(descriptor: STDOUT_FILENO, label: "standard output")
     }
     var sent: [ExportRecord] = []
-    // A session's laps, events and damaged rows, read once for its formats in a row.
-    var source: ExportFile.Source?
-    for (sessionID, format) in jobs {
-      do {
-        if source?.exported.session.id != sessionID {
-          source = nil
-          guard let record = try store.session(id: sessionID) else { continue }  // deleted meanwhile
-          source = try ExportFile.Source.load(record, from: store)
-        }
-        guard let source else { continue }
-        let record = source.exported.session
-        let written = try ExportFile.write(source, from: store, format: format, into: directory)
-        let entry = ExportRecord(
-          sessionID: record.id, format: format.rawValue, destination: destination ?? "", name: written.name,
-          bytes: written.bytes, points: written.points, writtenWall: Date().timeIntervalSince1970,
-          sourceEventID: written.sourceEventID)
+    try plan.write(
+      from: store, into: directory, destination: destination ?? "", wallNow: { Date().timeIntervalSince1970 }
+    ) {
+      switch $0 {
+      case .failed(_, _, let error):
+        throw fail("\(error)")
+      case .written(let written, let entry):
         if !written.unreadable.isEmpty {
           FileHandle.standardError.write(
             Data(
-              "workoutctl: session \(record.id): left out of \(written.name) as unreadable (a damaged record): \(written.unreadable.description)\n"
+              "workoutctl: session \(entry.sessionID): left out of \(written.name) as unreadable (a damaged record): \(written.unreadable.description)\n"
                 .utf8))
         }
-        if archive != nil {
-          defer { unlink(written.path) }
-          try archive?.append(file: written.path, as: written.name)
-          FileHandle.standardError.write(Data("\(written.name) (\(written.points) points)\n".utf8))
-          sent.append(entry)
-        } else {
-          try ledger?.recordExport(entry)
-          print("\(written.path) (\(written.points) points)")
+        do {
+          if archive != nil {
+            defer { unlink(written.path) }
+            try archive?.append(file: written.path, as: written.name)
+            FileHandle.standardError.write(Data("\(written.name) (\(written.points) points)\n".utf8))
+            sent.append(entry)
+          } else {
+            try ledger?.recordExport(entry)
+            print("\(written.path) (\(written.points) points)")
+          }
+        } catch {
+          throw fail("\(error)")
         }
-      } catch {
-        throw fail("\(error)")
       }
     }
     guard var archive else { return }
