@@ -29,7 +29,7 @@ let package = Package(
     .target(
       name: "WorkoutStore",
       dependencies: [
-        "WorkoutCore", .product(name: "GRDB", package: "GRDB.swift"),
+        "WorkoutCore", "LinuxSupport", .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "GRDBSQLite", package: "GRDB.swift"), "CSQLiteSetup",
       ]
     ),

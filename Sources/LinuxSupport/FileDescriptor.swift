@@ -66,6 +66,11 @@ public final class FileDescriptor: Sendable {
     }
   }
 
+  /// Writes all of `bytes` at `offset`, as `writeAll(_:at:)`.
+  public func write(_ bytes: ArraySlice<UInt8>, at offset: Int64) throws(SystemError) {
+    try bytes.withUnsafeBytes { raw in Result { () throws(SystemError) in try writeAll(raw, at: offset) } }.get()
+  }
+
   /// Reads what is there, up to `buffer.count` bytes; 0 at the end of the file.
   public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
     try retryingInterrupts("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
@@ -93,6 +98,20 @@ public final class FileDescriptor: Sendable {
     }
   }
 
+  /// Reads up to `count` bytes from the start of what is left, fewer only at the end of the file.
+  public func read(upTo count: Int) throws(SystemError) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    var done = 0
+    while done < count {
+      let got = try bytes.withUnsafeMutableBytes { raw in
+        Result { () throws(SystemError) in try read(into: UnsafeMutableRawBufferPointer(rebasing: raw[done...])) }
+      }.get()
+      if got == 0 { break }
+      done += got
+    }
+    return Array(bytes[..<done])
+  }
+
   /// The bytes of the file at `path`, read to its end.
   public static func contents(of path: String) throws(SystemError) -> [UInt8] {
     let file = try open(path, O_RDONLY)
@@ -106,6 +125,11 @@ public final class FileDescriptor: Sendable {
   /// fsync(2): the file's data and metadata on the device.
   public func sync() throws(SystemError) {
     try retryingInterrupts("fsync") { fsync(rawValue) }
+  }
+
+  /// fdatasync(2): the file's data on the device, and the metadata needed to read it back.
+  public func syncData() throws(SystemError) {
+    try retryingInterrupts("fdatasync") { fdatasync(rawValue) }
   }
 
   /// syncfs(2): everything of the file system it is on, on the device.

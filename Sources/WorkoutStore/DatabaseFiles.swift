@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -124,26 +125,10 @@ struct DatabaseFiles {
     return Int(info.st_size)
   }
 
-  private static func read(_ path: String, bytes: Int) -> [UInt8]? {
-    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-    defer { try? handle.close() }
-    return (try? handle.read(upToCount: bytes)).map { [UInt8]($0) }
-  }
-
-  /// A system call on one of the database's files that failed: which, on what, and errno's
-  /// words.
-  struct SystemCallError: Error, CustomStringConvertible {
-    let call: String
-    let path: String
-    let code: Int32
-
-    init(call: String, path: String, code: Int32 = errno) {
-      self.call = call
-      self.path = path
-      self.code = code
-    }
-
-    var description: String { "\(call) \(path): \(String(cString: strerror(code)))" }
+  /// The first `bytes` bytes of the file at `path` (fewer if it is shorter); nil if it cannot
+  /// be read.
+  static func read(_ path: String, bytes: Int) -> [UInt8]? {
+    try? FileDescriptor.open(path, O_RDONLY).read(upTo: bytes)
   }
 
   // MARK: - Who may write

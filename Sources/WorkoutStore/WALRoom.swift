@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LinuxSupport
 
 // Room for the WAL: made once with zeros, and kept at a clean stop.
 extension WorkoutStore {
@@ -31,37 +32,31 @@ extension WorkoutStore {
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
         let target = 32 + Self.walPreallocatedFrames * (pageSize + 24)
         let wal = path + "-wal"
-        let descriptor = Glibc.open(wal, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { throw DatabaseFiles.SystemCallError(call: "open", path: wal) }
-        defer { Glibc.close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw DatabaseFiles.SystemCallError(call: "fstat", path: wal) }
-        var offset = Int(info.st_size)
-        guard offset < target else { return }
-        if offset < 32 {
-          // No WAL yet (SQLite writes its header with the first frame): a header of no frame,
-          // so that the room reads as an empty WAL to anyone, before the first commit too.
-          let header = DatabaseFiles.emptyWALHeader(pageSize: pageSize, checkpointSequence: 0, avoidingSalt: [])
-          guard header.withUnsafeBytes({ pwrite(descriptor, $0.baseAddress, $0.count, 0) }) == header.count else {
-            throw DatabaseFiles.SystemCallError(call: "pwrite", path: wal)
+        try Self.onWAL(wal) { () throws(SystemError) in
+          let file = try FileDescriptor.open(wal, O_WRONLY | O_NOFOLLOW)
+          var offset = Int(try file.status().st_size)
+          guard offset < target else { return }
+          if offset < 32 {
+            // No WAL yet (SQLite writes its header with the first frame): a header of no
+            // frame, so that the room reads as an empty WAL to anyone, before the first
+            // commit too.
+            let header = DatabaseFiles.emptyWALHeader(pageSize: pageSize, checkpointSequence: 0, avoidingSalt: [])
+            try file.write(header[...], at: 0)
+            offset = header.count
           }
-          offset = header.count
-        }
-        // A page at a time: the kernel's page cache sizes a folio by the write that makes it
-        // (Linux 6.x, ext4's large folios), and a commit that dirties 2 KB of a 64 KB folio
-        // then writes all of it back (measured: 26 KB written a recorded second, not 8.4).
-        let page = 4096
-        let zeros = [UInt8](repeating: 0, count: page)
-        while offset < target {
-          let length = min(page - offset % page, target - offset)
-          let written = zeros.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, length, off_t(offset)) }
-          if written < 0 {
-            if errno == EINTR { continue }
-            throw DatabaseFiles.SystemCallError(call: "pwrite", path: wal)
+          // A page at a time: the kernel's page cache sizes a folio by the write that makes
+          // it (Linux 6.x, ext4's large folios), and a commit that dirties 2 KB of a 64 KB
+          // folio then writes all of it back (measured: 26 KB written a recorded second, not
+          // 8.4).
+          let page = 4096
+          let zeros = [UInt8](repeating: 0, count: page)
+          while offset < target {
+            let length = min(page - offset % page, target - offset)
+            try file.write(zeros[..<length], at: Int64(offset))
+            offset += length
           }
-          offset += written
+          try file.syncData()
         }
-        guard fdatasync(descriptor) == 0 else { throw DatabaseFiles.SystemCallError(call: "fdatasync", path: wal) }
       }
     } catch {
       throw StoreError(error)
@@ -85,11 +80,7 @@ extension WorkoutStore {
   /// cannot be used afterwards.
   public func closeKeepingWAL() -> String {
     let wal = path + "-wal"
-    func header() -> [UInt8]? {
-      guard let handle = FileHandle(forReadingAtPath: wal) else { return nil }
-      defer { try? handle.close() }
-      return (try? handle.read(upToCount: 56)).map { [UInt8]($0) }
-    }
+    func header() -> [UInt8]? { DatabaseFiles.read(wal, bytes: 56) }
     var outcome = "closed the database"
     do {
       try queue.writeWithoutTransaction { db in
@@ -107,18 +98,17 @@ extension WorkoutStore {
           outcome = "closed the database (its WAL left to SQLite: another writer used it)"
           return
         }
-        let descriptor = Glibc.open(wal, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { throw DatabaseFiles.SystemCallError(call: "open", path: wal) }
-        defer { Glibc.close(descriptor) }
         // A new header, as SQLite's next writer would write: the frames after it keep the
         // old salts, so they are frames of nothing.
         let pageSize = Int(DatabaseFiles.bigEndian32(before, at: 8))
         let header = DatabaseFiles.emptyWALHeader(
           pageSize: pageSize, checkpointSequence: DatabaseFiles.bigEndian32(before, at: 12) &+ 1,
           avoidingSalt: Array(before[40..<48]))
-        guard header.withUnsafeBytes({ pwrite(descriptor, $0.baseAddress, $0.count, 0) }) == header.count,
-          fdatasync(descriptor) == 0
-        else { throw DatabaseFiles.SystemCallError(call: "pwrite", path: wal) }
+        try Self.onWAL(wal) { () throws(SystemError) in
+          let file = try FileDescriptor.open(wal, O_WRONLY | O_NOFOLLOW)
+          try file.write(header[...], at: 0)
+          try file.syncData()
+        }
         try db.execute(sql: "PRAGMA journal_size_limit = -1")
         outcome = "closed the database; its WAL kept at \(DatabaseFiles.size(of: wal) ?? 0) bytes for the next start"
       }
@@ -133,5 +123,14 @@ extension WorkoutStore {
       outcome += "; could not close it: \(error)"
     }
     return outcome
+  }
+
+  /// Runs a call on the WAL's file, its error naming the file ("pwrite /x/workoutd.db-wal: ...").
+  static func onWAL<Value>(_ wal: String, _ call: () throws(SystemError) -> Value) throws(SystemError) -> Value {
+    do {
+      return try call()
+    } catch {
+      throw SystemError(error.call, errno: error.errno, context: wal)
+    }
   }
 }
