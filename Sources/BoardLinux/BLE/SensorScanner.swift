@@ -97,197 +97,50 @@ public struct SensorScanner {
     self.controller = controller
   }
 
-  /// Scans for `seconds` (or until `signal` stops) and returns what it heard.
+  /// Scans for `seconds` (or until `signal` stops) and returns what it heard: `ScanProcedure`
+  /// decides, this carries it out.
   public func run(seconds: Double, signal: StopSignal) throws(ScanError) -> ScanOutcome {
-    var heard: [BluetoothAddress: ScannedDevice] = [:]
-    var discovering = false
-    var deadlineReached = false
-    let end = SystemClocks.monotonic() + seconds
-
-    func note(_ event: Management.Event, from index: UInt16, chosen: UInt16?) {
-      guard index == chosen || chosen == nil else { return }
-      switch event {
-      case .deviceFound(let found) where found.isLowEnergy:
-        var device =
-          heard[found.address]
-          ?? ScannedDevice(
-            address: found.address, name: nil, rssi: nil, sensorServices: [], services: [], advertisements: 0)
-        device.advertisements += 1
-        if let name = found.advertising.name, device.name == nil || !found.advertising.nameIsShortened {
-          device.name = name
+    var procedure = ScanProcedure(
+      controller: controller, seconds: seconds, commandTimeout: commandTimeout, renewInterval: renewInterval,
+      now: SystemClocks.monotonic())
+    var next = procedure.start(now: SystemClocks.monotonic())
+    while true {
+      switch next {
+      case .finish(let result):
+        return try result.get()
+      case .send(let packet):
+        do {
+          try socket.send(packet)
+          next = procedure.advance(events: [], now: SystemClocks.monotonic(), stopRequested: false)
+        } catch {
+          next = procedure.failed("cannot send to the Bluetooth management channel: \(error)")
         }
-        if found.rssi != 127 { device.rssi = max(device.rssi ?? Int(found.rssi), Int(found.rssi)) }
-        for uuid in found.advertising.services where !device.services.contains(uuid) { device.services.append(uuid) }
-        device.sensorServices = SensorService.allCases.filter { device.services.contains($0.uuid) }
-        heard[found.address] = device
-      case .discovering(let on):
-        discovering = on
-      default:
-        break
-      }
-    }
-
-    /// Sends a command and reads until its reply, noting every other event on the way.
-    func request(
-      _ opcode: Management.Opcode, _ index: UInt16, _ parameters: [UInt8] = [], chosen: UInt16?
-    )
-      throws(ScanError) -> (Management.Status, [UInt8])
-    {
-      do {
-        try socket.send(Management.command(opcode, controller: index, parameters: parameters))
-      } catch {
-        throw ScanError("cannot send to the Bluetooth management channel: \(error)")
-      }
-      let deadline = SystemClocks.monotonic() + commandTimeout
-      var reply: (Management.Status, [UInt8])?
-      while true {
-        // The whole batch is looked at: devices found may come in the same read as the reply.
-        for (index, event) in try readAvailable() {
-          switch event {
-          case .commandComplete(let code, let status, let parameters) where code == opcode.rawValue && reply == nil:
-            reply = (status, parameters)
-          case .commandStatus(let code, let status) where code == opcode.rawValue && reply == nil:
-            reply = (status, [])
-          default:
-            note(event, from: index, chosen: chosen)
-          }
-        }
-        if let reply { return reply }
-        if try wait(until: deadline, signal: signal) { throw ScanError("stopped") }
-        if SystemClocks.monotonic() >= deadline {
-          throw ScanError("the kernel did not answer \(opcode) within \(Int(commandTimeout)) s")
-        }
-      }
-    }
-
-    // Which controller.
-    let index: UInt16
-    let information: Management.ControllerInformation
-    if let controller {
-      let (status, reply) = try request(.readControllerInformation, controller, chosen: controller)
-      guard status == .success, let info = Management.controllerInformation(reply) else {
-        throw ScanError(
-          status == .invalidIndex ? "there is no Bluetooth controller hci\(controller)" : "hci\(controller): \(status)")
-      }
-      (index, information) = (controller, info)
-    } else {
-      let (status, reply) = try request(.readControllerIndexList, Management.noController, chosen: nil)
-      guard status == .success, let indexes = Management.controllerIndexes(reply) else {
-        throw ScanError("cannot list the Bluetooth controllers: \(status)")
-      }
-      var candidates: [(UInt16, Management.ControllerInformation)] = []
-      // The kernel lists the newest controller first; hci0 is the board's own in most setups
-      // (a USB dongle added later is hci1), so the lowest index that qualifies is taken.
-      for candidate in indexes.sorted() {
-        let (status, reply) = try request(.readControllerInformation, candidate, chosen: candidate)
-        if status == .success, let info = Management.controllerInformation(reply) {
-          candidates.append((candidate, info))
-        }
-      }
-      guard
-        let chosen = candidates.first(where: { $0.1.isPowered && $0.1.supportsLowEnergy })
-          ?? candidates.first(where: { $0.1.supportsLowEnergy })
-      else {
-        throw ScanError(indexes.isEmpty ? "there is no Bluetooth controller" : "no Bluetooth controller supports LE")
-      }
-      (index, information) = chosen
-    }
-    let name = "hci\(index) (\(information.address))"
-    guard information.isPowered else {
-      throw ScanError("\(name) is powered off (bluetoothctl power on, or rfkill unblock bluetooth)")
-    }
-    heard.removeAll()
-
-    // Discover; again whenever the kernel ends it early, while there is time.
-    var owned = false
-    var shared = false
-    func startDiscovery() throws(ScanError) {
-      // Running from here on, unless the kernel says it ended (a Discovering event may come in
-      // the same read as the reply, and is the later word).
-      discovering = true
-      let (status, _) = try request(.startDiscovery, index, [Management.lowEnergyAddressTypes], chosen: index)
-      switch status {
-      case .success:
-        owned = true
-      case .busy:
-        // Another client's discovery (it may have started one between a renewal's stop and
-        // start): listened to, never stopped by this scan.
-        shared = true
-        owned = false
-      case .permissionDenied:
-        throw ScanError("\(name): scanning needs CAP_NET_ADMIN (the service has it; run the scan through workoutd)")
-      case .notPowered, .rfKilled:
-        throw ScanError("\(name): \(status)")
-      default:
-        throw ScanError("\(name): Start Discovery: \(status)")
-      }
-    }
-    try startDiscovery()
-    var lastStart = SystemClocks.monotonic()
-    var renewable = true
-    while !deadlineReached {
-      for (from, event) in try readAvailable() { note(event, from: from, chosen: index) }
-      let now = SystemClocks.monotonic()
-      if now >= end { break }
-      // Started again when the kernel ends it, but not more than once a second (a controller
-      // that ends every discovery at once is not spun on).
-      if !discovering && now >= lastStart + 1 {
-        try startDiscovery()
-        lastStart = now
-        continue
-      }
-      // Renewed while at least a second would be left to listen to the new one.
-      let renewal = lastStart + renewInterval
-      if owned && renewable && discovering && now >= renewal && now + 1 < end {
-        let (status, _) = try request(.stopDiscovery, index, [Management.lowEnergyAddressTypes], chosen: index)
-        if status == .success {
-          try startDiscovery()
-          lastStart = SystemClocks.monotonic()
+      case .wait(let deadline):
+        var descriptors = [pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)]
+        let stopped: Bool
+        do {
+          stopped = try signal.poll(&descriptors, until: deadline)
+        } catch {
+          next = procedure.failed("cannot wait on the Bluetooth management channel: \(error)")
           continue
         }
-        // Not stopped (the kernel ended it meanwhile, or refused): the loop starts it again
-        // if it has ended; otherwise it runs on, not renewed.
-        renewable = false
-        continue
+        do {
+          let events = try readAvailable()
+          next = procedure.advance(events: events, now: SystemClocks.monotonic(), stopRequested: stopped)
+        } catch {
+          next = procedure.failed("Bluetooth management channel: \(error)")
+        }
       }
-      let next =
-        !discovering ? min(end, lastStart + 1) : owned && renewable && renewal + 1 < end ? renewal : end
-      let stopped = try wait(until: next, signal: signal)
-      if stopped || SystemClocks.monotonic() >= end { deadlineReached = true }
     }
-    for (from, event) in (try? readAvailable()) ?? [] { note(event, from: from, chosen: index) }
-    if owned && discovering {
-      // Best effort: the kernel also ends it by itself.
-      _ = try? request(.stopDiscovery, index, [Management.lowEnergyAddressTypes], chosen: index)
-    }
-    let devices = heard.values.sorted {
-      ($0.rssi ?? -200, $0.address.description) > ($1.rssi ?? -200, $1.address.description)
-    }
-    return ScanOutcome(devices: devices, controller: name, sharedDiscovery: shared)
   }
 
-  private func readAvailable() throws(ScanError) -> [(UInt16, Management.Event)] {
-    var events: [(UInt16, Management.Event)] = []
-    while true {
-      let packet: [UInt8]?
-      do {
-        packet = try socket.receive()
-      } catch {
-        throw ScanError("Bluetooth management channel: \(error)")
-      }
-      guard let packet else { return events }
-      // A packet this decoder cannot read is skipped: the next is independent of it.
+  /// Every packet waiting, decoded; a packet the decoder cannot read is skipped (the next is
+  /// independent of it).
+  private func readAvailable() throws(SystemError) -> [(controller: UInt16, event: Management.Event)] {
+    var events: [(controller: UInt16, event: Management.Event)] = []
+    while let packet = try socket.receive() {
       if let decoded = try? Management.decode(packet) { events.append(decoded) }
     }
-  }
-
-  /// Waits for a packet, `deadline`, or a stop; true when stopped.
-  private func wait(until deadline: Double, signal: StopSignal) throws(ScanError) -> Bool {
-    var descriptors = [pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)]
-    do {
-      return try signal.poll(&descriptors, until: deadline)
-    } catch {
-      throw ScanError("cannot wait on the Bluetooth management channel: \(error)")
-    }
+    return events
   }
 }
