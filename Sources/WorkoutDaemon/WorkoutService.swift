@@ -145,7 +145,7 @@ public enum WorkoutService {
     if let web {
       parts.start(web) { error in log(.error, "web: cannot start its thread: \(error)") }
       server.web = web
-      log(.notice, "web: serving the phone page on \(configuration.web.address):\(web.port) from \(web.assets)")
+      log(.notice, "web: serving the phone page on \(configuration.web.address):\(web.port) from \(web.routes.assets)")
     }
     parts.start(server) { error in log(.error, "control socket: cannot start its thread: \(error)") }
 

@@ -7,9 +7,9 @@ import WorkoutWeb
 /// Pairing a phone: a one-time code from `workoutctl pair` (over the control socket) redeemed
 /// by `POST /api/pair` for a long-lived token, in an HttpOnly, SameSite=Strict cookie; the
 /// database keeps its SHA-256 only.
-extension WebServer {
-  func pair(_ request: HTTPRequest) -> HTTPResponse {
-    if let refusal = crossOrigin(request) { return refusal }
+extension WebRoutes {
+  func pair(_ request: HTTPRequest, now: Double, wall: Double) -> HTTPResponse {
+    if let refusal = crossOrigin(request, now: now) { return refusal }
     struct Body: Decodable {
       var code: String
       var name: String?
@@ -17,19 +17,18 @@ extension WebServer {
     guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
       return .error(400, "expected {\"code\": \"...\"}")
     }
-    let now = SystemClocks.monotonic()
     switch desk.withLock({ $0.redeem(body.code, at: now) }) {
     case .accepted:
       break
     case .wrong:
-      noteRefusal("a wrong pairing code")
+      noteRefusal("a wrong pairing code", now: now)
       return .error(403, "that is not the code: check it, or run `workoutctl pair` again")
     case .noCode:
-      noteRefusal("a pairing attempt with no code open")
+      noteRefusal("a pairing attempt with no code open", now: now)
       return .error(
         410, "no pairing code is open (it expired, was used, or too many wrong tries): run `workoutctl pair`")
     case .limited(let retryAfter):
-      noteRefusal("pairing attempts beyond the limit")
+      noteRefusal("pairing attempts beyond the limit", now: now)
       return .error(
         429, "too many wrong codes: try again in \(Int(retryAfter)) s", headers: [("Retry-After", "\(Int(retryAfter))")]
       )
@@ -39,7 +38,7 @@ extension WebServer {
     let record: WebClientRecord
     do {
       record = try store.addWebClient(
-        WebClientRecord(name: name, tokenHash: WebToken.hash(token), pairedWall: SystemClocks.wall()))
+        WebClientRecord(name: name, tokenHash: WebToken.hash(token), pairedWall: wall))
     } catch {
       log(.error, "web: cannot keep a paired phone in \(store.path): \(error)")
       return .error(503, "the board cannot store the pairing (\(error)); try again")
@@ -51,10 +50,10 @@ extension WebServer {
   }
 
   /// The control socket's pairing commands.
-  func handle(_ request: ControlRequest) -> ControlReply {
+  func handle(_ request: ControlRequest, now: Double, wall: Double) -> ControlReply {
     switch request.command {
     case .pair:
-      let code = desk.withLock { $0.issue(at: SystemClocks.monotonic()) }
+      let code = desk.withLock { $0.issue(at: now) }
       log(.notice, "web: a pairing code was issued (valid \(Int(PairingDesk.codeLifetime)) s)")
       return ControlReply(
         ok: true,
@@ -71,15 +70,15 @@ extension WebServer {
       }
     case .revokePairing:
       guard let id = request.id else { return ControlReply(ok: false, message: "revokePairing needs id") }
-      return revoke(id: id)
+      return revoke(id: id, wall: wall)
     default:
       return ControlReply(ok: false, message: "not a pairing command")
     }
   }
 
-  func revoke(id: Int64) -> ControlReply {
+  func revoke(id: Int64, wall: Double) -> ControlReply {
     do {
-      guard try store.revokeWebClient(id: id, wall: SystemClocks.wall()) else {
+      guard try store.revokeWebClient(id: id, wall: wall) else {
         return ControlReply(ok: false, message: "no paired phone \(id) (see workoutctl pair --list)")
       }
     } catch {
@@ -96,7 +95,7 @@ extension WebServer {
     case "0.0.0.0", "::", "": hosts = NetworkInterfaces.ipv4Addresses()
     default: hosts = [settings.address.contains(":") ? "[\(settings.address)]" : settings.address]
     }
-    let port = listener.port == 80 ? "" : ":\(listener.port)"
+    let port = self.port == 80 ? "" : ":\(self.port)"
     return hosts.map { "http://\($0)\(port)/#pair=\(code)" }
   }
 }

@@ -9,7 +9,7 @@ import WorkoutWeb
 
 /// The rides as the phone's pages read them: the list, one ride's figures and charts, and its
 /// files, all from a reading connection of their own.
-extension WebServer {
+extension WebRoutes {
   /// A connection of its own for the pages' reads (WAL: beside the engine's writes, never
   /// holding them up), opened per request with a small cache.
   func readingStore() throws(StoreError) -> WorkoutStore {
@@ -92,6 +92,9 @@ extension WebServer {
     }
   }
 
+}
+
+extension WebServer {
   /// Writes the file into the scratch directory as the exporter does (point pages streamed
   /// from the store: flat memory however long the ride), sends it, removes it.
   func sendFile(of id: Int64, format: ExportFormat, to client: TCPSocket) {
@@ -100,7 +103,7 @@ extension WebServer {
     let written: ExportFile.Written
     do {
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-      let reader = try readingStore()
+      let reader = try routes.readingStore()
       guard let record = try reader.session(id: id) else {
         try? client.send(HTTPResponse.error(404, "no session \(id)").serialized(keepAlive: false))
         return

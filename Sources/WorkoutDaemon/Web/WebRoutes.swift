@@ -1,14 +1,58 @@
 import Foundation
 import LinuxSupport
+import Logging
+import Synchronization
 import WorkoutControl
 import WorkoutCore
 import WorkoutExport
 import WorkoutStore
 import WorkoutWeb
 
-/// What the web server answers, by method and path, and who may ask: a value in, an outcome
-/// out, the transport (`WebServer.swift`) sends it.
-extension WebServer {
+/// What the web server answers, by method and path, and who may ask: a request and the time in,
+/// an outcome out. It reads no clock and owns no socket: the transport (`WebServer.swift`)
+/// reads the request, gives it the time, and sends or streams what it says.
+///
+/// `@unchecked Sendable`: what the connections' threads share is behind a `Mutex`; the rest
+/// never changes after `init`.
+final class WebRoutes: @unchecked Sendable {
+  let settings: WebSettings
+  let assets: String
+  /// The port the page is served on, for the pairing links.
+  let port: Int
+  let store: WorkoutStore
+  let queue: InputQueue<RuntimeMessage>
+  let log: Logger
+  let feed: LiveFeed
+  let desk = Mutex(PairingDesk())
+  /// Tokens in use (hash -> the phone's row), read from the database at start and kept with it.
+  let tokens = Mutex([String: WebClientRecord]())
+  /// When each phone's last-seen time was last written (CLOCK_MONOTONIC).
+  let touched = Mutex([Int64: Double]())
+  /// Refusals logged once per minute at most, counted between.
+  let refusals = Mutex((logged: -Double.infinity, unlogged: 0))
+
+  init(
+    settings: WebSettings, assets: String, port: Int, store: WorkoutStore, queue: InputQueue<RuntimeMessage>,
+    log: Logger, feed: LiveFeed
+  ) {
+    self.settings = settings
+    self.assets = assets
+    self.port = port
+    self.store = store
+    self.queue = queue
+    self.log = log
+    self.feed = feed
+    do {
+      var known: [String: WebClientRecord] = [:]
+      for client in try store.webClients() where client.revokedWall == nil { known[client.tokenHash] = client }
+      tokens.withLock { $0 = known }
+    } catch {
+      log(.error, "web: cannot read the paired phones from \(store.path): \(error); none can use the page until it can")
+    }
+  }
+}
+
+extension WebRoutes {
   enum Outcome {
     case response(HTTPResponse)
     case liveFeed
@@ -25,41 +69,41 @@ extension WebServer {
   ///
   /// Every request that changes something must come from the board's own page (its Origin is
   /// this server as the browser reached it). Tokens never appear in logs or URLs.
-  func respond(to request: HTTPRequest) -> Outcome {
+  func respond(to request: HTTPRequest, now: Double, wall: Double) -> Outcome {
     switch (request.method, request.path) {
     case ("GET", "/"), ("HEAD", "/"), ("GET", "/index.html"):
       return .response(asset("index.html"))
     case ("GET", let path) where WebAssets.served.keys.contains(String(path.dropFirst())):
       return .response(asset(String(path.dropFirst())))
     case ("POST", "/api/pair"):
-      return .response(pair(request))
+      return .response(pair(request, now: now, wall: wall))
     case ("GET", "/api/status"):
-      guard authorised(request) != nil else { return .response(unauthorised()) }
+      guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
       guard let reply = ask(ControlRequest(command: .status)), let status = reply.status,
         let json = try? ControlJSON.encode(status)
       else { return .response(.error(503, "the engine did not answer in time")) }
       return .response(.json(200, json))
     case ("GET", "/api/live"):
-      guard authorised(request) != nil else { return .response(unauthorised()) }
+      guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
       return .liveFeed
     case ("POST", "/api/control"):
-      guard authorised(request) != nil else { return .response(unauthorised()) }
-      if let refusal = crossOrigin(request) { return .response(refusal) }
+      guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
+      if let refusal = crossOrigin(request, now: now) { return .response(refusal) }
       return .response(control(request))
     case ("POST", "/api/unpair"):
-      guard let client = authorised(request) else { return .response(unauthorised()) }
-      if let refusal = crossOrigin(request) { return .response(refusal) }
-      _ = revoke(id: client.id ?? -1)
+      guard let client = authorised(request, now: now, wall: wall) else { return .response(unauthorised()) }
+      if let refusal = crossOrigin(request, now: now) { return .response(refusal) }
+      _ = revoke(id: client.id ?? -1, wall: wall)
       return .response(.json(200, "{\"unpaired\":true}", headers: [("Set-Cookie", WebToken.clearCookie)]))
     case ("POST", "/api/annotate"):
-      guard authorised(request) != nil else { return .response(unauthorised()) }
-      if let refusal = crossOrigin(request) { return .response(refusal) }
+      guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
+      if let refusal = crossOrigin(request, now: now) { return .response(refusal) }
       return .response(annotate(request))
     case ("GET", "/api/sessions"):
-      guard authorised(request) != nil else { return .response(unauthorised()) }
+      guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
       return .response(rides())
     case ("GET", let path) where path.hasPrefix("/api/sessions/"):
-      guard authorised(request) != nil else { return .response(unauthorised()) }
+      guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
       let rest = path.dropFirst("/api/sessions/".count).split(separator: "/", omittingEmptySubsequences: false)
       guard let id = Int64(rest.first ?? "") else { return .response(.error(404, "no such session")) }
       if rest.count == 1 { return .response(ride(id)) }
@@ -80,15 +124,14 @@ extension WebServer {
   // MARK: - Access
 
   /// The phone a request's token belongs to, or nil (no token, an unknown or revoked one).
-  func authorised(_ request: HTTPRequest) -> WebClientRecord? {
+  func authorised(_ request: HTTPRequest, now: Double, wall: Double) -> WebClientRecord? {
     guard let token = WebToken.fromCookies(request.header("cookie")), token.utf8.count <= 128 else { return nil }
     let hash = WebToken.hash(token)
     guard let client = tokens.withLock({ $0[hash] }) else {
-      noteRefusal("a request with a token that is not (or no longer) paired")
+      noteRefusal("a request with a token that is not (or no longer) paired", now: now)
       return nil
     }
     // Last seen, written at most once a minute per phone (each request is not a transaction).
-    let now = SystemClocks.monotonic()
     if let id = client.id,
       touched.withLock({ touched in
         guard now - (touched[id] ?? -.infinity) >= 60 else { return false }
@@ -96,7 +139,7 @@ extension WebServer {
         return true
       })
     {
-      try? store.touchWebClient(id: id, wall: SystemClocks.wall())
+      try? store.touchWebClient(id: id, wall: wall)
     }
     return client
   }
@@ -106,21 +149,20 @@ extension WebServer {
   }
 
   /// A request that changes something must come from this server's own page.
-  func crossOrigin(_ request: HTTPRequest) -> HTTPResponse? {
+  func crossOrigin(_ request: HTTPRequest, now: Double) -> HTTPResponse? {
     switch OriginCheck.verdict(origin: request.header("origin"), host: request.header("host")) {
     case .sameOrigin: return nil
     case .missingOrigin:
-      noteRefusal("a request that changes something without an Origin")
+      noteRefusal("a request that changes something without an Origin", now: now)
       return .error(403, "refused: a request that changes something must come from the board's own page (no Origin)")
     case .crossOrigin(let origin):
-      noteRefusal("a request from another site (\(origin.prefix(60)))")
+      noteRefusal("a request from another site (\(origin.prefix(60)))", now: now)
       return .error(403, "refused: a request from another site (\(origin.prefix(60)))")
     }
   }
 
   /// One log line per minute at most for refused requests (a flood does not fill the journal).
-  func noteRefusal(_ what: String) {
-    let now = SystemClocks.monotonic()
+  func noteRefusal(_ what: String, now: Double) {
     let line: String? = refusals.withLock { state in
       guard now - state.logged >= 60 else {
         state.unlogged += 1

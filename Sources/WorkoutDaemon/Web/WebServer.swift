@@ -28,33 +28,24 @@ public struct WebSettings: Sendable, Equatable {
 /// The board's web server: a phone's browser as its screen. A small HTTP/1.1 server on the
 /// service's own sockets, a thread per connection as the control socket has (at most
 /// `maximumClients`), so an idle board with no phone never wakes for it. This file is its
-/// transport (accepting, reading requests, stopping); what it answers is in `WebRoutes.swift`,
-/// pairing in `WebPairing.swift`, the rides in `WebRides.swift`.
+/// transport (accepting, reading requests, the clock, stopping); what it answers is
+/// `WebRoutes`, pairing in `WebPairing.swift`, the rides in `WebRides.swift`.
 ///
-/// `@unchecked Sendable`: what threads share is behind a `Mutex` or in `stopping`, `clients`
-/// and `feed`; `acceptThread` is written by `start()` before that thread exists and taken by
-/// `stop()` after the stop request.
+/// `@unchecked Sendable`: what threads share is behind a `Mutex` or in `stopping`, `clients`,
+/// `routes` and `feed`; `acceptThread` is written by `start()` before that thread exists and
+/// taken by `stop()` after the stop request.
 final class WebServer: @unchecked Sendable {
   let settings: WebSettings
-  let assets: String
   let listener: TCPListener
-  let store: WorkoutStore
-  let queue: InputQueue<RuntimeMessage>
-  let log: Logger
-  let feed: LiveFeed
+  let routes: WebRoutes
+  var log: Logger { routes.log }
+  var feed: LiveFeed { routes.feed }
 
   let stopping = StopSignal()
   private let clients: ClientThreads
   private var acceptThread: DeviceThread?
   /// The clients' sockets, shut down at stop so a client waiting for its next request ends.
   private let open = Mutex([ObjectIdentifier: TCPSocket]())
-  let desk = Mutex(PairingDesk())
-  /// Tokens in use (hash -> the phone's row), read from the database at start and kept with it.
-  let tokens = Mutex([String: WebClientRecord]())
-  /// When each phone's last-seen time was last written (CLOCK_MONOTONIC).
-  let touched = Mutex([Int64: Double]())
-  /// Refusals logged once per minute at most, counted between.
-  let refusals = Mutex((logged: -Double.infinity, unlogged: 0))
 
   /// Seconds a connection may sit idle between requests, and a request may take to arrive.
   static let idleTimeout = 15.0
@@ -69,9 +60,6 @@ final class WebServer: @unchecked Sendable {
   ) throws(WebServerError) {
     self.scratchDirectory = scratchDirectory
     self.settings = settings
-    self.store = store
-    self.queue = queue
-    self.log = log
     clients = ClientThreads(limit: settings.maximumClients)
     guard let assets = settings.assets ?? WebAssets.find() else {
       throw .noAssets(WebAssets.candidates())
@@ -79,23 +67,22 @@ final class WebServer: @unchecked Sendable {
     guard FileManager.default.fileExists(atPath: assets + "/index.html") else {
       throw .noAssets([assets])
     }
-    self.assets = assets
     do {
       listener = try TCPListener.listen(host: settings.address, port: settings.port)
     } catch {
       throw .cannotListen("\(settings.address):\(settings.port)", error.description)
     }
-    feed = LiveFeed(queue: queue, log: log)
-    do {
-      var known: [String: WebClientRecord] = [:]
-      for client in try store.webClients() where client.revokedWall == nil { known[client.tokenHash] = client }
-      tokens.withLock { $0 = known }
-    } catch {
-      log(.error, "web: cannot read the paired phones from \(store.path): \(error); none can use the page until it can")
-    }
+    routes = WebRoutes(
+      settings: settings, assets: assets, port: listener.port, store: store, queue: queue, log: log,
+      feed: LiveFeed(queue: queue, log: log))
   }
 
   var port: Int { listener.port }
+
+  /// The control socket's pairing commands (`WebRoutes.handle`), at this moment.
+  func handle(_ request: ControlRequest) -> ControlReply {
+    routes.handle(request, now: SystemClocks.monotonic(), wall: SystemClocks.wall())
+  }
 
   func start() throws(SystemError) {
     try feed.start()
@@ -176,7 +163,7 @@ final class WebServer: @unchecked Sendable {
         continue
       }
       started = nil
-      switch respond(to: request) {
+      switch routes.respond(to: request, now: SystemClocks.monotonic(), wall: SystemClocks.wall()) {
       case .response(let response):
         let keepAlive = request.keepsAlive
         do {

@@ -1,0 +1,124 @@
+import Foundation
+import LinuxSupport
+import Logging
+import Testing
+import WorkoutControl
+import WorkoutStore
+import WorkoutWeb
+
+@testable import WorkoutDaemon
+
+/// What the web server answers, without a socket or a clock: a request and the time in, the
+/// outcome out, on the real store. The transport is tested through the service (WebServerTests).
+@Suite("the web routes on a manual clock")
+struct WebRoutesTests {
+  final class Board {
+    let directory = NSTemporaryDirectory() + "workoutd-routes-" + UUID().uuidString
+    let store: WorkoutStore
+    let routes: WebRoutes
+
+    init() throws {
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+      FileManager.default.createFile(atPath: directory + "/index.html", contents: Data("<html></html>".utf8))
+      store = try WorkoutStore.open(at: directory + "/workoutd.db", wallNow: 0).0
+      let queue = InputQueue<RuntimeMessage>()
+      let log = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+      routes = WebRoutes(
+        settings: WebSettings(), assets: directory, port: 8080, store: store, queue: queue, log: log,
+        feed: LiveFeed(queue: queue, log: log))
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+  }
+
+  static let host = [("host", "board:8080"), ("origin", "http://board:8080")]
+
+  static func post(_ path: String, _ body: String, headers: [(String, String)] = host) -> HTTPRequest {
+    HTTPRequest(method: "POST", path: path, headers: headers.map { (name: $0.0, value: $0.1) }, body: Array(body.utf8))
+  }
+
+  static func response(_ outcome: WebRoutes.Outcome) -> HTTPResponse? {
+    if case .response(let response) = outcome { return response }
+    return nil
+  }
+
+  /// A code from the control socket at `now`, redeemed at `now + 1`: the token's cookie.
+  static func pair(_ board: Board, at now: Double, wall: Double) throws -> String {
+    let code = try #require(board.routes.handle(ControlRequest(command: .pair), now: now, wall: wall).pairing?.code)
+    let paired = try #require(
+      response(board.routes.respond(to: post("/api/pair", "{\"code\":\"\(code)\"}"), now: now + 1, wall: wall + 1)))
+    #expect(paired.status == 200, "\(String(decoding: paired.body, as: UTF8.self))")
+    let cookie = try #require(paired.headers.first { $0.name == "Set-Cookie" }?.value)
+    return String(cookie.prefix { $0 != ";" })
+  }
+
+  @Test func aCodeIsRedeemedOnceForATokenThatOpensTheRides() throws {
+    let board = try Board()
+    let cookie = try Self.pair(board, at: 100, wall: 1_000)
+    let rides = HTTPRequest(method: "GET", path: "/api/sessions", headers: [(name: "cookie", value: cookie)])
+    #expect(Self.response(board.routes.respond(to: rides, now: 102, wall: 1_002))?.status == 200)
+    #expect(try board.store.webClients().map(\.pairedWall) == [1_001])
+    // Used once: no code is open after it.
+    let again = Self.post("/api/pair", "{\"code\":\"XXXXXX\"}")
+    #expect(Self.response(board.routes.respond(to: again, now: 103, wall: 1_003))?.status == 410)
+    let anonymous = HTTPRequest(method: "GET", path: "/api/sessions")
+    #expect(Self.response(board.routes.respond(to: anonymous, now: 104, wall: 1_004))?.status == 401)
+  }
+
+  @Test func aCodeExpiresAtItsLifetime() throws {
+    let board = try Board()
+    let code = try #require(board.routes.handle(ControlRequest(command: .pair), now: 0, wall: 0).pairing?.code)
+    let wrong = Self.post("/api/pair", "{\"code\":\"00000\"}")
+    let before = Self.response(board.routes.respond(to: wrong, now: PairingDesk.codeLifetime - 0.001, wall: 0))
+    #expect(before?.status == 403, "open until its lifetime")
+    let late = Self.post("/api/pair", "{\"code\":\"\(code)\"}")
+    let answer = Self.response(board.routes.respond(to: late, now: PairingDesk.codeLifetime, wall: 0))
+    #expect(answer?.status == 410)
+  }
+
+  @Test func aPhonesLastSeenIsWrittenAtMostOnceAMinuteAtTheTimeGiven() throws {
+    let board = try Board()
+    let cookie = try Self.pair(board, at: 0, wall: 5_000)
+    let status = HTTPRequest(method: "GET", path: "/api/sessions", headers: [(name: "cookie", value: cookie)])
+    func lastSeen() throws -> Double? { try board.store.webClients().first?.lastSeenWall }
+    _ = board.routes.respond(to: status, now: 10, wall: 5_010)
+    #expect(try lastSeen() == 5_010)
+    _ = board.routes.respond(to: status, now: 69.9, wall: 5_069)
+    #expect(try lastSeen() == 5_010, "within the minute")
+    // (The store writes it only a minute after the last one too, on the wall clock.)
+    _ = board.routes.respond(to: status, now: 71, wall: 5_071)
+    #expect(try lastSeen() == 5_071)
+  }
+
+  @Test func aChangeFromAnotherSiteOrWithoutOriginIsRefusedAndUnpairingEndsTheToken() throws {
+    let board = try Board()
+    let cookie = try Self.pair(board, at: 0, wall: 0)
+    let foreign = Self.post(
+      "/api/control", "{\"command\":\"start\"}",
+      headers: [("host", "board:8080"), ("origin", "http://evil.example"), ("cookie", cookie)])
+    #expect(Self.response(board.routes.respond(to: foreign, now: 1, wall: 1))?.status == 403)
+    let bare = Self.post(
+      "/api/control", "{\"command\":\"start\"}", headers: [("host", "board:8080"), ("cookie", cookie)])
+    #expect(Self.response(board.routes.respond(to: bare, now: 2, wall: 2))?.status == 403)
+    let unpair = Self.post("/api/unpair", "", headers: Self.host + [("cookie", cookie)])
+    #expect(Self.response(board.routes.respond(to: unpair, now: 3, wall: 3))?.status == 200)
+    #expect(try board.store.webClients().first?.revokedWall == 3)
+    let rides = HTTPRequest(method: "GET", path: "/api/sessions", headers: [(name: "cookie", value: cookie)])
+    #expect(Self.response(board.routes.respond(to: rides, now: 4, wall: 4))?.status == 401)
+  }
+
+  @Test func thePageAndTheWrongMethodsAndPaths() throws {
+    let board = try Board()
+    let page = Self.response(board.routes.respond(to: HTTPRequest(method: "GET", path: "/"), now: 0, wall: 0))
+    #expect(page?.status == 200 && page?.body == Array("<html></html>".utf8))
+    let wrongMethod = Self.response(
+      board.routes.respond(to: HTTPRequest(method: "GET", path: "/api/control"), now: 0, wall: 0))
+    #expect(wrongMethod?.status == 405)
+    #expect(wrongMethod?.headers.contains { $0.name == "Allow" && $0.value == "POST" } == true)
+    let unknown = Self.response(
+      board.routes.respond(to: HTTPRequest(method: "GET", path: "/api/nope"), now: 0, wall: 0))
+    #expect(unknown?.status == 404)
+    let live = HTTPRequest(method: "GET", path: "/api/live")
+    #expect(Self.response(board.routes.respond(to: live, now: 0, wall: 0))?.status == 401)
+  }
+}
