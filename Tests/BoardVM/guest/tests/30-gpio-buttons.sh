@@ -49,8 +49,15 @@ events=$(grep -c -E '^[01] ' /tmp/gpiomon.out)
 
 # LED: drive the output line; the simulator shows the level on the pin.
 gpio_set_for 2 "$chip" "$led" 1 &
-setter=$!; sleep 0.7
-led_value=$(cat "$(sim_chip_dir)/sim_gpio$led/value")
+setter=$!
+# Read while gpioset holds the line (2 s from when it has it): on a loaded host it may take a
+# while to start, so the pin is looked at until it is high or gpioset has ended.
+led_value=0
+while kill -0 "$setter" 2> /dev/null; do
+  led_value=$(cat "$(sim_chip_dir)/sim_gpio$led/value")
+  [[ $led_value == 1 ]] && break
+  sleep 0.05
+done
 wait "$setter"
 [[ $led_value == 1 ]] || problems+=("LED pin reads $led_value while driven high")
 
