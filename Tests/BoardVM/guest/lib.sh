@@ -114,7 +114,7 @@ button_press() {
 # --- the daemon ----------------------------------------------------------------
 
 # workoutctl status --json, or nothing if the daemon does not answer
-wkd_status() { timeout 10 workoutctl status --json 2>/dev/null; }
+wkd_status() { timeout $((10 * ${HIL_TIME_SCALE:-1})) workoutctl status --json 2>/dev/null; }
 # one field of the status (jq path, e.g. .state)
 wkd_field() { wkd_status | jq -r "$1 // empty" 2>/dev/null; }
 # the session's state (notStarted, prepared, running, paused, stopped, ended)
@@ -122,9 +122,10 @@ wkd_state() { wkd_field .state; }
 # state_is STATE: whether the session is in STATE now (for wait_for)
 state_is() { [[ $(wkd_state) == "$1" ]]; }
 
-# wait_for SECONDS COMMAND...: poll until COMMAND succeeds
+# wait_for SECONDS COMMAND...: poll until COMMAND succeeds. SECONDS is what an idle host needs
+# with room to spare; it is stretched by HIL_TIME_SCALE (the host's, see run.sh).
 wait_for() {
-  local deadline=$((SECONDS + $1)); shift
+  local deadline=$((SECONDS + $1 * ${HIL_TIME_SCALE:-1})); shift
   until "$@"; do
     ((SECONDS < deadline)) || return 1
     sleep 0.5
