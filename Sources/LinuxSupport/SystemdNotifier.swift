@@ -27,7 +27,8 @@ public final class SystemdNotifier: Sendable {
   public var isActive: Bool { socket != nil }
 
   /// Sends `state` (e.g. "READY=1\nSTATUS=recording"). Failures are returned, not thrown: a
-  /// service must not die because its supervisor's socket is gone.
+  /// service must not die because its supervisor's socket is gone. The send never blocks: the
+  /// engine thread sends WATCHDOG=1, and a stalled systemd must cost a missed ping, not the ride.
   @discardableResult
   public func notify(_ state: String) -> SystemError? {
     guard let socket, let socketPath else { return nil }

@@ -156,6 +156,7 @@ public final class UnixSocket: Sendable {
   }
 
   /// Sends one datagram to the socket at `path` (a leading "@" names the abstract namespace).
+  /// Never blocks: a receiver whose queue is full gives EAGAIN (unix(7)), not a wait.
   public func send(_ text: String, to path: String) throws(SystemError) {
     var address = try Self.socketAddress(path)
     var length = socklen_t(MemoryLayout<sa_family_t>.size + path.utf8.count)
@@ -164,7 +165,7 @@ public final class UnixSocket: Sendable {
     try retryingInterrupts("sendto", path) {
       withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL), $0, length)
+          sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), $0, length)
         }
       }
     }
