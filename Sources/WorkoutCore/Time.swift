@@ -50,11 +50,6 @@ public struct RecoveryGap: Sendable, Hashable, Codable {
     case unknown
   }
 
-  public init(seconds: Double?, basis: Basis) {
-    self.seconds = seconds
-    self.basis = basis
-  }
-
   /// Measures the gap between the last committed stamp and now, trusting the monotonic
   /// clock within one epoch and the wall clock across epochs only when both ends trust it.
   /// A reading no clock gives (negative, or not finite: a damaged record's) measures nothing,

@@ -93,10 +93,6 @@ public struct ExportedSession: Sendable {
   public struct TimerEvent: Sendable, Equatable {
     public var wall: Double
     public var start: Bool
-    public init(wall: Double, start: Bool) {
-      self.wall = wall
-      self.start = start
-    }
   }
 
   public init(session: SessionRecord, summary: SessionSummary?, laps: [LapRecord], events: [EventRecord]) {

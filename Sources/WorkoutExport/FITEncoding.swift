@@ -91,11 +91,6 @@ public struct FITMessageDefinition: Sendable, Hashable {
   public var global: UInt16
   public var fields: [FITFieldDefinition]
 
-  public init(global: UInt16, fields: [FITFieldDefinition]) {
-    self.global = global
-    self.fields = fields
-  }
-
   /// Bytes of one data message of this layout, its record header included.
   public var dataSize: Int { 1 + fields.reduce(0) { $0 + $1.size } }
 }

@@ -237,13 +237,6 @@ public struct RRIntervalRecord: Codable, Sendable, Hashable, FetchableRecord, Pe
   /// 1/1024 s.
   public var interval: Int
 
-  public init(sessionID: Int64, seq: Int, position: Int, interval: Int) {
-    self.sessionID = sessionID
-    self.seq = seq
-    self.position = position
-    self.interval = interval
-  }
-
   static let insertSQL = "INSERT OR REPLACE INTO rr_interval (session_id, seq, position, interval) VALUES (?, ?, ?, ?)"
 
   /// Milliseconds, as HRV tools show them.
@@ -488,13 +481,6 @@ public struct ChannelTotals: Codable, Sendable, Hashable {
   public var seconds: Int
   public var average: Double?
   public var maximum: Double?
-
-  public init(channel: Channel, seconds: Int, average: Double?, maximum: Double?) {
-    self.channel = channel
-    self.seconds = seconds
-    self.average = average
-    self.maximum = maximum
-  }
 }
 
 /// A row of `web_client`: a phone paired with the web server (`workoutctl pair`).

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-import WorkoutCore
-import WorkoutStore
 import WorkoutTestSupport
+
+@testable import WorkoutCore
+@testable import WorkoutStore
 
 /// `workoutctl show` on a ride recorded with BLE sensors: the RR intervals in short, and what
 /// each sensor channel gave.

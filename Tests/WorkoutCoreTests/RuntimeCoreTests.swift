@@ -1,6 +1,7 @@
 import Testing
-import WorkoutCore
 import WorkoutTestSupport
+
+@testable import WorkoutCore
 
 /// Decisions of the runtime core asked one at a time. The loop that carries them out is the real
 /// `ServiceRuntime`'s, tested on a manual clock in WorkoutDaemonTests.

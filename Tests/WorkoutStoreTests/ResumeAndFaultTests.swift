@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
 import Testing
-import WorkoutCore
 import WorkoutTestSupport
 
+@testable import WorkoutCore
 @testable import WorkoutStore
 
 let upgradeFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

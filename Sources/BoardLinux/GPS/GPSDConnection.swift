@@ -25,12 +25,6 @@ public struct GPSDError: Error, Sendable, Hashable, CustomStringConvertible {
   public var code: Int32
   public var message: String
 
-  public init(operation: Operation, code: Int32, message: String) {
-    self.operation = operation
-    self.code = code
-    self.message = message
-  }
-
   public var description: String { "gpsd \(operation.rawValue): \(message)" }
 }
 

@@ -28,11 +28,6 @@ public struct CyclingPowerMeasurement: Sendable, Hashable {
     /// Flags bit 1: true when the reference is the left pedal, false when unknown.
     public var referenceIsLeft: Bool
 
-    public init(raw: UInt8, referenceIsLeft: Bool) {
-      self.raw = raw
-      self.referenceIsLeft = referenceIsLeft
-    }
-
     public var percent: Double { Double(raw) / 2 }
   }
 
@@ -43,11 +38,6 @@ public struct CyclingPowerMeasurement: Sendable, Hashable {
     /// Flags bit 3: true when crank based, false when wheel based.
     public var crankBased: Bool
 
-    public init(raw: UInt16, crankBased: Bool) {
-      self.raw = raw
-      self.crankBased = crankBased
-    }
-
     public var newtonMetres: Double { Double(raw) / 32 }
   }
 
@@ -55,11 +45,6 @@ public struct CyclingPowerMeasurement: Sendable, Hashable {
   public struct Extremes: Sendable, Hashable {
     public var maximum: Int16
     public var minimum: Int16
-
-    public init(maximum: Int16, minimum: Int16) {
-      self.maximum = maximum
-      self.minimum = minimum
-    }
   }
 
   /// The crank angles at the maximum and the minimum force or torque, degrees (uint12 each).

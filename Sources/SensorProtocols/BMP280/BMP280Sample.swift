@@ -52,13 +52,6 @@ public struct BMP280Measurement: Sendable, Hashable {
   public var humidity: Double?
   /// The fine temperature the formulas share.
   public var tFine: Int32
-
-  public init(temperature: Double, pressure: Double?, humidity: Double?, tFine: Int32) {
-    self.temperature = temperature
-    self.pressure = pressure
-    self.humidity = humidity
-    self.tFine = tFine
-  }
 }
 
 /// Everything needed to turn a raw sample into a measurement: the chip and its trimming.

@@ -3,11 +3,6 @@ public struct GATTCharacteristicID: Sendable, Hashable, CustomStringConvertible 
   public var service: BluetoothUUID
   public var characteristic: BluetoothUUID
 
-  public init(service: BluetoothUUID, characteristic: BluetoothUUID) {
-    self.service = service
-    self.characteristic = characteristic
-  }
-
   public var description: String { "\(characteristic) in \(service)" }
 
   public static let heartRateMeasurement = GATTCharacteristicID(

@@ -97,11 +97,4 @@ public struct ButtonEvent: Sendable, Hashable {
   public var time: Double
   /// How long the button was held (debounced press to debounced release, or `longPress`).
   public var heldFor: Double
-
-  public init(button: ButtonID, gesture: ButtonGesture, time: Double, heldFor: Double) {
-    self.button = button
-    self.gesture = gesture
-    self.time = time
-    self.heldFor = heldFor
-  }
 }

@@ -211,13 +211,6 @@ public struct SessionSummary: Sendable, Hashable, Codable {
   /// When the session first ran (nil if it was stopped during the countdown).
   public var start: Moment?
   public var end: Moment
-
-  public init(totals: IntervalTotals, laps: Int, start: Moment?, end: Moment) {
-    self.totals = totals
-    self.laps = laps
-    self.start = start
-    self.end = end
-  }
 }
 
 /// Everything needed to carry a session on after a restart, saved with every committed second.

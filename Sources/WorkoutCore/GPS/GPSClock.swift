@@ -65,13 +65,6 @@ public struct GPSClockCorrection: Sendable, Hashable, Codable {
   public var gpsTime: Double
   /// When (board clocks) that reading arrived.
   public var at: Moment
-
-  public init(systemOffset: Double, monotonicOffset: Double, gpsTime: Double, at: Moment) {
-    self.systemOffset = systemOffset
-    self.monotonicOffset = monotonicOffset
-    self.gpsTime = gpsTime
-    self.at = at
-  }
 }
 
 /// What one fix's time did to the clock.

@@ -4,11 +4,6 @@ public struct HeldWrite: Sendable, Hashable {
   public var commands: [EngineCommand]
   public var stamp: ClockStamp
 
-  public init(commands: [EngineCommand], stamp: ClockStamp) {
-    self.commands = commands
-    self.stamp = stamp
-  }
-
   /// What the write holds, for the line that says it was given up.
   public var summary: String {
     commands.map { command in

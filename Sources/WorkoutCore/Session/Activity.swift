@@ -37,13 +37,6 @@ public struct AutoPauseSettings: Sendable, Hashable, Codable {
   public var stopAfter: Double
   /// Seconds the rider must keep moving before an auto-pause resumes.
   public var resumeAfter: Double
-
-  public init(stopSpeed: Double, resumeSpeed: Double, stopAfter: Double, resumeAfter: Double) {
-    self.stopSpeed = stopSpeed
-    self.resumeSpeed = resumeSpeed
-    self.stopAfter = stopAfter
-    self.resumeAfter = resumeAfter
-  }
 }
 
 /// Decides from speed samples when the system should pause or resume a session.

@@ -76,13 +76,6 @@ public struct Transition: Sendable, Hashable, Codable {
   public var to: SessionState
   public var moment: Moment
   public var cause: TransitionCause
-
-  public init(from: SessionState, to: SessionState, moment: Moment, cause: TransitionCause) {
-    self.from = from
-    self.to = to
-    self.moment = moment
-    self.cause = cause
-  }
 }
 
 /// Why a rider's request was refused. The state is left unchanged.

@@ -36,11 +36,6 @@ public struct Zone: Sendable, Hashable, Codable {
   public var lower: Double
   public var upper: Double?
 
-  public init(lower: Double, upper: Double?) {
-    self.lower = lower
-    self.upper = upper
-  }
-
   public func contains(_ value: Double) -> Bool {
     value >= lower && upper.map { value < $0 } ?? true
   }
