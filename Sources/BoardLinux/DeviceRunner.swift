@@ -10,6 +10,9 @@ struct DeviceProblem: Error, Hashable, CustomStringConvertible {
   /// Retry after this many seconds instead of the doubling backoff (which is left as it was):
   /// a problem that passes by itself soon, like a radio busy with another connection.
   var retryAfter: Double? = nil
+  /// The session has already said what went wrong in its own words (a protocol that reports
+  /// its conditions itself, as gpsd's loop does): the runner only waits and retries.
+  var reported = false
 }
 
 /// Reports a device's condition to the engine, once per change (not at every retry).
@@ -54,11 +57,19 @@ struct DeviceReporter {
     post(.available, detail, sameConnection: true)
   }
 
+  /// The device answered in this attempt without saying anything new (its session posts its
+  /// own conditions): the next retry starts from a short wait again.
+  mutating func worked() {
+    hasWorked = true
+    workedThisAttempt = true
+  }
+
   mutating func beginAttempt() {
     workedThisAttempt = false
   }
 
   mutating func problem(_ problem: DeviceProblem) {
+    guard !problem.reported else { return }
     let condition = problem.condition == .absent && hasWorked ? .lost : problem.condition
     post(condition, "\(problem); retrying")
   }
@@ -82,9 +93,15 @@ final class DeviceRunner: Sendable {
   private let device: DeviceKind
   private let backoff: Backoff
   private let session: @Sendable () -> Session
-  private let signal = StopSignal()
-  /// Set by `start` and taken by `stop` (the engine thread and the service's, in turn).
-  private let thread = Mutex<DeviceThread?>(nil)
+  /// Set by `start` and taken by `stop` (the engine thread and the service's, in turn); a stop
+  /// signal per start, so a stopped device can be started again.
+  private let running = Mutex<Running?>(nil)
+
+  /// `@unchecked Sendable`: held only inside the `running` mutex.
+  private struct Running: @unchecked Sendable {
+    var thread: DeviceThread
+    var signal: StopSignal
+  }
 
   /// `makeSession` is called on the device's thread, so per-thread state stays there.
   init(name: String, device: DeviceKind, backoff: Backoff, makeSession: @escaping @Sendable () -> Session) {
@@ -94,8 +111,17 @@ final class DeviceRunner: Sendable {
     self.session = makeSession
   }
 
+  /// Starts the device's thread; does nothing if it is running already.
   func start(sink: any InputSink) {
-    let (device, signal, initialBackoff, makeSession) = (device, signal, backoff, session)
+    running.withLock { running in
+      guard running == nil else { return }
+      let signal = StopSignal()
+      if let thread = launch(sink: sink, signal: signal) { running = Running(thread: thread, signal: signal) }
+    }
+  }
+
+  private func launch(sink: any InputSink, signal: StopSignal) -> DeviceThread? {
+    let (device, initialBackoff, makeSession) = (device, backoff, session)
     do {
       let started = try DeviceThread.start(name: device.rawValue) {
         var reporter = DeviceReporter(device: device, sink: sink)
@@ -113,18 +139,23 @@ final class DeviceRunner: Sendable {
           }
         }
       }
-      thread.withLock { $0 = started }
+      return started
     } catch {
       sink.post(.device(DeviceStatus(device: device, condition: .failing, detail: "cannot start: \(error)")))
+      return nil
     }
   }
 
-  func stop() {
-    signal.stop()
-    let running = thread.withLock { thread in
-      defer { thread = nil }
-      return thread
+  /// Wakes the thread and returns when it has ended; returns whether it was running.
+  @discardableResult
+  func stop() -> Bool {
+    let current = running.withLock { running in
+      defer { running = nil }
+      return running
     }
-    running?.join()
+    guard let current else { return false }
+    current.signal.stop()
+    current.thread.join()
+    return true
   }
 }

@@ -100,18 +100,22 @@ import WorkoutCore
     #expect(never.conditions.map(\.condition) == [.absent])
   }
 
-  @Test func connectFailuresBackOffDoublingToTheMaximumAndAReportResetsIt() {
+  @Test func connectFailuresAreReportedOnceNotAtEveryRetry() {
     var l = Loop()
     let refused = GPSDError(operation: .open, code: 111, message: "Connection refused")
-    var waits: [Double] = []
     var emitted: [(input: EngineInput, at: Double)] = []
-    for _ in 0..<6 { waits.append(l.loop.connectFailed(refused, at: l.now) { emitted.append(($0, $1)) }) }
+    for _ in 0..<6 { l.loop.connectFailed(refused, at: l.now) { emitted.append(($0, $1)) } }
     l.emitted += emitted
-    #expect(waits == [1, 2, 4, 8, 8, 8])
     #expect(l.conditions.map(\.condition) == [.absent], "said once, not at every retry")
+    #expect(l.conditions.last?.detail == "gpsd at localhost:2947 not reachable (Connection refused); retrying")
     l.loop.connected(at: l.now)
     _ = l.look([Self.version])
-    #expect(l.loop.nextBackoff() == 1, "gpsd answered: the next wait starts short again")
+    l.now += 1
+    _ = l.look([], failure: GPSDError(operation: .read, code: 104, message: "Connection reset by peer"))
+    var after: [(input: EngineInput, at: Double)] = []
+    l.loop.connectFailed(refused, at: l.now) { after.append(($0, $1)) }
+    l.emitted += after
+    #expect(l.conditions.map(\.condition) == [.absent, .available, .lost], "gone after it answered: lost, once")
   }
 
   @Test func anEpochsReportsAreOneFixHandedOnWhenTheEpochSettles() throws {

@@ -40,8 +40,8 @@ public struct GPSDSourceSettings: Sendable, Hashable {
 /// What the source's thread does, for logs, diagnostics and tests (`GPSDSource`'s `observer`).
 public enum GPSDSourceTrace: Sendable {
   case connected(host: String, port: Int)
-  /// A connection attempt failed; the next one is in `retryIn` seconds.
-  case connectFailed(GPSDError, retryIn: Double)
+  /// A connection attempt failed (reported once; the attempts go on with a doubling backoff).
+  case connectFailed(GPSDError)
   /// An open connection broke (gpsd stopped, restarted, or dropped us).
   case disconnected(GPSDError)
   case version(String)
@@ -73,8 +73,9 @@ public enum GPSDSourceTrace: Sendable {
 ///   kernel's arrival stamps keep each report's time (gpsd drops only a client whose socket
 ///   buffer fills: a second of reports is a few KB).
 ///
-/// gpsd not running yet, restarted or gone: the thread retries with a backoff doubling from
-/// `initialBackoff` to `maximumBackoff`, posts the change once, and never crashes the service.
+/// gpsd not running yet, restarted or gone: its `DeviceRunner` retries with a backoff doubling
+/// from `initialBackoff` to `maximumBackoff` (a connection on which gpsd answered is retried at
+/// once), the loop posts the change once, and nothing crashes the service.
 ///
 /// ```swift
 /// let gps = GPSDSource(settings: GPSDSourceSettings(host: config.gps.host, port: config.gps.port,
@@ -93,16 +94,10 @@ public final class GPSDSource: EngineReadDevice {
   public let name: String
   public let reading: Reading
   private let observer: (@Sendable (GPSDSourceTrace) -> Void)?
-  private let running = Mutex<Running?>(nil)
+  private let runner: DeviceRunner
   /// The loop's state, shared by the thread (connecting) and the engine (reading) in
   /// `.byEngine`; only the thread uses it in `.ownThread`.
   private let shared: SharedLoop
-
-  /// `@unchecked Sendable`: held only inside the `running` mutex.
-  private struct Running: @unchecked Sendable {
-    var thread: DeviceThread
-    var signal: StopSignal
-  }
 
   /// `observer` is called on the thread that reads (keep it quick).
   public init(
@@ -113,38 +108,30 @@ public final class GPSDSource: EngineReadDevice {
     self.name = "gpsd \(settings.host):\(settings.port)"
     self.reading = reading
     self.observer = observer
-    self.shared = SharedLoop(GPSDSourceLoop(settings: settings, observer: observer))
+    let shared = SharedLoop(GPSDSourceLoop(settings: settings, observer: observer))
+    self.shared = shared
+    runner = DeviceRunner(
+      name: name, device: .gps, backoff: Backoff(initial: settings.initialBackoff, maximum: settings.maximumBackoff)
+    ) {
+      { reporter, signal throws(DeviceProblem) in
+        try GPSDConnectionAttempt(settings: settings, shared: shared, signal: signal, reading: reading)
+          .run(&reporter)
+      }
+    }
   }
 
   deinit { stop() }
 
   public func start(sink: any InputSink) {
-    running.withLock { running in
-      guard running == nil else { return }
-      let signal = StopSignal()
-      let shared = self.shared
-      let reading = self.reading
-      let settings = self.settings
-      do {
-        let thread = try DeviceThread.start(name: "gpsd") {
-          GPSDSourceThread(settings: settings, shared: shared, sink: sink, signal: signal, reading: reading).run()
-        }
-        running = Running(thread: thread, signal: signal)
-      } catch {
-        sink.post(
-          .device(DeviceStatus(device: .gps, condition: .failing, detail: "cannot start the gpsd thread: \(error)")))
-      }
-    }
+    runner.start(sink: sink)
   }
 
+  /// Wakes the thread, whichever wait it is in, and returns when it has ended and gpsd has
+  /// been told goodbye.
   public func stop() {
-    let current = running.withLock { running -> Running? in
-      defer { running = nil }
-      return running
-    }
-    guard let current else { return }
-    current.signal.stop()  // wakes the thread's poll, whichever it is in
-    current.thread.join()
+    guard runner.stop() else { return }
+    shared.disconnect()
+    shared.withLoop { $0.stopped() }
   }
 
   /// Reads what gpsd has sent, without blocking (`.byEngine`; nothing in `.ownThread`).
@@ -218,50 +205,43 @@ final class SharedLoop: @unchecked Sendable {
   }
 }
 
-/// The source's thread: connects, and then either reads (`.ownThread`) or sleeps while the
-/// engine reads (`.byEngine`) until the connection breaks or a stop.
-struct GPSDSourceThread {
+/// One attempt at gpsd, on the source's thread: connects, and then either reads (`.ownThread`)
+/// or sleeps while the engine reads (`.byEngine`) until the connection breaks (thrown, for the
+/// runner to retry) or a stop (returns).
+struct GPSDConnectionAttempt {
   let settings: GPSDSourceSettings
   let shared: SharedLoop
-  let sink: any InputSink
   let signal: StopSignal
   let reading: GPSDSource.Reading
 
-  func run() {
-    defer { shared.withLoop { $0.stopped() } }
-    while !signal.isStopRequested {
-      // Connecting may block (a remote host, DNS): never while the engine could be waiting.
-      do {
-        try shared.connection.open(host: settings.host, port: String(settings.port))
-      } catch {
-        let backoff = shared.withLoop { loop in loop.connectFailed(error, at: SystemClocks.monotonic(), emit: postNow) }
-        if signal.wait(seconds: backoff) { break }
-        continue
-      }
-      shared.withLoop { $0.connected(at: SystemClocks.monotonic()) }
-      let answered: Bool
-      switch reading {
-      case .ownThread: answered = readOwnThread()
-      case .byEngine: answered = sleepWhileEngineReads()
-      }
-      if signal.isStopRequested { break }
-      if !answered {
-        // Closed before gpsd said anything (a dying gpsd's listen backlog accepts and resets):
-        // a failed attempt, not a connection.
-        if signal.wait(seconds: shared.withLoop { $0.nextBackoff() }) { break }
-      }
+  func run(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
+    let sink = reporter.sink
+    let postNow: GPSDSourceLoop.Emit = { input, _ in sink.post(input) }
+    // Connecting may block (a remote host, DNS): never while the engine could be waiting.
+    do {
+      try shared.connection.open(host: settings.host, port: String(settings.port))
+    } catch {
+      shared.withLoop { loop in loop.connectFailed(error, at: SystemClocks.monotonic(), emit: postNow) }
+      throw DeviceProblem(condition: .absent, description: error.message, reported: true)
     }
+    shared.withLoop { $0.connected(at: SystemClocks.monotonic()) }
+    let answered: Bool
+    switch reading {
+    case .ownThread: answered = readOwnThread(postNow)
+    case .byEngine: answered = sleepWhileEngineReads()
+    }
+    if signal.isStopRequested { return }
     shared.disconnect()
-  }
-
-  private var postNow: (EngineInput, Double) -> Void {
-    let sink = self.sink
-    return { input, _ in sink.post(input) }
+    if answered { reporter.worked() }
+    // A connection gpsd answered on is tried again at once; one closed before gpsd said
+    // anything (a dying gpsd's listen backlog accepts and resets) is a failed attempt.
+    throw DeviceProblem(
+      condition: .lost, description: "gpsd connection over", retryAfter: answered ? 0 : nil, reported: true)
   }
 
   /// `.ownThread`: polls the socket and reads each batch as it comes; returns whether gpsd
   /// answered on this connection, when it is over.
-  private func readOwnThread() -> Bool {
+  private func readOwnThread(_ postNow: GPSDSourceLoop.Emit) -> Bool {
     var socket = [pollfd(fd: shared.connection.fileDescriptor, events: Int16(POLLIN), revents: 0)]
     while true {
       let (open, answered, deadline) = shared.look(

@@ -51,7 +51,6 @@ struct GPSDSourceLoop {
   /// The receiver's condition as last posted (`DeviceKind.gpsReceiver`).
   private var lastReceiver: DeviceStatus.Condition?
   private var everConnected = false
-  private(set) var backoff: Double
   /// Whether a connection is open (the executor's `GPSDConnection`).
   private(set) var isConnected = false
   /// Whether gpsd greeted on this connection (its VERSION came first), and when.
@@ -67,7 +66,6 @@ struct GPSDSourceLoop {
     self.settings = settings
     self.observer = observer
     self.filter = FixQualityFilter(settings: settings.quality)
-    self.backoff = max(0.01, settings.initialBackoff)
   }
 
   var endpoint: String { "\(settings.host):\(settings.port)" }
@@ -95,19 +93,12 @@ struct GPSDSourceLoop {
     observer?(.stopped)
   }
 
-  /// A connection attempt failed at `now`: reports it once, and returns the wait before the
-  /// next.
-  mutating func connectFailed(_ error: GPSDError, at now: Double, emit: Emit) -> Double {
+  /// A connection attempt failed at `now`: reported once, not at every retry (the executor's
+  /// `DeviceRunner` keeps the backoff).
+  mutating func connectFailed(_ error: GPSDError, at now: Double, emit: Emit) {
     let condition: DeviceStatus.Condition = everConnected ? .lost : .absent
     post(condition, "gpsd at \(endpoint) not reachable (\(error.message)); retrying", emit: emit, at: now)
-    observer?(.connectFailed(error, retryIn: backoff))
-    return nextBackoff()
-  }
-
-  /// The wait to use now; the next one is twice as long.
-  mutating func nextBackoff() -> Double {
-    defer { backoff = min(backoff * 2, max(settings.maximumBackoff, settings.initialBackoff)) }
-    return backoff
+    observer?(.connectFailed(error))
   }
 
   /// Hands on what the reports of one look mean, and says what becomes of the connection.
@@ -142,7 +133,6 @@ struct GPSDSourceLoop {
           post(.available, "connected to gpsd \(release) at \(endpoint)", emit: emit, at: arrivedAt)
         }
       }
-      backoff = max(0.01, settings.initialBackoff)
       handle(message, at: arrivedAt, emit: emit)
     }
     if let failure = read.failure {
