@@ -159,3 +159,29 @@ final class DeviceRunner: Sendable {
     return true
   }
 }
+
+/// What a device is made from: its own settings, and how long it waits before it retries.
+public protocol DeviceSettings: Sendable {
+  var backoff: Backoff { get }
+}
+
+/// A device of the board on its own `DeviceRunner` thread, with the settings it was made from.
+/// Each kind (the barometer, the buttons, a BLE sensor) is this type with its own settings and
+/// an initializer saying what its session does.
+public final class BoardDevice<Settings: DeviceSettings>: DeviceSource, Sendable {
+  public let settings: Settings
+  private let runner: DeviceRunner
+
+  typealias Session = @Sendable (Settings, StopSignal, inout DeviceReporter) throws(DeviceProblem) -> Void
+
+  init(settings: Settings, name: String, device: DeviceKind, session: @escaping Session) {
+    self.settings = settings
+    runner = DeviceRunner(name: name, device: device, backoff: settings.backoff) {
+      { reporter, signal throws(DeviceProblem) in try session(settings, signal, &reporter) }
+    }
+  }
+
+  public var name: String { runner.name }
+  public func start(sink: any InputSink) { runner.start(sink: sink) }
+  public func stop() { runner.stop() }
+}

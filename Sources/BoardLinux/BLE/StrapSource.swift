@@ -7,7 +7,7 @@ import WorkoutCore
   import Glibc
 #endif
 
-public struct StrapSettings: Sendable, Hashable {
+public struct StrapSettings: DeviceSettings, Hashable {
   public var address: BluetoothAddress
   /// The device it is reported as (a heart-rate strap).
   public var device: DeviceKind
@@ -45,12 +45,11 @@ public struct StrapSettings: Sendable, Hashable {
 /// over an L2CAP LE socket, runs the GATT client, and posts what it measures. A sensor that
 /// goes (out of range, battery out) is reported lost and reconnected after a doubling backoff;
 /// it never holds up the engine or another sensor.
-public final class StrapSource: DeviceSource, Sendable {
-  public let settings: StrapSettings
-  private let runner: DeviceRunner
+public typealias StrapSource = BoardDevice<StrapSettings>
 
+extension BoardDevice where Settings == StrapSettings {
   /// `connect` opens the bearer: the real L2CAP socket unless a test passes its own.
-  public init(
+  public convenience init(
     settings: StrapSettings,
     connect: @escaping @Sendable (StrapSettings, StopSignal) throws(SystemError) -> ATTBearer? = {
       settings, signal throws(SystemError) in
@@ -60,17 +59,11 @@ public final class StrapSource: DeviceSource, Sendable {
         to: settings.address, from: local.address, timeout: settings.connectTimeout, signal: signal)
     }
   ) {
-    self.settings = settings
-    runner = DeviceRunner(name: "BLE sensor \(settings.address)", device: settings.device, backoff: settings.backoff) {
-      { reporter, signal throws(DeviceProblem) in
-        try StrapSession(settings: settings, signal: signal, connect: connect).run(&reporter)
-      }
+    self.init(settings: settings, name: "BLE sensor \(settings.address)", device: settings.device) {
+      settings, signal, reporter throws(DeviceProblem) in
+      try StrapSession(settings: settings, signal: signal, connect: connect).run(&reporter)
     }
   }
-
-  public var name: String { runner.name }
-  public func start(sink: any InputSink) { runner.start(sink: sink) }
-  public func stop() { runner.stop() }
 }
 
 /// One connection to a BLE sensor on the runner's thread: connects, then carries out what its

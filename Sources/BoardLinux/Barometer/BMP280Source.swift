@@ -7,7 +7,7 @@ import WorkoutCore
 #endif
 
 /// Where the barometer is and how to read it.
-public struct BarometerSettings: Sendable, Hashable {
+public struct BarometerSettings: DeviceSettings, Hashable {
   /// The I2C bus: its adapter name (found in /sys/class/i2c-dev), a number, or a /dev path.
   public var bus: String
   /// 0x76 (SDO to ground) or 0x77 (SDO to VDDIO).
@@ -35,25 +35,17 @@ public struct BarometerSettings: Sendable, Hashable {
 /// then posts a compensated reading every `interval`. A missing bus, a missing or wrong chip,
 /// or a chip that stops answering is posted once as the barometer's condition, and retried with
 /// a doubling backoff: the ride goes on with GPS altitude meanwhile.
-public final class BMP280Source: DeviceSource, Sendable {
-  public let settings: BarometerSettings
-  private let runner: DeviceRunner
+public typealias BMP280Source = BoardDevice<BarometerSettings>
 
-  public init(settings: BarometerSettings) {
-    self.settings = settings
-    runner = DeviceRunner(
-      name: "barometer on I2C \"\(settings.bus)\" at 0x\(String(settings.address, radix: 16))", device: .barometer,
-      backoff: settings.backoff
-    ) {
-      { reporter, signal throws(DeviceProblem) in
-        try BarometerSession(settings: settings, signal: signal).run(&reporter)
-      }
+extension BoardDevice where Settings == BarometerSettings {
+  public convenience init(settings: BarometerSettings) {
+    self.init(
+      settings: settings, name: "barometer on I2C \"\(settings.bus)\" at 0x\(String(settings.address, radix: 16))",
+      device: .barometer
+    ) { settings, signal, reporter throws(DeviceProblem) in
+      try BarometerSession(settings: settings, signal: signal).run(&reporter)
     }
   }
-
-  public var name: String { runner.name }
-  public func start(sink: any InputSink) { runner.start(sink: sink) }
-  public func stop() { runner.stop() }
 }
 
 /// One connection to the chip: set it up, then read until stopped or until it stops answering.

@@ -7,7 +7,7 @@ import WorkoutCore
 #endif
 
 /// Where the buttons are and how they are wired.
-public struct GPIOButtonSettings: Sendable, Hashable {
+public struct GPIOButtonSettings: DeviceSettings, Hashable {
   /// The chip: label, name, number or /dev path.
   public var chip: String
   public var lines: [ButtonID: GPIOLineSpec]
@@ -33,24 +33,15 @@ public struct GPIOButtonSettings: Sendable, Hashable {
 /// no kernel debounce; short and long presses; chatter, chords and buttons held at start-up
 /// never make a request). A missing chip or line is posted as the buttons' condition and
 /// retried with a backoff; the control socket still works meanwhile.
-public final class GPIOButtons: DeviceSource, Sendable {
-  public let settings: GPIOButtonSettings
-  private let runner: DeviceRunner
+public typealias GPIOButtons = BoardDevice<GPIOButtonSettings>
 
-  public init(settings: GPIOButtonSettings) {
-    self.settings = settings
-    runner = DeviceRunner(
-      name: "buttons on GPIO chip \"\(settings.chip)\"", device: .buttons, backoff: settings.backoff
-    ) {
-      { reporter, signal throws(DeviceProblem) in
-        try ButtonSession(settings: settings, signal: signal).watch(&reporter)
-      }
+extension BoardDevice where Settings == GPIOButtonSettings {
+  public convenience init(settings: GPIOButtonSettings) {
+    self.init(settings: settings, name: "buttons on GPIO chip \"\(settings.chip)\"", device: .buttons) {
+      settings, signal, reporter throws(DeviceProblem) in
+      try ButtonSession(settings: settings, signal: signal).watch(&reporter)
     }
   }
-
-  public var name: String { runner.name }
-  public func start(sink: any InputSink) { runner.start(sink: sink) }
-  public func stop() { runner.stop() }
 }
 
 struct ButtonSession {

@@ -7,7 +7,7 @@ import WorkoutCore
   import Glibc
 #endif
 
-public struct InputEventButtonSettings: Sendable, Hashable {
+public struct InputEventButtonSettings: DeviceSettings, Hashable {
   /// The input device: its name as /sys/class/input/event*/device/name gives it ("gpio-keys"),
   /// or a /dev/input/event* path.
   public var device: String
@@ -37,24 +37,15 @@ public struct InputEventButtonSettings: Sendable, Hashable {
 /// Buttons delivered as Linux input events: the `gpio-keys` overlay (the kernel debounces and
 /// names the keys) read from /dev/input/event*. The same gesture rules as GPIO buttons apply
 /// (long press for stop, chords and held-at-start ignored); a pressed key reads as `.high`.
-public final class InputEventButtons: DeviceSource, Sendable {
-  public let settings: InputEventButtonSettings
-  private let runner: DeviceRunner
+public typealias InputEventButtons = BoardDevice<InputEventButtonSettings>
 
-  public init(settings: InputEventButtonSettings) {
-    self.settings = settings
-    runner = DeviceRunner(
-      name: "buttons on input device \"\(settings.device)\"", device: .buttons, backoff: settings.backoff
-    ) {
-      { reporter, signal throws(DeviceProblem) in
-        try InputEventSession(settings: settings, signal: signal).watch(&reporter)
-      }
+extension BoardDevice where Settings == InputEventButtonSettings {
+  public convenience init(settings: InputEventButtonSettings) {
+    self.init(settings: settings, name: "buttons on input device \"\(settings.device)\"", device: .buttons) {
+      settings, signal, reporter throws(DeviceProblem) in
+      try InputEventSession(settings: settings, signal: signal).watch(&reporter)
     }
   }
-
-  public var name: String { runner.name }
-  public func start(sink: any InputSink) { runner.start(sink: sink) }
-  public func stop() { runner.stop() }
 
   /// Finds an input device by its name or its driver's ("gpio-keys" finds the Raspberry Pi's
   /// gpio-key overlay whatever its node is called), or takes a /dev/input path as it is.
