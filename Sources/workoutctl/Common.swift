@@ -26,12 +26,29 @@ func fail(_ message: String) -> ExitCode {
   return ExitCode(1)
 }
 
+/// Sends a command to the service and returns its reply, whatever it says (a button's refusal
+/// is printed by the caller); a service that cannot be reached is the command's failure.
 func send(_ command: ControlCommand, to locations: Locations) throws -> ControlReply {
   do {
     return try sendControl(ControlRequest(command: command), socketPath: locations.socket)
   } catch {
     throw fail("\(error)")
   }
+}
+
+/// Sends a request the service must accept: no reply, or a refusal (its message, else
+/// `refused`), is the command's failure.
+func request(
+  _ request: ControlRequest, to locations: Locations, timeout: Double = 5, refused: String = "refused"
+) throws -> ControlReply {
+  let reply: ControlReply
+  do {
+    reply = try sendControl(request, socketPath: locations.socket, timeout: timeout)
+  } catch {
+    throw fail("\(error)")
+  }
+  guard reply.ok else { throw fail(reply.message ?? refused) }
+  return reply
 }
 
 func openStore(_ locations: Locations) throws -> WorkoutStore {

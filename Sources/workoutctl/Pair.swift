@@ -18,12 +18,12 @@ struct Pair: ParsableCommand {
 
   func run() throws {
     if let revoke {
-      let reply = try Sensors.request(ControlRequest(command: .revokePairing, id: revoke), locations)
+      let reply = try request(ControlRequest(command: .revokePairing, id: revoke), to: locations, timeout: 20)
       print(reply.message ?? "phone \(revoke) revoked")
       return
     }
     if list {
-      let reply = try Sensors.request(ControlRequest(command: .listPairings), locations)
+      let reply = try request(ControlRequest(command: .listPairings), to: locations, timeout: 20)
       let clients = reply.webClients ?? []
       if json {
         print(try ControlJSON.encode(clients))
@@ -41,7 +41,7 @@ struct Pair: ParsableCommand {
       }
       return
     }
-    let reply = try Sensors.request(ControlRequest(command: .pair), locations)
+    let reply = try request(ControlRequest(command: .pair), to: locations, timeout: 20)
     guard let pairing = reply.pairing else { throw fail("the service sent no code") }
     if json {
       print(try ControlJSON.encode(pairing))

@@ -52,17 +52,10 @@ struct ReportCopy: ParsableCommand {
     if StickIdentity.isWriteProtected(name) {
       result = "the stick is read-only (write-protected: a lock switch?); " + result
     }
-    let reply: ControlReply
-    do {
-      reply = try sendControl(
-        ControlRequest(
-          command: .reportCopy,
-          copy: StickCopyReport(phase: .unmounted, target: target, detail: result, device: name)),
-        socketPath: locations.socket, timeout: 5)
-    } catch {
-      throw fail("\(error)")
-    }
-    guard reply.ok else { throw fail(reply.message ?? "refused") }
+    _ = try request(
+      ControlRequest(
+        command: .reportCopy, copy: StickCopyReport(phase: .unmounted, target: target, detail: result, device: name)),
+      to: locations)
   }
 
   /// A stick 80-workoutd-usb.rules found unusable: judged from udev's properties of it and of
@@ -86,14 +79,7 @@ struct ReportCopy: ParsableCommand {
       print("\(target): \(why)")
       report = StickCopyReport(phase: .refused, target: target, detail: why, device: name)
     }
-    let reply: ControlReply
-    do {
-      reply = try sendControl(
-        ControlRequest(command: .reportCopy, copy: report), socketPath: locations.socket, timeout: 5)
-    } catch {
-      throw fail("\(error)")
-    }
-    guard reply.ok else { throw fail(reply.message ?? "refused") }
+    _ = try request(ControlRequest(command: .reportCopy, copy: report), to: locations)
   }
 
   /// udev's properties of block device `name` (`udevadm info`, which reads udev's database).

@@ -8,17 +8,6 @@ struct Sensors: ParsableCommand {
     abstract: "Bluetooth LE sensors: find the straps, power meters and speed/cadence pods around, and choose them.",
     subcommands: [List.self, Scan.self, Add.self, Remove.self])
 
-  static func request(_ request: ControlRequest, _ locations: Locations, timeout: Double = 20) throws -> ControlReply {
-    let reply: ControlReply
-    do {
-      reply = try sendControl(request, socketPath: locations.socket, timeout: timeout)
-    } catch {
-      throw fail("\(error)")
-    }
-    guard reply.ok else { throw fail(reply.message ?? "refused") }
-    return reply
-  }
-
   static func printList(_ sensors: [SensorEntryReport]) {
     guard !sensors.isEmpty else {
       print("no sensors (workoutctl sensors scan, then workoutctl sensors add ADDRESS)")
@@ -38,7 +27,7 @@ struct Sensors: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-      let reply = try Sensors.request(ControlRequest(command: .listSensors), locations)
+      let reply = try request(ControlRequest(command: .listSensors), to: locations, timeout: 20)
       if json {
         print(try ControlJSON.encode(reply.sensors ?? []))
       } else {
@@ -60,8 +49,9 @@ struct Sensors: ParsableCommand {
     @Option(help: "public or random (default: as the scan heard it).") var type: String?
 
     func run() throws {
-      let reply = try Sensors.request(
-        ControlRequest(command: .addSensor, address: address, addressType: type, role: role), locations)
+      let reply = try request(
+        ControlRequest(command: .addSensor, address: address, addressType: type, role: role), to: locations, timeout: 20
+      )
       print(reply.message ?? "added")
     }
   }
@@ -73,7 +63,7 @@ struct Sensors: ParsableCommand {
     @Argument(help: "Its address.") var address: String
 
     func run() throws {
-      let reply = try Sensors.request(ControlRequest(command: .removeSensor, address: address), locations)
+      let reply = try request(ControlRequest(command: .removeSensor, address: address), to: locations, timeout: 20)
       print(reply.message ?? "removed")
     }
   }
@@ -90,17 +80,13 @@ struct Sensors: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-      let request = ControlRequest(command: .scanSensors, seconds: seconds, allDevices: all)
+      let scanRequest = ControlRequest(command: .scanSensors, seconds: seconds, allDevices: all)
       if !json {
-        FileHandle.standardError.write(Data("scanning for \(Int(request.scanSeconds)) s...\n".utf8))
+        FileHandle.standardError.write(Data("scanning for \(Int(scanRequest.scanSeconds)) s...\n".utf8))
       }
-      let reply: ControlReply
-      do {
-        reply = try sendControl(request, socketPath: locations.socket, timeout: request.scanSeconds + 15)
-      } catch {
-        throw fail("\(error)")
-      }
-      guard reply.ok, let scan = reply.scan else { throw fail(reply.message ?? "the scan failed") }
+      let reply = try request(
+        scanRequest, to: locations, timeout: scanRequest.scanSeconds + 15, refused: "the scan failed")
+      guard let scan = reply.scan else { throw fail("the scan failed") }
       if json {
         print(try ControlJSON.encode(scan))
         return

@@ -114,15 +114,8 @@ struct Zones: ParsableCommand {
           throw fail("\(error)")
         }
       }
-      let reply: ControlReply
-      do {
-        reply = try sendControl(
-          ControlRequest(command: .setTargetZone, zones: range ?? "", power: power), socketPath: locations.socket,
-          timeout: 5)
-      } catch {
-        throw fail("\(error)")
-      }
-      guard reply.ok else { throw fail(reply.message ?? "refused") }
+      let reply = try request(
+        ControlRequest(command: .setTargetZone, zones: range ?? "", power: power), to: locations)
       let which = reply.state == .notStarted || reply.state == .ended ? "next" : "current"
       let name = power ? "power" : "heart-rate"
       print(
@@ -150,14 +143,7 @@ struct Zones: ParsableCommand {
       } catch {
         throw fail("--zones: \(error)")
       }
-      let reply: ControlReply
-      do {
-        reply = try sendControl(
-          ControlRequest(command: .setZones, zones: zones, power: power), socketPath: locations.socket, timeout: 5)
-      } catch {
-        throw fail("\(error)")
-      }
-      guard reply.ok else { throw fail(reply.message ?? "refused") }
+      let reply = try request(ControlRequest(command: .setZones, zones: zones, power: power), to: locations)
       print(
         "the \(reply.state == .prepared ? "prepared" : "next") workout's \(power ? "power" : "heart-rate") zones: \(zones)"
       )
@@ -223,14 +209,7 @@ struct Activity: ParsableCommand {
       if let type, ActivityType(rawValue: type) == nil {
         throw fail("no activity \"\(type)\" (known: \(ActivityType.allCases.map(\.rawValue).joined(separator: ", ")))")
       }
-      let reply: ControlReply
-      do {
-        reply = try sendControl(
-          ControlRequest(command: .nextActivity, activity: type), socketPath: locations.socket, timeout: 5)
-      } catch {
-        throw fail("\(error)")
-      }
-      guard reply.ok else { throw fail(reply.message ?? "refused") }
+      _ = try request(ControlRequest(command: .nextActivity, activity: type), to: locations)
       let engine = (try? sendControl(ControlRequest(command: .status), socketPath: locations.socket, timeout: 5))?
         .status?.engine
       let number = engine?.activityNumber.map(String.init) ?? "next"
