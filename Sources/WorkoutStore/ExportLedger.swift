@@ -72,10 +72,6 @@ extension WorkoutStore {
   /// Remembers a written file (replacing what was remembered for that session, format and
   /// destination).
   public func recordExport(_ record: ExportRecord) throws(StoreError) {
-    do {
-      try queue.write { db in try record.insert(db, onConflict: .replace) }
-    } catch {
-      throw StoreError(error)
-    }
+    try transaction { db in try record.insert(db, onConflict: .replace) }
   }
 }

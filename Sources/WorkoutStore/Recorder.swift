@@ -128,15 +128,7 @@ extension WorkoutStore {
   /// Adds an event to a session beside the engine's (an annotation from the phone page);
   /// returns it with its id.
   public func addEvent(_ event: EventRecord) throws(StoreError) -> EventRecord {
-    do {
-      return try queue.write { db in
-        var event = event
-        try event.insert(db)
-        return event
-      }
-    } catch {
-      throw StoreError(error)
-    }
+    try inserted(event)
   }
 }
 

@@ -274,11 +274,7 @@ extension WorkoutStore {
   /// Writes `ended` into the row of a session whose event log says it ended (its row's state
   /// could not be read). No event: the ride was finished, and its record says so already.
   public func markEnded(sessionID: Int64) throws(StoreError) {
-    do {
-      try queue.write { db in try Self.markEnded(sessionID, db) }
-    } catch {
-      throw StoreError(error)
-    }
+    try transaction { db in try Self.markEnded(sessionID, db) }
   }
 
   /// A session's row says `ended`, with an end: its own, or its last committed second's.

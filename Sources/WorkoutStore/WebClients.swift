@@ -9,42 +9,25 @@ extension WorkoutStore {
 
   /// Keeps a newly paired phone; returns it with its id.
   public func addWebClient(_ client: WebClientRecord) throws(StoreError) -> WebClientRecord {
-    do {
-      return try queue.write { db in
-        var client = client
-        try client.insert(db)
-        return client
-      }
-    } catch {
-      throw StoreError(error)
-    }
+    try inserted(client)
   }
 
   /// Revokes phone `id`; false if there is none, or it was revoked already.
   public func revokeWebClient(id: Int64, wall: Double) throws(StoreError) -> Bool {
-    do {
-      return try queue.write { db in
-        try db.execute(
-          sql: "UPDATE web_client SET revoked_wall = ? WHERE id = ? AND revoked_wall IS NULL", arguments: [wall, id])
-        return db.changesCount > 0
-      }
-    } catch {
-      throw StoreError(error)
+    try transaction { db in
+      try db.execute(
+        sql: "UPDATE web_client SET revoked_wall = ? WHERE id = ? AND revoked_wall IS NULL", arguments: [wall, id])
+      return db.changesCount > 0
     }
   }
 
   /// Notes when phone `id` was last seen (at most once a minute, so a phone's requests do not
   /// each write).
   public func touchWebClient(id: Int64, wall: Double) throws(StoreError) {
-    do {
-      try queue.write { db in
-        try db.execute(
-          sql:
-            "UPDATE web_client SET last_seen_wall = ? WHERE id = ? AND (last_seen_wall IS NULL OR last_seen_wall < ?)",
-          arguments: [wall, id, wall - 60])
-      }
-    } catch {
-      throw StoreError(error)
+    try transaction { db in
+      try db.execute(
+        sql: "UPDATE web_client SET last_seen_wall = ? WHERE id = ? AND (last_seen_wall IS NULL OR last_seen_wall < ?)",
+        arguments: [wall, id, wall - 60])
     }
   }
 }

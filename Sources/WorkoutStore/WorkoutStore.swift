@@ -96,4 +96,22 @@ public final class WorkoutStore: Sendable {
       throw StoreError(error)
     }
   }
+
+  /// `body` in a transaction of its own, committed when it returns.
+  func transaction<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    do {
+      return try queue.write(body)
+    } catch {
+      throw StoreError(error)
+    }
+  }
+
+  /// Inserts a record in a transaction of its own; returns it with its new id.
+  func inserted<Record: MutablePersistableRecord>(_ record: Record) throws(StoreError) -> Record {
+    try transaction { db in
+      var record = record
+      try record.insert(db)
+      return record
+    }
+  }
 }
