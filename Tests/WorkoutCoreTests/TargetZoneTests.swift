@@ -108,12 +108,12 @@ struct TargetZoneTests {
     #expect(stoppedState == .stopped || stoppedState == .ended)
     let target = try TargetZone(parsing: "2", quantity: .heartRate)
     #expect(h.send(.targetZone(.heartRate, target)).outcome == .accepted(stoppedState))
-    #expect(h.engine.nextWorkoutTargets?.map(\.text) == ["2"])
+    #expect(h.engine.workoutPlan.nextTargets?.map(\.text) == ["2"])
     #expect(h.engine.session?.targetZones == nil, "the stopped workout keeps what it had")
     _ = h.press(.start)
     h.finishCountdown()
     #expect(h.engine.session?.targetZones?.map(\.text) == ["2"])
-    #expect(h.engine.nextWorkoutTargets == nil)
+    #expect(h.engine.workoutPlan.nextTargets == nil)
   }
 
   @Test mutating func setBeforeAWorkoutItIsTheNextOnesOnly() throws {

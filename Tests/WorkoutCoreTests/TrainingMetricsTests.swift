@@ -320,9 +320,9 @@ struct CustomZoneTests {
       if case .recordEvent(_, let event) = command, event.kind == .zoneConfiguration { return event.detail }
       return nil
     }
-    #expect(details == [SessionEngine.describe(ownHR), SessionEngine.describe(own)])
+    #expect(details == [WorkoutPlan.describe(ownHR), WorkoutPlan.describe(own)])
     #expect(h.engine.session?.builder.zoneTrackers?.map(\.configuration) == [ownHR, own])
-    #expect(h.engine.nextWorkoutZones == nil, "used by this workout, not the next")
+    #expect(h.engine.workoutPlan.nextZones == nil, "used by this workout, not the next")
     _ = h.press(.stop)
     _ = h.press(.start)
     h.finishCountdown()
@@ -340,11 +340,11 @@ struct CustomZoneTests {
     #expect(stoppedState == .stopped || stoppedState == .ended)
     let own = try ZoneConfiguration(parsing: "130,150,170", quantity: .heartRate, source: .custom)
     #expect(h.send(.customZones(own)).outcome == .accepted(stoppedState))
-    #expect(h.engine.nextWorkoutZones == [own])
+    #expect(h.engine.workoutPlan.nextZones == [own])
     _ = h.press(.start)
     h.finishCountdown()
     #expect(h.engine.session?.builder.zoneTrackers?.map(\.configuration) == [own])
-    #expect(h.engine.nextWorkoutZones == nil)
+    #expect(h.engine.workoutPlan.nextZones == nil)
   }
 }
 

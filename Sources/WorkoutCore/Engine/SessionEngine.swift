@@ -49,10 +49,8 @@ public struct SessionEngine: Sendable {
   public private(set) var systemClockTrusted = false
   /// The copies onto USB sticks under way, and those that failed (`stickCopy`).
   public internal(set) var stickCopies = StickCopies()
-  /// Zones set for the next workout before it was opened (`customZones` while not started).
-  public internal(set) var nextWorkoutZones: [ZoneConfiguration]?
-  /// Target zones set for the next workout before it was opened.
-  public internal(set) var nextWorkoutTargets: [TargetZone]?
+  /// The workout's zones, targets, activities and laps, and what is set for the next workout.
+  public internal(set) var workoutPlan: WorkoutPlan
   /// What resuming the session found unreadable (status shows it while the session is current).
   private var unreadableAtResume: (sessionID: Int64, rows: UnreadableRows)?
   /// Until when (monotonic) the LED shows that damage with the fault pattern
@@ -79,6 +77,7 @@ public struct SessionEngine: Sendable {
     self.nextSessionID = nextSessionID
     fixMonitor = FixMonitor(settings: FixMonitorSettings(lostAfter: settings.fixLostAfter))
     watch = DeviceWatch(settings: settings.deviceWatch)
+    workoutPlan = WorkoutPlan(settings: settings)
     gpsClock = settings.gpsClock.map { GPSClock(settings: $0) }
   }
 
@@ -101,7 +100,7 @@ public struct SessionEngine: Sendable {
     // without zones counts its zones again from here; `show` derives the whole from the points.
     var newlyTracked: [ZoneConfiguration] = []
     if session.builder.zoneTrackers == nil, session.builder.startMoment != nil {
-      newlyTracked = zones(settings.zones, custom: session.customZones)
+      newlyTracked = engine.workoutPlan.zones(custom: session.customZones)
       session.builder.trackZones(newlyTracked)
     }
     session.epochFirstPoint = session.builder.pointCount
@@ -134,7 +133,8 @@ public struct SessionEngine: Sendable {
     for configuration in newlyTracked {
       commands.append(
         .recordEvent(
-          sessionID: session.id, SessionEvent(kind: .zoneConfiguration, moment: now, detail: describe(configuration))))
+          sessionID: session.id,
+          SessionEvent(kind: .zoneConfiguration, moment: now, detail: WorkoutPlan.describe(configuration))))
     }
     commands.append(
       .log(
@@ -420,6 +420,7 @@ public struct SessionEngine: Sendable {
   // MARK: - The machine and its effects
 
   private mutating func openSession(at now: Moment, into step: inout EngineStep) {
+    let planned = workoutPlan.takeForNewWorkout()
     let opened = ActiveSession(
       id: nextSessionID, activity: settings.activity, machine: SessionMachine(),
       builder: LiveBuilder(
@@ -428,11 +429,8 @@ public struct SessionEngine: Sendable {
           calibrator: settings.seaLevelPressure.flatMap { SeaLevelCalibrator(configuredSeaLevelPressure: $0) }
             ?? SeaLevelCalibrator())),
       autoPause: settings.autoPause.map(AutoPauseDetector.init(settings:)),
-      countdownDeadline: nil, customZones: nextWorkoutZones,
-      targetZones: nextWorkoutTargets ?? (settings.targetZones.isEmpty ? nil : settings.targetZones), openedAt: now,
+      countdownDeadline: nil, customZones: planned.zones, targetZones: planned.targets, openedAt: now,
       lastMoment: now, openedThisRun: true, epochFirstPoint: 0, epochFirstLap: 1)
-    nextWorkoutZones = nil
-    nextWorkoutTargets = nil
     nextSessionID += 1
     session = opened
     lastPoint = nil
@@ -497,14 +495,14 @@ public struct SessionEngine: Sendable {
       session.builder.begin(at: now)
       // The metres ridden during the countdown are not the workout's.
       session.builder.startCountingHere()
-      let zones = Self.zones(settings.zones, custom: session.customZones)
+      let zones = workoutPlan.zones(custom: session.customZones)
       session.builder.trackZones(zones)
       // The zones in force, with the session's events: what `show` sorts its points by.
       for configuration in zones {
         step.commands.append(
           .recordEvent(
             sessionID: session.id,
-            SessionEvent(kind: .zoneConfiguration, moment: now, detail: Self.describe(configuration))))
+            SessionEvent(kind: .zoneConfiguration, moment: now, detail: WorkoutPlan.describe(configuration))))
       }
       if let ftp = settings.ftp {
         step.commands.append(
@@ -523,7 +521,7 @@ public struct SessionEngine: Sendable {
           SessionEvent(kind: .powerAveraging, moment: now, detail: settings.powerAveraging.rawValue)))
       for target in session.targetZones ?? [] {
         step.commands.append(
-          .recordEvent(sessionID: session.id, Self.targetEvent(target.quantity, target, at: now)))
+          .recordEvent(sessionID: session.id, WorkoutPlan.targetEvent(target.quantity, target, at: now)))
       }
     case (.paused, .running):
       if case .button = transition.cause { session.builder.startNewSegment() }

@@ -1,185 +1,73 @@
-/// The workout's plan as the engine keeps it: its zones and target ranges, its laps, and a
-/// multisport workout's activities.
+/// The workout's plan (`WorkoutPlan`) as the engine uses it: each input goes to the plan with
+/// the session, and what the plan returns becomes commands and the request's outcome.
 extension SessionEngine {
-  /// Zones for the next workout (none open, or the last one stopped or ended) or the prepared
-  /// one; refused while a workout runs or is paused.
+  /// `EngineInput.customZones`. Returns whether the session changed.
   mutating func setCustomZones(_ configuration: ZoneConfiguration, into step: inout EngineStep) -> Bool {
-    func replacing(_ list: [ZoneConfiguration]?) -> [ZoneConfiguration] {
-      (list ?? []).filter { $0.quantity != configuration.quantity } + [configuration]
-    }
-    switch state {
-    case .notStarted, .stopped, .ended:
-      nextWorkoutZones = replacing(nextWorkoutZones)
-    case .prepared:
-      let zones = replacing(session?.customZones)
-      session?.customZones = zones
-    case .running, .paused:
-      step.outcome = .refused(.zonesAfterStart, state: state)
-      return false
-    }
-    step.outcome = .accepted(state)
-    let whose = state == .prepared ? "the workout's" : "the next workout's"
-    step.commands.append(.log(.info, "\(whose) own zones: \(Self.describe(configuration))"))
-    return state == .prepared
+    var workout = session
+    let result = workoutPlan.setZones(configuration, of: &workout)
+    if result.changesWorkout { session = workout }
+    return carryOut(result, for: workout?.id, into: &step)
   }
 
-  /// A target zone range for the workout of one quantity, or none: for the next workout while
-  /// none is open (or the last has stopped), else for the open one, checked against its zones (those it tracks once it
-  /// runs, else those it will). Set while running, it is checked at once against the zone the
-  /// rider is in.
+  /// `EngineInput.targetZone`. Returns whether the session changed.
   mutating func setTargetZone(
     _ quantity: ZoneQuantity, _ target: TargetZone?, at now: Moment, into step: inout EngineStep
   ) -> Bool {
-    func replacing(_ list: [TargetZone]?) -> [TargetZone]? {
-      let kept = (list ?? []).filter { $0.quantity != quantity } + (target.map { [$0] } ?? [])
-      return kept.isEmpty ? nil : kept
-    }
-    let words = target.map { "\(quantity.rawValue) zones \($0.text)" } ?? "no \(quantity.rawValue) target"
-    // None open, or the last one stopped or ended: the next workout's.
-    guard var current = session, current.state.isUnfinished, current.state != .stopped else {
-      nextWorkoutTargets = replacing(nextWorkoutTargets ?? (settings.targetZones.isEmpty ? nil : settings.targetZones))
-      step.outcome = .accepted(state)
-      step.commands.append(.log(.info, "the next workout's target: \(words)"))
-      return false
-    }
-    if let target {
-      let zones =
-        current.builder.zoneTrackers?.map(\.configuration) ?? Self.zones(settings.zones, custom: current.customZones)
-      guard let configuration = zones.first(where: { $0.quantity == quantity }) else {
-        step.outcome = .refused(.noZonesForTarget, state: state)
-        return false
-      }
-      guard target.upper <= configuration.zones.count else {
-        step.outcome = .refused(.targetBeyondZones, state: state)
-        return false
-      }
-    }
-    current.targetZones = replacing(current.targetZones)
-    session = current
-    step.outcome = .accepted(state)
-    if current.state == .running || current.state == .paused {
-      step.commands.append(.recordEvent(sessionID: current.id, Self.targetEvent(quantity, target, at: now)))
-    }
-    step.commands.append(.log(.info, "session \(current.id): target \(words)"))
-    if let announced = current.builder.zoneTrackers?.first(where: { $0.configuration.quantity == quantity })?
-      .announced
-    {
-      _ = checkTarget(quantity, zone: announced + 1, at: now, into: &step)
-    }
-    return true
+    var workout = session
+    let result = workoutPlan.setTarget(quantity, target, of: &workout, at: now)
+    if result.changesWorkout { session = workout }
+    return carryOut(result, for: workout?.id, into: &step)
   }
 
-  /// The record of a target set (nil: cleared), as `TargetZone.fromEvents` reads it back.
-  static func targetEvent(_ quantity: ZoneQuantity, _ target: TargetZone?, at now: Moment) -> SessionEvent {
-    SessionEvent(kind: .targetZoneSet, moment: now, detail: "\(quantity.rawValue) \(target?.text ?? "off")")
+  /// The announced zone of `quantity` is now `zone` (from 1). Returns whether the session
+  /// changed.
+  mutating func checkTarget(_ quantity: ZoneQuantity, zone: Int, at now: Moment, into step: inout EngineStep) -> Bool {
+    guard var workout = session, workout.targetZones != nil else { return false }
+    let result = workoutPlan.checkTarget(quantity, zone: zone, of: &workout, at: now)
+    if result.changesWorkout { session = workout }
+    return carryOut(result, for: workout.id, into: &step)
   }
 
-  /// The announced zone of `quantity` is `zone` (from 1): an event, a chirp and a log line when
-  /// that takes the rider out of the workout's target range or back into it. The first zone
-  /// known alerts only when outside. Returns whether the session changed.
-  mutating func checkTarget(
-    _ quantity: ZoneQuantity, zone: Int, at now: Moment, into step: inout EngineStep
-  ) -> Bool {
-    guard var current = session, var targets = current.targetZones,
-      let index = targets.firstIndex(where: { $0.quantity == quantity })
-    else { return false }
-    let target = targets[index]
-    let outside = !target.contains(zone: zone)
-    guard target.outside != outside else { return false }
-    targets[index].outside = outside
-    current.targetZones = targets
-    session = current
-    if !outside, target.outside == nil { return true }
-    let name = quantity == .heartRate ? "heart rate" : "power"
-    let detail =
-      outside
-      ? "\(name) zone \(zone), \(zone < target.lower ? "below" : "above") the target \(target.text)"
-      : "\(name) back in the target \(target.text) (zone \(zone))"
-    record(
-      SessionEvent(
-        kind: outside ? .targetZoneLeft : .targetZoneReached, moment: now, detail: detail, value: Double(zone)),
-      into: &step)
-    step.commands.append(.log(.info, "session \(current.id): \(detail)"))
-    step.commands.append(.chirp(outside ? .offTarget : .single))
-    return true
-  }
-
-  /// The workout goes on to its next activity: the lap and the activity's time in zone close,
-  /// an `activity` event says which, auto-pause takes the new activity's thresholds (unless it
-  /// is off), and status counts the activity's own timer and distance from here.
+  /// `EngineInput.nextActivity`, or a long press of lap. Returns whether the session changed.
   mutating func startNextActivity(
     _ requested: ActivityType?, from source: RequestSource, at now: Moment, into step: inout EngineStep
   ) -> Bool {
-    guard var current = session, current.state == .running || current.state == .paused else {
-      step.outcome = .refused(.notRunning, state: state)
-      return false
-    }
-    let number = current.activityNumber ?? 1
-    let from = current.currentActivity ?? current.activity
-    let plan = settings.activityPlan
-    guard let next = requested ?? (plan.count > number ? plan[number] : nil) else {
-      step.outcome = .refused(.noNextActivity, state: state)
-      return false
-    }
-    guard next != from else {
-      step.outcome = .refused(.sameActivity, state: state)
-      return false
-    }
-    let cause = TransitionCause.button(source).kind
-    closeLap(of: &current, trigger: .activityEnd, cause: cause, at: now, into: &step)
-    current.builder.closeActivity()
-    current.activityStart = current.builder.totals
-    current.activityNumber = number + 1
-    current.currentActivity = next
-    if settings.autoPause != nil {
-      current.autoPause = next.defaultAutoPause.map(AutoPauseDetector.init(settings:))
-    }
-    session = current
-    step.commands.append(
-      .recordEvent(
-        sessionID: current.id,
-        SessionEvent(kind: .activity, moment: now, cause: cause, detail: next.rawValue, value: Double(number + 1))))
-    step.commands.append(
-      .log(.info, "session \(current.id): activity \(number + 1), \(next.rawValue) (after \(from.rawValue))"))
-    step.outcome = .accepted(state)
-    return true
+    var workout = session
+    let result = workoutPlan.startNextActivity(requested, from: source, of: &workout, at: now)
+    if result.changesWorkout { session = workout }
+    return carryOut(result, for: workout?.id, into: &step)
   }
 
-  /// Closes the current lap (a press or an automatic one): its summary and a `lap` event to
-  /// the store, a log line, a chirp. Returns the closed lap's number.
+  /// Closes the current lap of `current` (a press or an automatic one). Returns the closed
+  /// lap's number.
   @discardableResult
   func closeLap(
     of current: inout ActiveSession, trigger: LapSummary.Trigger, cause: String, at now: Moment,
     into step: inout EngineStep
   ) -> Int {
-    let lap = current.builder.closeLap(at: now, trigger: trigger)
-    step.commands.append(.recordLap(sessionID: current.id, lap))
-    step.commands.append(
-      .recordEvent(
-        sessionID: current.id,
-        SessionEvent(
-          kind: .lap, moment: now, cause: cause, detail: trigger == .lapPress ? nil : trigger.rawValue,
-          value: Double(lap.number))))
-    let how = trigger == .lapPress ? "" : " (auto lap by \(trigger.rawValue))"
-    step.commands.append(.log(.info, "session \(current.id): lap \(lap.number) closed\(how)"))
-    step.commands.append(.chirp(.single))
-    return lap.number
+    let result = workoutPlan.closeLap(of: &current, trigger: trigger, cause: cause, at: now)
+    _ = carryOut(result, for: current.id, into: &step)
+    return result.closedLap!.number  // closing a lap always closes one
   }
 
-  /// The zones a workout runs with: the configured ones, each replaced by its own of the same
-  /// quantity; heart rate first, then power.
-  static func zones(_ configured: [ZoneConfiguration], custom: [ZoneConfiguration]?) -> [ZoneConfiguration] {
-    let own = custom ?? []
-    let order = ZoneQuantity.allCases
-    return (configured.filter { c in !own.contains { $0.quantity == c.quantity } } + own).sorted {
-      order.firstIndex(of: $0.quantity)! < order.firstIndex(of: $1.quantity)!
+  /// Turns what the plan returned into commands (its events and laps are `sessionID`'s) and the
+  /// request's outcome. Returns whether the session changed.
+  func carryOut(_ result: WorkoutPlan.Step, for sessionID: Int64?, into step: inout EngineStep) -> Bool {
+    for effect in result.effects {
+      switch effect {
+      case .event(let event): step.commands.append(.recordEvent(sessionID: sessionID, event))
+      case .lap(let lap):
+        if let sessionID { step.commands.append(.recordLap(sessionID: sessionID, lap)) }
+      case .log(let level, let text): step.commands.append(.log(level, text))
+      case .chirp(let pattern): step.commands.append(.chirp(pattern))
+      }
     }
-  }
-
-  /// "heartRate system 0-132,132-144,144-156,156-168,168- bpm": the quantity, the source, and
-  /// the zones as `ZoneConfiguration(parsing:)` reads them.
-  public static func describe(_ configuration: ZoneConfiguration) -> String {
-    "\(configuration.quantity.rawValue) \(configuration.source.rawValue) \(configuration.text)"
+    switch result.answer {
+    case .accepted?: step.outcome = .accepted(state)
+    case .refused(let refusal)?: step.outcome = .refused(refusal, state: state)
+    case nil: break
+    }
+    return result.changesWorkout
   }
 
   /// A zone change as an event: "heartRate zone 3 of 5 (was 2)", the new zone (from 1) as value.

@@ -167,7 +167,7 @@ public enum SessionAnalysis {
   }
 
   /// A zone configuration from its event's detail ("heartRate user 0-120,...,175- bpm", as
-  /// `SessionEngine.describe` writes it); nil when this binary cannot read it.
+  /// `WorkoutPlan.describe` writes it); nil when this binary cannot read it.
   public static func configuration(fromEvent detail: String) -> ZoneConfiguration? {
     let words = detail.split(separator: " ", maxSplits: 2)
     guard words.count == 3, let quantity = ZoneQuantity(rawValue: String(words[0])),
