@@ -37,7 +37,7 @@ struct Pair: ParsableCommand {
         let paired = ExportTime.iso8601(client.paired)
         let seen = client.lastSeen.map { "last seen \(ExportTime.iso8601($0))" } ?? "not seen since pairing"
         let revoked = client.revoked.map { "  REVOKED \(ExportTime.iso8601($0))" } ?? ""
-        print("\(client.id)  paired \(paired), \(seen)\(revoked)  \(client.name.prefix(60))")
+        print("\(client.id)  paired \(paired), \(seen)\(revoked)  \(TerminalText.escaped(client.name.prefix(60)))")
       }
       return
     }

@@ -103,7 +103,9 @@ struct Sensors: ParsableCommand {
       let rows = scan.devices.map { device in
         [
           device.address, device.addressType, device.rssi.map { "\($0) dBm" } ?? "-",
-          device.sensors.isEmpty ? "-" : device.sensors.joined(separator: ", "), device.name ?? "-",
+          device.sensors.isEmpty ? "-" : device.sensors.joined(separator: ", "),
+          // The name is whatever the device advertises.
+          device.name.map(TerminalText.escaped) ?? "-",
         ]
       }
       let header = ["ADDRESS", "TYPE", "RSSI", "SENSOR", "NAME"]

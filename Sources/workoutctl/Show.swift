@@ -119,9 +119,11 @@ struct Show: ParsableCommand {
     for event in detail.events {
       var text = "  \(Format.date(event.wall))  \(event.kind)"
       if let from = event.fromState, let to = event.toState { text += " \(from) → \(to)" }
+      // A note's text is the rider's, typed on the phone.
+      let detail = event.detail.map(TerminalText.escaped)
       if let cause = event.cause {
-        text += " (\(cause)\(event.detail.map { ": \($0)" } ?? ""))"
-      } else if let detail = event.detail {
+        text += " (\(cause)\(detail.map { ": \($0)" } ?? ""))"
+      } else if let detail {
         text += " \(detail)"
       }
       if event.kind == "lap", let value = event.value { text += " \(wholeNumberText(value))" }

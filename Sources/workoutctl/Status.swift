@@ -105,7 +105,9 @@ struct Status: ParsableCommand {
       "board \(status.board)"
         + (status.devices.isEmpty
           ? ""
-          : "; " + status.devices.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "; ")))
+          : "; "
+            + status.devices.sorted { $0.key < $1.key }.map { "\($0.key) \(TerminalText.escaped($0.value))" }.joined(
+              separator: "; ")))
     lines.append(
       "storage \(status.storage.failing ? "FAILING (\(status.storage.lastError ?? "?"), \(status.storage.pendingWrites) writes held in memory)" : "ok"): \(status.storage.database)"
     )

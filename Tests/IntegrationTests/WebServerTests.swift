@@ -179,6 +179,21 @@ struct WebServerTests {
     #expect(web.service.log.components(separatedBy: "web: refused").count - 1 <= 2, "\(web.service.log)")
   }
 
+  @Test func aPhoneNamedWithTerminalEscapesIsListedAndLoggedHarmless() throws {
+    let web = try WebService()
+    let code = try web.pairingCode()
+    // A name that would clear the screen and print a forged second line.
+    let paired = try http(
+      "POST", "/api/pair", port: web.port, headers: ["Origin": web.origin],
+      body: "{\"code\":\"\(code)\",\"name\":\"evil\\u001b[2J\\nREVOKED\"}")
+    #expect(paired.status == 200, "\(paired)")
+    let list = try web.ctl(["pair", "--list"])
+    #expect(list.status == 0 && list.output.contains("evil\\u{1B}[2J\\nREVOKED"), "\(list.output)")
+    #expect(!list.output.contains("\u{1B}") && list.output.split(separator: "\n").count == 1, "\(list.output)")
+    #expect(web.service.log.contains("paired (evil\\u{1B}[2J\\nREVOKED)"), "\(web.service.log)")
+    #expect(!web.service.log.contains("\u{1B}"))
+  }
+
   @Test func theLiveFeedFollowsTheButtonsAndThePageControlsTheEngine() throws {
     let web = try WebService(speed: "5")
     try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }

@@ -44,7 +44,7 @@ extension WebRoutes {
       return .error(503, "the board cannot store the pairing (\(error)); try again")
     }
     tokens.withLock { $0[record.tokenHash] = record }
-    log(.notice, "web: phone \(record.id ?? 0) paired (\(name.prefix(60)))")
+    log(.notice, "web: phone \(record.id ?? 0) paired (\(TerminalText.escaped(name.prefix(60))))")
     return .json(
       200, "{\"paired\":true,\"id\":\(record.id ?? 0)}", headers: [("Set-Cookie", WebToken.setCookie(token))])
   }
