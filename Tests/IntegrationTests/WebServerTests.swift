@@ -194,6 +194,38 @@ struct WebServerTests {
     #expect(!web.service.log.contains("\u{1B}"))
   }
 
+  @Test func revokingAPhoneEndsItsOpenLiveFeedAtOnceAndTheRideGoesOn() throws {
+    let web = try WebService(speed: "5")
+    try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }
+    let token = try web.pair()
+    let feed = try TCPSocket.connect(host: "127.0.0.1", port: String(web.port))
+    defer { feed.close() }
+    try feed.send(
+      Array(
+        "GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:\(web.port)\r\nCookie: workoutd_token=\(token)\r\n\r\n".utf8))
+    var received = ""
+    try waitFor("the first status", timeout: 20) {
+      if let chunk = try? feed.receive(deadline: SystemClocks.monotonic() + 1) {
+        received += String(decoding: chunk, as: UTF8.self)
+      }
+      return received.contains("event: status")
+    }
+    let pointsBefore = try web.service.status().points
+
+    let revoke = try web.ctl(["pair", "--revoke", "1"])
+    #expect(revoke.status == 0, "\(revoke.output)")
+    // The stream is closed by the server within a moment, though statuses keep coming at 5x.
+    let revokedAt = SystemClocks.monotonic()
+    var closed = false
+    while !closed, SystemClocks.monotonic() < revokedAt + 3 {
+      guard let chunk = try? feed.receive(deadline: revokedAt + 3) else { break }
+      closed = chunk.isEmpty
+    }
+    #expect(closed, "the live feed of a revoked phone is still open")
+    #expect(try http("GET", "/api/live", port: web.port, headers: web.cookie(token)).status == 401)
+    try waitFor("the ride to go on recording", timeout: 20) { try web.service.status().points > pointsBefore + 2 }
+  }
+
   @Test func theLiveFeedFollowsTheButtonsAndThePageControlsTheEngine() throws {
     let web = try WebService(speed: "5")
     try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }

@@ -13,6 +13,8 @@ final class LiveFeed: @unchecked Sendable {
     case status(Int, String)
     case quiet
     case stopped
+    /// The phone watching was revoked: its stream ends at once.
+    case revoked
   }
 
   /// The feed thread's wake-ups (a watcher came, a status was handed, a refresh asked) apart
@@ -31,6 +33,8 @@ final class LiveFeed: @unchecked Sendable {
   private var sequence = 0
   private var latest = ""
   private var stopping = false
+  /// Phones revoked while the service runs (a handful at most): a stream of one of them ends.
+  private var revoked: Set<Int64> = []
   /// Written by `start()` before the thread exists, taken by `stop()`.
   private var thread: DeviceThread?
   /// Seconds without a status from the engine before this thread asks for one.
@@ -94,13 +98,22 @@ final class LiveFeed: @unchecked Sendable {
     }
   }
 
-  func next(after seen: Int, until deadline: Double) -> Next {
+  /// The next status after `seen` for `phone`'s stream, waiting until `deadline` at most.
+  func next(after seen: Int, for phone: Int64, until deadline: Double) -> Next {
     news.locked {
-      while !stopping && sequence <= seen {
-        if !news.wait(until: deadline) { return stopping ? .stopped : .quiet }
+      while !stopping && !revoked.contains(phone) && sequence <= seen {
+        if !news.wait(until: deadline) { break }
       }
-      return stopping ? .stopped : .status(sequence, latest)
+      if stopping { return .stopped }
+      if revoked.contains(phone) { return .revoked }
+      return sequence > seen ? .status(sequence, latest) : .quiet
     }
+  }
+
+  /// Ends the streams of a revoked phone, those open now and any it opens later.
+  func revoke(_ phone: Int64) {
+    news.locked { _ = revoked.insert(phone) }
+    news.broadcast()
   }
 
   private func publish(_ status: StatusReport) {

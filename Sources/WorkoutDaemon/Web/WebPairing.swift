@@ -85,6 +85,7 @@ extension WebRoutes {
       return ControlReply(ok: false, message: "cannot revoke phone \(id): \(error)")
     }
     tokens.withLock { tokens in tokens = tokens.filter { $0.value.id != id } }
+    feed.revoke(id)
     log(.notice, "web: phone \(id) revoked")
     return ControlReply(ok: true, message: "phone \(id) revoked")
   }

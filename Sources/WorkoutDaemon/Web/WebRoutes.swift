@@ -55,7 +55,8 @@ final class WebRoutes: @unchecked Sendable {
 extension WebRoutes {
   enum Outcome {
     case response(HTTPResponse)
-    case liveFeed
+    /// The live feed, for the phone with this id: it ends when that phone is revoked.
+    case liveFeed(Int64)
     /// A session's file in a format, streamed as it is written.
     case download(Int64, ExportFormat)
   }
@@ -84,8 +85,8 @@ extension WebRoutes {
       else { return .response(.error(503, "the engine did not answer in time")) }
       return .response(.json(200, json))
     case ("GET", "/api/live"):
-      guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
-      return .liveFeed
+      guard let client = authorised(request, now: now, wall: wall) else { return .response(unauthorised()) }
+      return .liveFeed(client.id ?? -1)
     case ("POST", "/api/control"):
       guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
       if let refusal = crossOrigin(request, now: now) { return .response(refusal) }

@@ -172,8 +172,8 @@ final class WebServer: @unchecked Sendable {
           return
         }
         if !keepAlive { return }
-      case .liveFeed:
-        streamLiveFeed(to: client)
+      case .liveFeed(let phone):
+        streamLiveFeed(to: client, phone: phone)
         return
       case .download(let id, let format):
         sendFile(of: id, format: format, to: client)
@@ -183,8 +183,8 @@ final class WebServer: @unchecked Sendable {
   }
 
   /// The live feed: an event with the status at once, then each new one, and a comment every
-  /// 15 s when nothing changed, until the phone goes or the service stops.
-  private func streamLiveFeed(to client: TCPSocket) {
+  /// 15 s when nothing changed, until the phone goes, is revoked, or the service stops.
+  private func streamLiveFeed(to client: TCPSocket, phone: Int64) {
     do {
       try client.send(HTTPResponse.eventStreamHead())
       // The browser reconnects by itself after 2 s when the link drops (EventSource).
@@ -197,7 +197,7 @@ final class WebServer: @unchecked Sendable {
     // The feed's first status is number 1.
     var seen = 0
     while !stopping.isStopRequested {
-      let next = feed.next(after: seen, until: SystemClocks.monotonic() + 15)
+      let next = feed.next(after: seen, for: phone, until: SystemClocks.monotonic() + 15)
       do {
         switch next {
         case .status(let sequence, let json):
@@ -205,7 +205,7 @@ final class WebServer: @unchecked Sendable {
           try client.send(HTTPResponse.event(json, name: "status", id: String(sequence)))
         case .quiet:
           try client.send(Array(": still here\n\n".utf8))
-        case .stopped:
+        case .stopped, .revoked:
           return
         }
       } catch {
