@@ -127,7 +127,7 @@ let package = Package(
       name: "WorkoutDaemonTests",
       dependencies: [
         "WorkoutDaemon", "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutTestSupport", "SensorProtocols",
-        .product(name: "Logging", package: "swift-log"),
+        "WorkoutWeb", .product(name: "Logging", package: "swift-log"),
       ]),
     .testTarget(
       name: "IntegrationTests",

@@ -331,6 +331,11 @@ final class ServiceRuntime {
         return ControlReply(ok: false, state: core.engine.state, message: "no session \(id)")
       }
       ended = record.state == SessionState.ended.rawValue
+      guard try store.eventCount(sessionID: id, kind: .annotation) < Annotation.perSessionLimit else {
+        return ControlReply(
+          ok: false, state: core.engine.state,
+          message: "session \(id) has \(Annotation.perSessionLimit) notes already: no more are kept")
+      }
       _ = try store.addEvent(EventRecord(sessionID: id, event: event, epoch: clock.epoch))
     } catch {
       log(.error, "session \(id): cannot keep a \(annotation.kind.rawValue) from the phone: \(error)")

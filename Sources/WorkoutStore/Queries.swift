@@ -112,6 +112,15 @@ extension WorkoutStore {
     }
   }
 
+  /// How many events of `kind` a session has (`event_session` finds the session's rows).
+  public func eventCount(sessionID: Int64, kind: SessionEvent.Kind) throws(StoreError) -> Int {
+    try read { db in
+      try Int.fetchOne(
+        db, sql: "SELECT COUNT(*) FROM event WHERE session_id = ? AND kind = ?", arguments: [sessionID, kind.rawValue])
+        ?? 0
+    }
+  }
+
   public func pointCount(sessionID: Int64) throws(StoreError) -> Int {
     try read { db in
       try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM point WHERE session_id = ?", arguments: [sessionID]) ?? 0

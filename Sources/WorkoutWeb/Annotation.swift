@@ -29,6 +29,11 @@ public struct Annotation: Sendable, Hashable {
     8: "very hard", 9: "extremely hard", 10: "maximal",
   ]
   public static let noteLimit = 280
+  /// Notes a session keeps: a drink every ten minutes of a 24-hour ride and as many notes
+  /// again fit; a flood does not grow the ride's files and JSON without end.
+  public static let perSessionLimit = 500
+  /// Notes one phone may send a minute: more than a rider's thumb, fewer than a script's.
+  public static let perMinuteLimit = 12
 
   public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownKind(String)

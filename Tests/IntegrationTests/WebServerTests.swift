@@ -226,6 +226,31 @@ struct WebServerTests {
     try waitFor("the ride to go on recording", timeout: 20) { try web.service.status().points > pointsBefore + 2 }
   }
 
+  @Test func aNoteFloodFromOnePhoneIsLimitedAndAnotherPhoneIsNot() throws {
+    let web = try WebService()
+    try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }
+    let flooder = try web.pair()
+    let rider = try web.pair()
+    let pointsBefore = try web.service.status().points
+    func note(_ token: String) throws -> WebResponse {
+      try http(
+        "POST", "/api/annotate", port: web.port, headers: web.cookie(token).merging(["Origin": web.origin]) { $1 },
+        body: "{\"kind\":\"note\",\"text\":\"flood\"}")
+    }
+    let statuses = try (0..<20).map { _ in try note(flooder) }
+    #expect(statuses.prefix(12).allSatisfy { $0.status == 200 }, "\(statuses.map(\.status))")
+    #expect(statuses.suffix(8).allSatisfy { $0.status == 429 }, "\(statuses.map(\.status))")
+    let limited = try #require(statuses.last)
+    #expect(limited.headers["retry-after"] != nil && limited.body.contains("12 notes a minute"), "\(limited)")
+    // The limit is the flooding phone's: the rider's phone still notes.
+    #expect(try note(rider).status == 200)
+    let sessionID = try #require(try web.service.status().sessionID)
+    let notes = try WorkoutStore.openForReading(at: web.dir.database).events(sessionID: sessionID)
+      .filter { $0.kind == "annotation" }
+    #expect(notes.count == 13, "\(notes.count)")
+    try waitFor("the ride to go on recording", timeout: 20) { try web.service.status().points > pointsBefore + 2 }
+  }
+
   @Test func theLiveFeedFollowsTheButtonsAndThePageControlsTheEngine() throws {
     let web = try WebService(speed: "5")
     try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }

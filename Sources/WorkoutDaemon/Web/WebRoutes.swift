@@ -30,6 +30,8 @@ final class WebRoutes: @unchecked Sendable {
   let touched = Mutex([Int64: Double]())
   /// Refusals logged once per minute at most, counted between.
   let refusals = Mutex((logged: -Double.infinity, unlogged: 0))
+  /// When each phone sent its notes of the last minute (CLOCK_MONOTONIC).
+  let notesSent = Mutex([Int64: [Double]]())
 
   init(
     settings: WebSettings, assets: String, port: Int, store: WorkoutStore, queue: InputQueue<RuntimeMessage>,
@@ -97,8 +99,14 @@ extension WebRoutes {
       _ = revoke(id: client.id ?? -1, wall: wall)
       return .response(.json(200, "{\"unpaired\":true}", headers: [("Set-Cookie", WebToken.clearCookie)]))
     case ("POST", "/api/annotate"):
-      guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
+      guard let client = authorised(request, now: now, wall: wall) else { return .response(unauthorised()) }
       if let refusal = crossOrigin(request, now: now) { return .response(refusal) }
+      if let wait = noteWait(for: client.id ?? -1, now: now) {
+        return .response(
+          .error(
+            429, "at most \(Annotation.perMinuteLimit) notes a minute: try again in \(Int(wait.rounded(.up))) s",
+            headers: [("Retry-After", String(Int(wait.rounded(.up))))]))
+      }
       return .response(annotate(request))
     case ("GET", "/api/sessions"):
       guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
@@ -202,6 +210,19 @@ extension WebRoutes {
   }
 
   /// A drink, a note, an RPE or a mood, for the current workout or `session`.
+  /// nil when `phone` may send a note now (and it is counted); else the seconds until it may.
+  func noteWait(for phone: Int64, now: Double) -> Double? {
+    notesSent.withLock { sent in
+      let recent = (sent[phone] ?? []).filter { $0 > now - 60 }
+      if recent.count >= Annotation.perMinuteLimit {
+        sent[phone] = recent
+        return max(1, recent[0] + 60 - now)
+      }
+      sent[phone] = recent + [now]
+      return nil
+    }
+  }
+
   func annotate(_ request: HTTPRequest) -> HTTPResponse {
     struct Body: Decodable {
       var kind: String
