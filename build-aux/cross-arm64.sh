@@ -159,11 +159,13 @@ EOF
 EOF
 }
 
-# This machine's own: debootstrap, and qemu-user-static, which registers itself with
+# This machine's own: debootstrap, and qemu-user-static with binfmt-support, which register it with
 # binfmt_misc so that aarch64 programs run here.
 host_packages() {
   local needed=debootstrap p
-  [[ $(uname -m) == aarch64 ]] || needed+=" qemu-user-static"
+  # binfmt-support is only recommended by qemu-user-static, and --no-install-recommends
+  # leaves it out: without it nothing registers the handler (update-binfmts).
+  [[ $(uname -m) == aarch64 ]] || needed+=" qemu-user-static binfmt-support"
   for p in $needed; do
     dpkg-query -W -f='${Status}\n' "$p" 2> /dev/null | grep -q '^install ok installed' ||
       { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $needed > /dev/null; break; }
