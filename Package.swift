@@ -50,6 +50,10 @@ let package = Package(
     // L2CAP LE sockets for BLE sensors: BlueZ's headers (libbluetooth-dev), no library linked.
     .target(name: "CBluetooth", cSettings: fortified),
     .target(name: "LinuxSupport", dependencies: ["CLinuxShims"]),
+    // The system's OpenSSL 3, loaded when the phone page's TLS is first wanted (libssl-dev's
+    // headers; libssl3 at run time).
+    .target(name: "CTLS", cSettings: fortified),
+    .target(name: "WebTLS", dependencies: ["CTLS", "LinuxSupport"]),
     .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport"]),
     .target(name: "BoardSim", dependencies: ["WorkoutCore", "LinuxSupport"]),
     .target(
@@ -61,7 +65,7 @@ let package = Package(
       name: "WorkoutDaemon",
       dependencies: [
         "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutExport", "LinuxSupport", "BoardSim", "BoardLinux",
-        "SensorProtocols", "WorkoutWeb", "WorkoutReports", .product(name: "TOMLKit", package: "TOMLKit"),
+        "SensorProtocols", "WorkoutWeb", "WorkoutReports", "WebTLS", .product(name: "TOMLKit", package: "TOMLKit"),
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
@@ -127,7 +131,7 @@ let package = Package(
       name: "WorkoutDaemonTests",
       dependencies: [
         "WorkoutDaemon", "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutTestSupport", "SensorProtocols",
-        "WorkoutWeb", .product(name: "Logging", package: "swift-log"),
+        "WorkoutWeb", "WebTLS", .product(name: "Logging", package: "swift-log"),
       ]),
     .testTarget(
       name: "IntegrationTests",
@@ -135,7 +139,7 @@ let package = Package(
         "WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport",
         .product(name: "GRDB", package: "GRDB.swift"),
       ],
-      exclude: ["write_fit.py"]
+      exclude: ["write_fit.py", "tls_client.py"]
     ),
   ]
     // make fuzz: libFuzzer targets for the BLE decoders, the speed/cadence calculators, the

@@ -35,7 +35,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -186,7 +185,7 @@ def web_run(binary, bin_dir, work):
     state, runtime = os.path.join(work, "web-state"), os.path.join(work, "web-run")
     config = os.path.join(work, "web.toml")
     with open(config, "w") as f:
-        f.write('[sim]\nspeed = 1\n[web]\nenabled = true\naddress = "127.0.0.1"\nport = 0\n')
+        f.write('[sim]\nspeed = 1\n[web]\nenabled = true\naddress = "127.0.0.1"\nport = 0\ntls = true\n')
     out = os.path.join(work, "callgrind.web")
     notify = benchlib.NotifySocket(work)
     log = open(os.path.join(work, "workoutd.web.log"), "w")
@@ -199,10 +198,10 @@ def web_run(binary, bin_dir, work):
         text = open(log.name).read()
         port = int(text.split("serving the phone page on 127.0.0.1:")[1].split()[0])
         wait_points(state, 3, 120)
-        token = web.pair(bin_dir, state, runtime, port)
+        token = web.pair(bin_dir, state, runtime, port, tls=True)
 
         def get(path):
-            with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+            with web.connect(port, tls=True, timeout=60) as s:
                 s.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: workoutd_token={token}\r\n"
                            "Connection: close\r\n\r\n").encode())
                 reply = b""
@@ -213,7 +212,7 @@ def web_run(binary, bin_dir, work):
 
         for path in ("/", "/app.js", "/app.css", "/icon.svg", "/api/status"):
             get(path)
-        phone = web.Phone(port, token)
+        phone = web.Phone(port, token, tls=True)
         phone.start()
         time.sleep(10)
         phone.stop()

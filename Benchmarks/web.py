@@ -7,6 +7,10 @@ real time on the simulated board (a point a second, as on a ride), measured over
   1 phone      one phone watching the live feed (server-sent events, one a second)
   10 phones    ten at once
 
+The web server's phases run twice, with HTTPS (`tls = true`, the default: the board's own
+certificate, TLS 1.3 through the system's OpenSSL) and with plain HTTP (`tls = false`), so the
+table shows what TLS costs.
+
 The web server's phases are taken in three rounds (none, one, ten, none, one, ten, ...) and
 each figure is the median of its three: on a shared virtual disk one commit's kernel cost alone
 swings by 250 µs from second to second (`git show bc8057a:BENCHMARKS.md`), so one phase each would mostly measure
@@ -22,6 +26,7 @@ import argparse
 import json
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -42,13 +47,25 @@ def rss(pid):
     return values["VmRSS"], values["VmHWM"]
 
 
-def start(binary, work, web):
+def connect(port, tls, timeout=None):
+    """A connection to the page, over TLS (trusting any certificate: the cost is measured, not the
+    trust) or plain."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    if not tls:
+        return sock
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context.wrap_socket(sock)
+
+
+def start(binary, work, web, tls=False):
     state, runtime = os.path.join(work, "state"), os.path.join(work, "run")
     config = os.path.join(work, "workoutd.toml")
     with open(config, "w") as f:
         f.write("[sim]\nspeed = 1\n")
         if web:
-            f.write('[web]\nenabled = true\naddress = "127.0.0.1"\nport = 0\n')
+            f.write(f'[web]\nenabled = true\naddress = "127.0.0.1"\nport = 0\ntls = {"true" if tls else "false"}\n')
     log = open(os.path.join(work, "workoutd.log"), "w")
     process = subprocess.Popen([os.path.join(binary, "workoutd"), "--state-dir", state, "--runtime-dir", runtime,
                                 "--config", config], stderr=log)
@@ -64,13 +81,14 @@ def start(binary, work, web):
     raise SystemExit(f"workoutd did not start recording: {open(log.name).read()[-2000:]}")
 
 
-def pair(binary, state, runtime, port):
+def pair(binary, state, runtime, port, tls=False):
     out = subprocess.run([os.path.join(binary, "workoutctl"), "pair", "--json", "--state-dir", state,
                           "--runtime-dir", runtime], capture_output=True, text=True, check=True).stdout
     code = json.loads(out)["code"]
     body = json.dumps({"code": code})
-    with socket.create_connection(("127.0.0.1", port)) as s:
-        s.sendall((f"POST /api/pair HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\n"
+    scheme = "https" if tls else "http"
+    with connect(port, tls) as s:
+        s.sendall((f"POST /api/pair HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: {scheme}://127.0.0.1:{port}\r\n"
                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
                    + body).encode())
         reply = b""
@@ -84,10 +102,10 @@ def pair(binary, state, runtime, port):
 class Phone(threading.Thread):
     """A phone on the live feed: counts the status events it gets."""
 
-    def __init__(self, port, token):
+    def __init__(self, port, token, tls=False):
         super().__init__(daemon=True)
         self.port, self.token, self.events, self.stopping = port, token, 0, False
-        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock = connect(port, tls)
         self.sock.sendall((f"GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
                            f"Cookie: workoutd_token={token}\r\n\r\n").encode())
 
@@ -127,6 +145,47 @@ def phase(pid, seconds, phones=()):
             "events": (min(events), max(events)) if events else None, "threads": benchlib.thread_lines(d, seconds)[:6]}
 
 
+def served(args, work, tls):
+    """The web server's phases, in rounds, with HTTPS or plain HTTP: [(name, median figures)]."""
+    kind = "https" if tls else "http"
+    os.makedirs(f"{work}/{kind}")
+    process, port, state, runtime = start(args.bin, f"{work}/{kind}", True, tls)
+    phones = []
+    rounds = {f"{kind} none": [], f"{kind} 1": [], f"{kind} 10": []}
+    names = list(rounds)
+    try:
+        time.sleep(2)
+        token = pair(args.bin, state, runtime, port, tls)
+        for _ in range(args.rounds):
+            rounds[names[0]].append(phase(process.pid, args.seconds))
+            phones = [Phone(port, token, tls)]
+            phones[0].start()
+            time.sleep(2)
+            rounds[names[1]].append(phase(process.pid, args.seconds, phones))
+            for _ in range(9):
+                phone = Phone(port, token, tls)
+                phone.start()
+                phones.append(phone)
+            time.sleep(2)
+            rounds[names[2]].append(phase(process.pid, args.seconds, phones))
+            for phone in phones:
+                phone.stop()
+            phones = []
+            time.sleep(2)
+    finally:
+        for phone in phones:
+            phone.stop()
+        process.terminate()
+        process.wait(timeout=20)
+    results = []
+    for name, runs in rounds.items():
+        middle = sorted(runs, key=lambda r: r["cpu_us"])[len(runs) // 2]
+        middle = dict(middle, wakeups=sorted(r["wakeups"] for r in runs)[len(runs) // 2],
+                      rss=max(r["rss"] for r in runs), peak=max(r["peak"] for r in runs))
+        results.append((name, middle))
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -143,52 +202,24 @@ def main():
         finally:
             process.terminate()
             process.wait(timeout=20)
-        os.makedirs(work + "/on")
-        process, port, state, runtime = start(args.bin, work + "/on", True)
-        phones = []
-        rounds = {"no phone": [], "1 phone": [], "10 phones": []}
-        try:
-            time.sleep(2)
-            token = pair(args.bin, state, runtime, port)
-            for _ in range(args.rounds):
-                rounds["no phone"].append(phase(process.pid, args.seconds))
-                phones = [Phone(port, token)]
-                phones[0].start()
-                time.sleep(2)
-                rounds["1 phone"].append(phase(process.pid, args.seconds, phones))
-                for _ in range(9):
-                    phone = Phone(port, token)
-                    phone.start()
-                    phones.append(phone)
-                time.sleep(2)
-                rounds["10 phones"].append(phase(process.pid, args.seconds, phones))
-                for phone in phones:
-                    phone.stop()
-                phones = []
-                time.sleep(2)
-        finally:
-            for phone in phones:
-                phone.stop()
-            process.terminate()
-            process.wait(timeout=20)
-        for name, runs in rounds.items():
-            middle = sorted(runs, key=lambda r: r["cpu_us"])[len(runs) // 2]
-            middle = dict(middle, wakeups=sorted(r["wakeups"] for r in runs)[len(runs) // 2],
-                          rss=max(r["rss"] for r in runs), peak=max(r["peak"] for r in runs))
-            results.append((name, middle))
+        for tls in (True, False):
+            results += served(args, work, tls)
     print(f"The phone page's cost, recording the bundled ride in real time, {args.seconds:.0f} s a phase"
           f" (the web server's: medians of {args.rounds}):")
     print(f"  {'phase':<10} {'CPU µs/s':>9} {'wake-ups/s':>11} {'RSS MiB':>8} {'peak MiB':>9} {'events/s a phone':>17}")
     for name, r in results:
         events = "" if r["events"] is None else f"{r['events'][0]:.2f}-{r['events'][1]:.2f}"
         print(f"  {name:<10} {r['cpu_us']:9.0f} {r['wakeups']:11.2f} {r['rss']:8.1f} {r['peak']:9.1f} {events:>17}")
-    print("  busiest threads with ten phones (the median phase):")
-    for line in results[-1][1]["threads"]:
+    figures = dict(results)
+    print("  busiest threads with ten phones over HTTPS (the median phase):")
+    for line in figures["https 10"]["threads"]:
         print("  " + line)
-    base = results[0][1]["cpu_us"]
-    one, ten = results[2][1]["cpu_us"], results[3][1]["cpu_us"]
-    print(f"  a phone costs {one - base:.0f} µs/s of CPU ({(ten - base) / 10:.0f} µs/s each of ten);"
-          f" the idle server {results[1][1]['cpu_us'] - base:+.0f} µs/s, {results[1][1]['wakeups'] - results[0][1]['wakeups']:+.2f} wake-ups/s")
+    base = figures["web off"]["cpu_us"]
+    for kind in ("https", "http"):
+        one, ten, idle = (figures[f"{kind} {n}"] for n in ("1", "10", "none"))
+        print(f"  {kind}: a phone costs {one['cpu_us'] - base:.0f} µs/s of CPU ({(ten['cpu_us'] - base) / 10:.0f} µs/s"
+              f" each of ten); the idle server {idle['cpu_us'] - base:+.0f} µs/s,"
+              f" {idle['wakeups'] - figures['web off']['wakeups']:+.2f} wake-ups/s; peak RSS with ten {ten['peak']:.1f} MiB")
     ok = all(r[1]["events"] is None or r[1]["events"][0] >= 0.8 for r in results)
     if not ok:
         print("FAIL: a phone got fewer than 0.8 live events a second")

@@ -123,6 +123,16 @@ public final class TCPSocket: Sendable {
     return buffer
   }
 
+  /// The first byte waiting, left in the stream (`MSG_PEEK`), waiting until `deadline` for it:
+  /// nil at the end of the stream; ETIMEDOUT at the deadline.
+  public func peek(deadline: Double) throws(SystemError) -> UInt8? {
+    let left = deadline - SystemClocks.monotonic()
+    guard left > 0, try waitReadable(timeout: left) else { throw SystemError("recv", errno: ETIMEDOUT) }
+    var byte: UInt8 = 0
+    let count = try retryingInterrupts("recv") { Glibc.recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) }
+    return count == 1 ? byte : nil
+  }
+
   /// How long a blocking write may wait for room before failing (SO_SNDTIMEO): a peer that
   /// reads nothing cannot hold the writer longer.
   public func setSendTimeout(seconds: Double) throws(SystemError) {

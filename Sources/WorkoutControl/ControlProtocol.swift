@@ -171,11 +171,15 @@ public struct PairingReport: Codable, Sendable, Hashable {
   /// Where a phone on the same network opens the page, the code in the fragment (never sent
   /// to the server in a request line): one per address the server listens on.
   public var urls: [String]
+  /// The SHA-256 fingerprint of the page's certificate ("AB:CD:…") when it is HTTPS: what the
+  /// phone's browser shows for the certificate, checked once by the rider.
+  public var fingerprint: String?
 
-  public init(code: String, expiresIn: Double, urls: [String]) {
+  public init(code: String, expiresIn: Double, urls: [String], fingerprint: String? = nil) {
     self.code = code
     self.expiresIn = expiresIn
     self.urls = urls
+    self.fingerprint = fingerprint
   }
 }
 

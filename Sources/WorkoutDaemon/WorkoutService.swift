@@ -110,8 +110,11 @@ public enum WorkoutService {
     var web: WebServer?
     if configuration.web.enabled {
       do {
+        let identity =
+          configuration.web.tls
+          ? try WebIdentity.load(configuration.web, stateDirectory: configuration.stateDirectory, log: log) : nil
         let webServer = try WebServer(
-          settings: configuration.web, store: store, queue: queue, log: log,
+          settings: configuration.web, identity: identity, store: store, queue: queue, log: log,
           scratchDirectory: configuration.runtimeDirectory)
         let feed = webServer.feed
         outputs.statusWanted = { feed.wanted }
@@ -145,7 +148,17 @@ public enum WorkoutService {
     if let web {
       parts.start(web) { error in log(.error, "web: cannot start its thread: \(error)") }
       server.web = web
-      log(.notice, "web: serving the phone page on \(configuration.web.address):\(web.port) from \(web.routes.assets)")
+      if let fingerprint = web.routes.fingerprint {
+        log(
+          .notice,
+          "web: serving the phone page on \(configuration.web.address):\(web.port) (HTTPS, certificate SHA-256 \(fingerprint)) from \(web.routes.assets)"
+        )
+      } else {
+        log(
+          .warning,
+          "web: serving the phone page on \(configuration.web.address):\(web.port) (plain HTTP: anyone on the network can read the phone's token) from \(web.routes.assets)"
+        )
+      }
     }
     parts.start(server) { error in log(.error, "control socket: cannot start its thread: \(error)") }
 

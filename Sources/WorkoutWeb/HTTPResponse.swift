@@ -30,6 +30,7 @@ public struct HTTPResponse: Sendable {
     switch status {
     case 200: "OK"
     case 204: "No Content"
+    case 301: "Moved Permanently"
     case 303: "See Other"
     case 304: "Not Modified"
     case 400: "Bad Request"

@@ -123,8 +123,9 @@ public enum WebToken {
 
   /// The Set-Cookie field that gives a phone its token: only for this host, never to scripts
   /// (HttpOnly), never on a request another site starts (SameSite=Strict), for a year.
-  public static func setCookie(_ token: String) -> String {
-    "\(cookieName)=\(token); Path=/; Max-Age=31536000; HttpOnly; SameSite=Strict"
+  /// `secure`: sent back over HTTPS only (RFC 6265 §4.1.2.5), when the page is HTTPS.
+  public static func setCookie(_ token: String, secure: Bool) -> String {
+    "\(cookieName)=\(token); Path=/; Max-Age=31536000; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
   }
 
   public static let clearCookie = "\(cookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"
@@ -164,10 +165,22 @@ public enum OriginCheck {
     case crossOrigin(String)
   }
 
-  public static func verdict(origin: String?, host: String?) -> Verdict {
+  /// `secure`: the page is HTTPS, so its own origin is https:// (a plain http:// page on the
+  /// same host and port is not it).
+  public static func verdict(origin: String?, host: String?, secure: Bool) -> Verdict {
     guard let origin, origin != "null" else { return .missingOrigin }
     guard let host, !host.isEmpty else { return .crossOrigin(origin) }
-    let expected = ["http://" + host.lowercased(), "https://" + host.lowercased()]
-    return expected.contains(origin.lowercased()) ? .sameOrigin : .crossOrigin(origin)
+    let expected = (secure ? "https://" : "http://") + host.lowercased()
+    return origin.lowercased() == expected ? .sameOrigin : .crossOrigin(origin)
+  }
+
+  /// A Host field that is a name or address and an optional port (RFC 9110 §7.2), nothing
+  /// that could end a header or a URL's authority.
+  public static func isHostField(_ host: String) -> Bool {
+    !host.isEmpty && host.utf8.count <= 255
+      && host.utf8.allSatisfy { byte in
+        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+          || [0x2D, 0x2E, 0x3A, 0x5B, 0x5D].contains(byte)
+      }
   }
 }

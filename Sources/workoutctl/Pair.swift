@@ -51,6 +51,12 @@ struct Pair: ParsableCommand {
       "pairing code: \(pairing.code)  (valid \(wholeNumberText((pairing.expiresIn / 60).rounded(.down))) minutes, once)"
     )
     for url in pairing.urls { print("open on the phone: \(url)") }
+    if let fingerprint = pairing.fingerprint {
+      print("the board's certificate, SHA-256: \(fingerprint)")
+      print("  the phone warns that it does not know it: check that it shows this fingerprint, once")
+    } else {
+      print("plain HTTP ([web] tls = false): anyone on this network can read the phone's token")
+    }
     if !noQR, let url = pairing.urls.first {
       do {
         print(try TerminalQR.render(url))

@@ -3,7 +3,9 @@
 chromedriver's W3C WebDriver protocol (plain HTTP and JSON: no client library needed).
 
 The service runs on the simulated board, replaying the bundled ride's first minutes in real
-time, its web server on loopback. The browser pairs from the URL `workoutctl pair` prints,
+time, its web server on loopback over HTTPS with the certificate the board made itself: the
+browser trusts exactly that certificate (its public key's hash, as a rider trusts it by the
+fingerprint `workoutctl pair` prints), and plain http:// is sent to https://. The browser pairs from the URL `workoutctl pair` prints,
 watches the figures change, pauses and resumes from the page (and `workoutctl status` sees it),
 sees the page follow when the simulated pause button is pressed (a press row of the ride), stops
 with the page's confirm, and opens the ride page. Screenshots of the live view and the ride page
@@ -13,12 +15,14 @@ Usage: browser_test.py --bin DIR   (DIR holds workoutd and workoutctl)
 """
 import argparse
 import base64
+import hashlib
 import json
 import os
 import re
 import shutil
 import socket
 import sqlite3
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -35,6 +39,26 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def public_key_hash(certificate):
+    """base64(SHA-256(SubjectPublicKeyInfo)) of a PEM certificate: what Chromium's
+    --ignore-certificate-errors-spki-list names."""
+    key = subprocess.run(["openssl", "x509", "-pubkey", "-noout", "-in", certificate], capture_output=True,
+                         check=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=key, capture_output=True,
+                         check=True).stdout
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def served_fingerprint(port):
+    """The SHA-256 fingerprint of the certificate the server presents, as "AB:CD:..."."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with context.wrap_socket(raw) as tls:
+            return ":".join(f"{b:02X}" for b in hashlib.sha256(tls.getpeercert(binary_form=True)).digest())
 
 
 def wait_for(what, timeout, condition, every=0.2):
@@ -54,7 +78,7 @@ def wait_for(what, timeout, condition, every=0.2):
 class WebDriver:
     """The few W3C WebDriver commands this test needs (https://www.w3.org/TR/webdriver2/)."""
 
-    def __init__(self, port):
+    def __init__(self, port, trusted_key, profile):
         self.base = f"http://127.0.0.1:{port}"
         caps = {
             "capabilities": {
@@ -64,7 +88,9 @@ class WebDriver:
                         "binary": shutil.which("chromium") or "/usr/bin/chromium",
                         # A phone's screen; root in a container needs --no-sandbox.
                         "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=412,915",
-                                 "--disable-dev-shm-usage", "--no-first-run"],
+                                 "--disable-dev-shm-usage", "--no-first-run", f"--user-data-dir={profile}",
+                                 # This one certificate's key, and no other, despite its self-signature.
+                                 f"--ignore-certificate-errors-spki-list={trusted_key}"],
                     },
                 }
             }
@@ -188,12 +214,15 @@ def main():
     try:
         wait_for("workoutd to be ready", 30, lambda: "ready:" in open(log.name).read())
         wait_for("chromedriver", 30, lambda: urllib.request.urlopen(f"http://127.0.0.1:{driver_port}/status").read())
-        browser = WebDriver(driver_port)
+        trusted_key = public_key_hash(os.path.join(state, "web-certificate.pem"))
+        browser = WebDriver(driver_port, trusted_key, os.path.join(work, "profile"))
 
         def refused_without_pairing():
             browser.go(f"http://127.0.0.1:{web_port}/")
+            wait_for("the page over https", 15, lambda: browser.script("return location.href").startswith("https://"))
             wait_for("the pairing prompt", 15, lambda: browser.displayed("#pairing"))
             assert not browser.displayed("#live"), "the live view shows without a token"
+            assert not browser.displayed("#plain-warning"), "the plain-HTTP warning shows over HTTPS"
             # A wrong code, typed: refused with a message, still unpaired.
             browser.script("document.getElementById('pair-code').value = 'AAAA-AAAA'")
             browser.click("#pair-button")
@@ -202,7 +231,10 @@ def main():
 
         def pairs_from_the_printed_url():
             out = ctl("pair", "--no-qr")
-            url = re.search(r"open on the phone: (http://127\.0\.0\.1\S+)", out).group(1)
+            url = re.search(r"open on the phone: (https://127\.0\.0\.1\S+)", out).group(1)
+            printed = re.search(r"certificate, SHA-256: ([0-9A-F:]{95})", out).group(1)
+            served = served_fingerprint(web_port)
+            assert printed == served, f"workoutctl pair printed {printed}, the server presents {served}"
             browser.go(url)
             wait_for("the live view", 15, lambda: browser.displayed("#live"))
             href = browser.script("return location.href")
@@ -266,7 +298,7 @@ def main():
             print(f"  (the page said {stale!r}, then live again)", flush=True)
 
         def the_ride_page():
-            browser.go(f"http://127.0.0.1:{web_port}/#/rides")
+            browser.go(f"https://127.0.0.1:{web_port}/#/rides")
             wait_for("the ride list", 15, lambda: browser.displayed("#rides") and "Ride 1" in browser.text("#ride-list"))
             browser.click('#ride-list a[href="#/rides/1"]')
             wait_for("the ride page", 15, lambda: browser.displayed("#ride") and browser.script(

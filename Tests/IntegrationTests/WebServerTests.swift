@@ -50,9 +50,10 @@ final class WebService {
   let port: Int
 
   /// `extra`: more of `[web]`, and sections after it; `arguments`: workoutd's, after these.
-  init(speed: String = "20", extra: String = "", arguments: [String] = []) throws {
+  /// `tls`: HTTPS as a board has it by default; these tests' plain-HTTP client needs it off.
+  init(speed: String = "20", tls: Bool = false, extra: String = "", arguments: [String] = []) throws {
     let config = dir.path + "/workoutd.toml"
-    try "[web]\nenabled = true\naddress = \"127.0.0.1\"\nport = 0\n\(extra)".write(
+    try "[web]\nenabled = true\naddress = \"127.0.0.1\"\nport = 0\ntls = \(tls)\n\(extra)".write(
       toFile: config, atomically: true, encoding: .utf8)
     service = try ServiceProcess(dir, arguments: ["--speed", speed, "--config", config] + arguments)
     try service.waitUntilReady()
@@ -315,6 +316,45 @@ struct WebServerTests {
       body: "{\"command\":\"reboot\"}")
     #expect(unknown.status == 400)
     feed.close()
+  }
+
+  @Test func aPhonePairsOverTLSCheckingTheFingerprintAndPlainHTTPIsRefused() throws {
+    let web = try WebService(tls: true)
+    try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }
+    let pairing = try web.ctl(["pair", "--no-qr"])
+    try #require(pairing.status == 0, "\(pairing.output)")
+    let code = try #require(pairing.output.firstMatch(of: /pairing code: (\S+)/)?.1)
+    let printed = try #require(pairing.output.firstMatch(of: /certificate, SHA-256: ([0-9A-F:]{95})/)?.1)
+    #expect(pairing.output.contains("open on the phone: https://127.0.0.1:\(web.port)/#pair=\(code)"))
+
+    // Plain HTTP on the HTTPS port is served nothing: a page load is sent to https://, and a
+    // request with a token or a code is refused before it is read as one (the code stays open).
+    let page = try http("GET", "/", port: web.port)
+    #expect(page.status == 301 && page.headers["location"] == "https://127.0.0.1:\(web.port)/", "\(page)")
+    let plainPair = try http(
+      "POST", "/api/pair", port: web.port, headers: ["Origin": web.origin], body: "{\"code\":\"\(code)\"}")
+    #expect(plainPair.status == 400 && plainPair.headers["set-cookie"] == nil, "\(plainPair)")
+
+    let pointsBefore = try web.service.status().points
+    let client = try run(
+      "/usr/bin/env",
+      ["python3", repositoryRoot + "/Tests/IntegrationTests/tls_client.py", String(web.port), String(code)])
+    try #require(client.status == 0, "\(client.output)")
+    let reply = try #require(
+      try JSONSerialization.jsonObject(with: Data(client.output.utf8)) as? [String: Any], "\(client.output)")
+    #expect(reply["fingerprint"] as? String == String(printed), "the certificate served is the one pair printed")
+    #expect(["TLSv1.2", "TLSv1.3"].contains(reply["version"] as? String ?? ""), "\(reply)")
+    #expect(reply["pair"] as? Int == 200 && (reply["cookie"] as? String ?? "").hasSuffix("; Secure"), "\(reply)")
+    #expect(reply["status"] as? Int == 200 && reply["state"] as? String == "running", "\(reply)")
+    #expect(reply["plainOrigin"] as? Int == 403, "an http:// origin controls an HTTPS page: \(reply)")
+    let token = try #require(reply["token"] as? String)
+    let plainStatus = try http("GET", "/api/status", port: web.port, headers: web.cookie(token))
+    #expect(plainStatus.status == 400 && !plainStatus.body.contains("running"), "\(plainStatus)")
+    #expect(
+      web.service.log.contains(
+        "web: serving the phone page on 127.0.0.1:\(web.port) (HTTPS, certificate SHA-256 \(printed))"))
+    try waitFor("the ride to go on recording", timeout: 20) { try web.service.status().points > pointsBefore + 2 }
+    #expect(try web.service.status().state == .running)
   }
 
   @Test func badRequestsAndACrowdAreAnsweredAndTheServerGoesOn() throws {

@@ -59,6 +59,12 @@ struct ConfigurationTests {
   @Test func theWebServerIsOffUnlessEnabledAndItsKeysAreChecked() throws {
     let defaults = try DaemonConfiguration.parse("", file: "t.toml", environment: noSystemd)
     #expect(!defaults.web.enabled && defaults.web.address == "0.0.0.0" && defaults.web.port == 8080)
+    #expect(defaults.web.tls && defaults.web.certificate == nil && defaults.web.key == nil, "HTTPS unless said")
+    let own = try DaemonConfiguration.parse(
+      "[web]\ntls = true\ncertificate = \"/etc/w.crt\"\nkey = \"/etc/w.key\"\n", file: "t.toml",
+      environment: noSystemd)
+    #expect(own.web.certificate == "/etc/w.crt" && own.web.key == "/etc/w.key")
+    #expect(try !DaemonConfiguration.parse("[web]\ntls = false\n", file: "t.toml", environment: noSystemd).web.tls)
     let set = try DaemonConfiguration.parse(
       "[web]\nenabled = true\naddress = \"127.0.0.1\"\nport = 8443\nmax_clients = 4\nassets = \"/srv/web\"\n",
       file: "t.toml", environment: noSystemd)
@@ -69,7 +75,8 @@ struct ConfigurationTests {
       ("port = 80.5", "[web] port must be a whole number (got 80.5)"),
       ("address = \"\"", "[web] address must be an address"), ("max_clients = 1", "[web] max_clients"),
       ("max_clients = 4.5", "[web] max_clients must be a whole number (got 4.5)"),
-      ("colour = \"red\"", "unknown key"),
+      ("colour = \"red\"", "unknown key"), ("tls = \"yes\"", "[web] tls"),
+      ("certificate = \"/etc/w.crt\"", "needs both certificate and key"),
     ] {
       #expect(throws: ConfigurationError.self) {
         _ = try DaemonConfiguration.parse("[web]\n" + text + "\n", file: "t.toml", environment: noSystemd)

@@ -123,15 +123,39 @@ struct WebTokenTests {
     #expect(WebToken.fromCookies("workoutd_token=") == nil)
     #expect(WebToken.fromCookies("xworkoutd_token=abc") == nil)
     #expect(WebToken.fromCookies(nil) == nil)
-    #expect(WebToken.setCookie("t").contains("HttpOnly; SameSite=Strict"))
+    #expect(WebToken.setCookie("t", secure: false).hasSuffix("HttpOnly; SameSite=Strict"))
+    #expect(WebToken.setCookie("t", secure: true).hasSuffix("HttpOnly; SameSite=Strict; Secure"))
   }
 
   @Test func onlyTheBoardsOwnPageIsSameOrigin() {
-    #expect(OriginCheck.verdict(origin: "http://192.168.1.20:8080", host: "192.168.1.20:8080") == .sameOrigin)
-    #expect(OriginCheck.verdict(origin: "http://Board.local", host: "board.local") == .sameOrigin)
-    #expect(OriginCheck.verdict(origin: nil, host: "board") == .missingOrigin)
-    #expect(OriginCheck.verdict(origin: "null", host: "board") == .missingOrigin)
-    #expect(OriginCheck.verdict(origin: "http://evil.example", host: "board") == .crossOrigin("http://evil.example"))
-    #expect(OriginCheck.verdict(origin: "http://board:8081", host: "board:8080") == .crossOrigin("http://board:8081"))
+    for secure in [false, true] {
+      let scheme = secure ? "https" : "http"
+      #expect(
+        OriginCheck.verdict(origin: "\(scheme)://192.168.1.20:8080", host: "192.168.1.20:8080", secure: secure)
+          == .sameOrigin)
+      #expect(
+        OriginCheck.verdict(origin: "\(scheme)://Board.local", host: "board.local", secure: secure) == .sameOrigin)
+      #expect(OriginCheck.verdict(origin: nil, host: "board", secure: secure) == .missingOrigin)
+      #expect(OriginCheck.verdict(origin: "null", host: "board", secure: secure) == .missingOrigin)
+      #expect(
+        OriginCheck.verdict(origin: "\(scheme)://evil.example", host: "board", secure: secure)
+          == .crossOrigin("\(scheme)://evil.example"))
+      #expect(
+        OriginCheck.verdict(origin: "\(scheme)://board:8081", host: "board:8080", secure: secure)
+          == .crossOrigin("\(scheme)://board:8081"))
+    }
+    // An HTTPS page's origin is https://: a plain page on the same host and port is another.
+    #expect(
+      OriginCheck.verdict(origin: "http://board:8080", host: "board:8080", secure: true)
+        == .crossOrigin("http://board:8080"))
+  }
+
+  @Test func aHostFieldIsANameOrAddressAndAPort() {
+    for host in ["board.local:8080", "192.168.1.20", "[fe80::1]:8080", "Board-2"] {
+      #expect(OriginCheck.isHostField(host), "\(host)")
+    }
+    for host in ["", "evil/path", "a b", "board\r\nX: 1", "user@board", String(repeating: "a", count: 256)] {
+      #expect(!OriginCheck.isHostField(host), "\(host)")
+    }
   }
 }

@@ -176,6 +176,7 @@ async function start() {
   if (r.status === 401) {
     if (live) { live.close(); live = null; }
     show("pairing");
+    $("plain-warning").hidden = location.protocol !== "http:";
     $("state").textContent = "not paired";
     const match = location.hash.match(/pair=([0-9A-Za-z-]+)/);
     if (match) { $("pair-code").value = match[1]; pair(match[1]); }

@@ -312,5 +312,13 @@ extension WebSettings {
     if let port = web.wholeNumber("port", 0...65535) { self.port = port }
     if let assets = web.path("assets") { self.assets = assets }
     if let clients = web.wholeNumber("max_clients", 2...64) { maximumClients = clients }
+    if let tls = web.bool("tls") { self.tls = tls }
+    certificate = web.path("certificate") ?? certificate
+    key = web.path("key") ?? key
+    if (certificate == nil) != (key == nil) {
+      web.problem(certificate == nil ? "key" : "certificate", "needs both certificate and key (PEM files), or neither")
+      certificate = nil
+      key = nil
+    }
   }
 }

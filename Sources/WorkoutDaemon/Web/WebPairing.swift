@@ -46,7 +46,8 @@ extension WebRoutes {
     tokens.withLock { $0[record.tokenHash] = record }
     log(.notice, "web: phone \(record.id ?? 0) paired (\(TerminalText.escaped(name.prefix(60))))")
     return .json(
-      200, "{\"paired\":true,\"id\":\(record.id ?? 0)}", headers: [("Set-Cookie", WebToken.setCookie(token))])
+      200, "{\"paired\":true,\"id\":\(record.id ?? 0)}",
+      headers: [("Set-Cookie", WebToken.setCookie(token, secure: fingerprint != nil))])
   }
 
   /// The control socket's pairing commands.
@@ -57,7 +58,8 @@ extension WebRoutes {
       log(.notice, "web: a pairing code was issued (valid \(Int(PairingDesk.codeLifetime)) s)")
       return ControlReply(
         ok: true,
-        pairing: PairingReport(code: code.text, expiresIn: PairingDesk.codeLifetime, urls: urls(code: code.text)))
+        pairing: PairingReport(
+          code: code.text, expiresIn: PairingDesk.codeLifetime, urls: urls(code: code.text), fingerprint: fingerprint))
     case .listPairings:
       do {
         let clients = try store.webClients().map {
@@ -96,7 +98,19 @@ extension WebRoutes {
     case "0.0.0.0", "::", "": hosts = NetworkInterfaces.ipv4Addresses()
     default: hosts = [settings.address.contains(":") ? "[\(settings.address)]" : settings.address]
     }
-    let port = self.port == 80 ? "" : ":\(self.port)"
-    return hosts.map { "http://\($0)\(port)/#pair=\(code)" }
+    let scheme = fingerprint == nil ? "http" : "https"
+    let port = self.port == (fingerprint == nil ? 80 : 443) ? "" : ":\(self.port)"
+    return hosts.map { "\(scheme)://\($0)\(port)/#pair=\(code)" }
+  }
+
+  /// The answer to plain HTTP when the page is HTTPS: a page load is redirected to the same
+  /// address over https (the browser keeps the `#pair=` fragment, RFC 9110 §10.2.2); anything
+  /// else is refused. Nothing of the request is used.
+  func plainHTTPRefusal(_ request: HTTPRequest) -> HTTPResponse {
+    let message = "this board's page is served over HTTPS only"
+    guard request.method == "GET" || request.method == "HEAD", !request.path.hasPrefix("/api/"),
+      let host = request.header("host"), OriginCheck.isHostField(host)
+    else { return .error(400, "\(message): use https://") }
+    return .error(301, "\(message)", headers: [("Location", "https://\(host)\(request.path)")])
   }
 }

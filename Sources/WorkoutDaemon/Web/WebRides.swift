@@ -97,7 +97,7 @@ extension WebRoutes {
 extension WebServer {
   /// Writes the file into the scratch directory as the exporter does (point pages streamed
   /// from the store: flat memory however long the ride), sends it, removes it.
-  func sendFile(of id: Int64, format: ExportFormat, to client: TCPSocket) {
+  func sendFile(of id: Int64, format: ExportFormat, to client: any WebConnection) {
     let directory = scratchDirectory + "/web-\(UInt32.random(in: 0...UInt32.max))"
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let written: ExportFile.Written

@@ -23,6 +23,8 @@ final class WebRoutes: @unchecked Sendable {
   let queue: InputQueue<RuntimeMessage>
   let log: Logger
   let feed: LiveFeed
+  /// The certificate's SHA-256 fingerprint when the page is HTTPS; nil: plain HTTP.
+  let fingerprint: String?
   let desk = Mutex(PairingDesk())
   /// Tokens in use (hash -> the phone's row), read from the database at start and kept with it.
   let tokens = Mutex([String: WebClientRecord]())
@@ -35,8 +37,9 @@ final class WebRoutes: @unchecked Sendable {
 
   init(
     settings: WebSettings, assets: String, port: Int, store: WorkoutStore, queue: InputQueue<RuntimeMessage>,
-    log: Logger, feed: LiveFeed
+    log: Logger, feed: LiveFeed, fingerprint: String? = nil
   ) {
+    self.fingerprint = fingerprint
     self.settings = settings
     self.assets = assets
     self.port = port
@@ -159,7 +162,9 @@ extension WebRoutes {
 
   /// A request that changes something must come from this server's own page.
   func crossOrigin(_ request: HTTPRequest, now: Double) -> HTTPResponse? {
-    switch OriginCheck.verdict(origin: request.header("origin"), host: request.header("host")) {
+    switch OriginCheck.verdict(
+      origin: request.header("origin"), host: request.header("host"), secure: fingerprint != nil)
+    {
     case .sameOrigin: return nil
     case .missingOrigin:
       noteRefusal("a request that changes something without an Origin", now: now)

@@ -2,6 +2,7 @@ import Foundation
 import LinuxSupport
 import Logging
 import Synchronization
+import WebTLS
 import WorkoutControl
 import WorkoutStore
 import WorkoutWeb
@@ -21,6 +22,13 @@ public struct WebSettings: Sendable, Equatable {
   public var assets: String?
   /// Connections at once; a phone holds one for its live feed and opens a few for the page.
   public var maximumClients = 16
+  /// HTTPS: the token and the pairing code never cross the Wi-Fi in clear. Off, anyone on the
+  /// network can read them and take over the page.
+  public var tls = true
+  /// The administrator's certificate (PEM, the chain after it) and key; nil: the board's own,
+  /// made at first start in the state directory and signed by itself.
+  public var certificate: String?
+  public var key: String?
 
   public init() {}
 }
@@ -41,6 +49,8 @@ final class WebServer: @unchecked Sendable {
   var log: Logger { routes.log }
   var feed: LiveFeed { routes.feed }
 
+  /// HTTPS (`[web] tls`); nil: plain HTTP.
+  let tls: TLSServerContext?
   let stopping = StopSignal()
   private let clients: ClientThreads
   private var acceptThread: DeviceThread?
@@ -55,10 +65,15 @@ final class WebServer: @unchecked Sendable {
   let scratchDirectory: String
 
   init(
-    settings: WebSettings, store: WorkoutStore, queue: InputQueue<RuntimeMessage>, log: Logger,
-    scratchDirectory: String
+    settings: WebSettings, identity: TLSIdentity?, store: WorkoutStore, queue: InputQueue<RuntimeMessage>,
+    log: Logger, scratchDirectory: String
   ) throws(WebServerError) {
     self.scratchDirectory = scratchDirectory
+    do {
+      tls = try identity.map { identity throws(TLSError) in try TLSServerContext(identity) }
+    } catch {
+      throw .tls(error.description)
+    }
     self.settings = settings
     clients = ClientThreads(limit: settings.maximumClients)
     guard let assets = settings.assets ?? WebAssets.find() else {
@@ -74,7 +89,7 @@ final class WebServer: @unchecked Sendable {
     }
     routes = WebRoutes(
       settings: settings, assets: assets, port: listener.port, store: store, queue: queue, log: log,
-      feed: LiveFeed(queue: queue, log: log))
+      feed: LiveFeed(queue: queue, log: log), fingerprint: identity?.fingerprintText)
   }
 
   var port: Int { listener.port }
@@ -138,11 +153,53 @@ final class WebServer: @unchecked Sendable {
     }
   }
 
+  /// The connection's TLS handshake, when the page is HTTPS, then its requests. A client that
+  /// speaks plain HTTP to it is told where the page is, and nothing else.
+  private func converse(with socket: TCPSocket) {
+    guard let tls else {
+      try? socket.setSendTimeout(seconds: 5)
+      return converse(over: socket)
+    }
+    let deadline = SystemClocks.monotonic() + Self.requestDeadline
+    // RFC 8446 §5.1: a TLS connection opens with a handshake record, content type 22.
+    guard let first = try? socket.peek(deadline: deadline) else { return }
+    guard first == 22 else { return refusePlainHTTP(on: socket) }
+    let connection: TLSConnection
+    do {
+      connection = try TLSConnection(accepting: socket, context: tls, deadline: deadline)
+    } catch {
+      log(.info, "web: a TLS handshake failed: \(error)")
+      return
+    }
+    defer { connection.end() }
+    converse(over: connection)
+  }
+
+  /// Plain HTTP on the HTTPS port: a browser is sent to the page's https:// address; the request
+  /// is not served, so a token sent in clear is never accepted.
+  private func refusePlainHTTP(on socket: TCPSocket) {
+    try? socket.setSendTimeout(seconds: 1)
+    var parser = HTTPRequestParser()
+    let deadline = SystemClocks.monotonic() + Self.requestDeadline
+    var request: HTTPRequest?
+    while request == nil {
+      do {
+        request = try parser.next()
+      } catch {
+        return
+      }
+      if request != nil { break }
+      guard let bytes = try? socket.receive(deadline: deadline), !bytes.isEmpty else { return }
+      parser.append(bytes)
+    }
+    guard let request else { return }
+    try? socket.send(routes.plainHTTPRefusal(request).serialized(keepAlive: false))
+  }
+
   /// Requests one after another on a connection (HTTP/1.1 keep-alive), until the peer closes,
   /// idles, errs, or a live feed takes the connection over.
-  private func converse(with client: TCPSocket) {
+  private func converse(over client: any WebConnection) {
     var parser = HTTPRequestParser()
-    try? client.setSendTimeout(seconds: 5)
     var started: Double?
     while !stopping.isStopRequested {
       let request: HTTPRequest?
@@ -184,7 +241,7 @@ final class WebServer: @unchecked Sendable {
 
   /// The live feed: an event with the status at once, then each new one, and a comment every
   /// 15 s when nothing changed, until the phone goes, is revoked, or the service stops.
-  private func streamLiveFeed(to client: TCPSocket, phone: Int64) {
+  private func streamLiveFeed(to client: any WebConnection, phone: Int64) {
     do {
       try client.send(HTTPResponse.eventStreamHead())
       // The browser reconnects by itself after 2 s when the link drops (EventSource).
@@ -219,12 +276,31 @@ final class WebServer: @unchecked Sendable {
 enum WebServerError: Error, CustomStringConvertible {
   case noAssets([String])
   case cannotListen(String, String)
+  case tls(String)
 
   var description: String {
     switch self {
     case .noAssets(let places):
       "the web page's files are not in \(places.joined(separator: ", ")) (set [web] assets to board/web)"
     case .cannotListen(let address, let reason): "cannot listen on \(address): \(reason)"
+    case .tls(let reason): "no HTTPS: \(reason) (or set [web] tls = false, which sends the phone's token in clear)"
     }
   }
 }
+
+/// A connection a request is read from and its answer written to: the TCP socket, or the TLS
+/// connection on it.
+protocol WebConnection {
+  func receive(maximum: Int, deadline: Double) throws -> [UInt8]
+  func send(_ bytes: some Collection<UInt8>) throws
+}
+
+extension WebConnection {
+  func receive(deadline: Double) throws -> [UInt8] { try receive(maximum: 4096, deadline: deadline) }
+}
+
+extension TCPSocket: WebConnection {
+  func send(_ bytes: some Collection<UInt8>) throws { try send(bytes, timeout: 2) }
+}
+
+extension TLSConnection: WebConnection {}
