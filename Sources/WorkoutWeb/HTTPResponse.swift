@@ -42,6 +42,7 @@ public struct HTTPResponse: Sendable {
     case 410: "Gone"
     case 413: "Content Too Large"
     case 415: "Unsupported Media Type"
+    case 421: "Misdirected Request"
     case 429: "Too Many Requests"
     case 431: "Request Header Fields Too Large"
     case 500: "Internal Server Error"

@@ -174,13 +174,4 @@ public enum OriginCheck {
     return origin.lowercased() == expected ? .sameOrigin : .crossOrigin(origin)
   }
 
-  /// A Host field that is a name or address and an optional port (RFC 9110 §7.2), nothing
-  /// that could end a header or a URL's authority.
-  public static func isHostField(_ host: String) -> Bool {
-    !host.isEmpty && host.utf8.count <= 255
-      && host.utf8.allSatisfy { byte in
-        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
-          || [0x2D, 0x2E, 0x3A, 0x5B, 0x5D].contains(byte)
-      }
-  }
 }

@@ -140,6 +140,19 @@ struct WebServerTests {
     // A GET cannot act.
     #expect(try http("GET", "/api/control", port: web.port, headers: web.cookie(token)).status == 405)
 
+    // DNS rebinding: another site's name pointed at the board reaches nothing, not the page,
+    // not pairing, not even with the token; the ride goes on.
+    let rebound = "evil.example:\(web.port)"
+    let forgedPage = try http("GET", "/", port: web.port, host: rebound)
+    #expect(forgedPage.status == 421 && !forgedPage.body.contains("Pair this phone"), "\(forgedPage)")
+    let forgedPair = try http(
+      "POST", "/api/pair", port: web.port, headers: ["Origin": "http://\(rebound)"],
+      body: "{\"code\":\"\(try web.pairingCode())\"}", host: rebound)
+    #expect(forgedPair.status == 421 && forgedPair.headers["set-cookie"] == nil, "\(forgedPair)")
+    #expect(try http("GET", "/api/status", port: web.port, headers: web.cookie(token), host: rebound).status == 421)
+    #expect(try http("GET", "/", port: web.port, host: "localhost:\(web.port)").status == 200)
+    #expect(try web.service.status().state == .running)
+
     // Revoked, the token opens nothing.
     let list = try web.ctl(["pair", "--list"])
     #expect(list.status == 0 && list.output.contains("1  paired"), "\(list.output)")

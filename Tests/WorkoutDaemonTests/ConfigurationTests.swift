@@ -64,6 +64,9 @@ struct ConfigurationTests {
       "[web]\ntls = true\ncertificate = \"/etc/w.crt\"\nkey = \"/etc/w.key\"\n", file: "t.toml",
       environment: noSystemd)
     #expect(own.web.certificate == "/etc/w.crt" && own.web.key == "/etc/w.key")
+    let named = try DaemonConfiguration.parse(
+      "[web]\nnames = [\"ride.example.net\", \"pi-2\"]\n", file: "t.toml", environment: noSystemd)
+    #expect(named.web.names == ["ride.example.net", "pi-2"])
     #expect(try !DaemonConfiguration.parse("[web]\ntls = false\n", file: "t.toml", environment: noSystemd).web.tls)
     let set = try DaemonConfiguration.parse(
       "[web]\nenabled = true\naddress = \"127.0.0.1\"\nport = 8443\nmax_clients = 4\nassets = \"/srv/web\"\n",
@@ -77,6 +80,8 @@ struct ConfigurationTests {
       ("max_clients = 4.5", "[web] max_clients must be a whole number (got 4.5)"),
       ("colour = \"red\"", "unknown key"), ("tls = \"yes\"", "[web] tls"),
       ("certificate = \"/etc/w.crt\"", "needs both certificate and key"),
+      ("names = [\"pi:8080\"]", "[web] names must be host names without a port"),
+      ("names = [\"a b\"]", "[web] names must be host names"),
     ] {
       #expect(throws: ConfigurationError.self) {
         _ = try DaemonConfiguration.parse("[web]\n" + text + "\n", file: "t.toml", environment: noSystemd)

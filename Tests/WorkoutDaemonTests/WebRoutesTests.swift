@@ -25,7 +25,7 @@ struct WebRoutesTests {
       let log = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
       routes = WebRoutes(
         settings: WebSettings(), assets: directory, port: 8080, store: store, queue: queue, log: log,
-        feed: LiveFeed(queue: queue, log: log))
+        feed: LiveFeed(queue: queue, log: log), names: ["board", "board.local"])
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
@@ -35,6 +35,12 @@ struct WebRoutesTests {
 
   static func post(_ path: String, _ body: String, headers: [(String, String)] = host) -> HTTPRequest {
     HTTPRequest(method: "POST", path: path, headers: headers.map { (name: $0.0, value: $0.1) }, body: Array(body.utf8))
+  }
+
+  static func get(_ path: String, cookie: String? = nil, host: String = "board:8080") -> HTTPRequest {
+    HTTPRequest(
+      method: "GET", path: path,
+      headers: [(name: "host", value: host)] + (cookie.map { [(name: "cookie", value: $0)] } ?? []))
   }
 
   static func response(_ outcome: WebRoutes.Outcome) -> HTTPResponse? {
@@ -55,13 +61,13 @@ struct WebRoutesTests {
   @Test func aCodeIsRedeemedOnceForATokenThatOpensTheRides() throws {
     let board = try Board()
     let cookie = try Self.pair(board, at: 100, wall: 1_000)
-    let rides = HTTPRequest(method: "GET", path: "/api/sessions", headers: [(name: "cookie", value: cookie)])
+    let rides = Self.get("/api/sessions", cookie: cookie)
     #expect(Self.response(board.routes.respond(to: rides, now: 102, wall: 1_002))?.status == 200)
     #expect(try board.store.webClients().map(\.pairedWall) == [1_001])
     // Used once: no code is open after it.
     let again = Self.post("/api/pair", "{\"code\":\"XXXXXX\"}")
     #expect(Self.response(board.routes.respond(to: again, now: 103, wall: 1_003))?.status == 410)
-    let anonymous = HTTPRequest(method: "GET", path: "/api/sessions")
+    let anonymous = Self.get("/api/sessions")
     #expect(Self.response(board.routes.respond(to: anonymous, now: 104, wall: 1_004))?.status == 401)
   }
 
@@ -79,7 +85,7 @@ struct WebRoutesTests {
   @Test func aPhonesLastSeenIsWrittenAtMostOnceAMinuteAtTheTimeGiven() throws {
     let board = try Board()
     let cookie = try Self.pair(board, at: 0, wall: 5_000)
-    let status = HTTPRequest(method: "GET", path: "/api/sessions", headers: [(name: "cookie", value: cookie)])
+    let status = Self.get("/api/sessions", cookie: cookie)
     func lastSeen() throws -> Double? { try board.store.webClients().first?.lastSeenWall }
     _ = board.routes.respond(to: status, now: 10, wall: 5_010)
     #expect(try lastSeen() == 5_010)
@@ -103,22 +109,44 @@ struct WebRoutesTests {
     let unpair = Self.post("/api/unpair", "", headers: Self.host + [("cookie", cookie)])
     #expect(Self.response(board.routes.respond(to: unpair, now: 3, wall: 3))?.status == 200)
     #expect(try board.store.webClients().first?.revokedWall == 3)
-    let rides = HTTPRequest(method: "GET", path: "/api/sessions", headers: [(name: "cookie", value: cookie)])
+    let rides = Self.get("/api/sessions", cookie: cookie)
     #expect(Self.response(board.routes.respond(to: rides, now: 4, wall: 4))?.status == 401)
   }
 
   @Test func thePageAndTheWrongMethodsAndPaths() throws {
     let board = try Board()
-    let page = Self.response(board.routes.respond(to: HTTPRequest(method: "GET", path: "/"), now: 0, wall: 0))
+    let page = Self.response(board.routes.respond(to: Self.get("/"), now: 0, wall: 0))
     #expect(page?.status == 200 && page?.body == Array("<html></html>".utf8))
     let wrongMethod = Self.response(
-      board.routes.respond(to: HTTPRequest(method: "GET", path: "/api/control"), now: 0, wall: 0))
+      board.routes.respond(to: Self.get("/api/control"), now: 0, wall: 0))
     #expect(wrongMethod?.status == 405)
     #expect(wrongMethod?.headers.contains { $0.name == "Allow" && $0.value == "POST" } == true)
     let unknown = Self.response(
-      board.routes.respond(to: HTTPRequest(method: "GET", path: "/api/nope"), now: 0, wall: 0))
+      board.routes.respond(to: Self.get("/api/nope"), now: 0, wall: 0))
     #expect(unknown?.status == 404)
-    let live = HTTPRequest(method: "GET", path: "/api/live")
+    let live = Self.get("/api/live")
     #expect(Self.response(board.routes.respond(to: live, now: 0, wall: 0))?.status == 401)
+  }
+
+  /// DNS rebinding: a page of another site whose name now points at the board gets nothing,
+  /// not even the pairing it would need; the board's names and addresses are served.
+  @Test func aRequestForAnotherHostIsRefused() throws {
+    let board = try Board()
+    for host in ["evil.example:8080", "board.evil.example", "localhost.evil.example"] {
+      let page = Self.response(board.routes.respond(to: Self.get("/", host: host), now: 0, wall: 0))
+      #expect(page?.status == 421, "\(host)")
+      let pairing = Self.response(
+        board.routes.respond(
+          to: Self.post(
+            "/api/pair", "{\"code\":\"AAAA-AAAA\"}", headers: [("host", host), ("origin", "http://\(host)")]),
+          now: 0, wall: 0))
+      #expect(pairing?.status == 421, "\(host)")
+    }
+    #expect(
+      Self.response(board.routes.respond(to: HTTPRequest(method: "GET", path: "/"), now: 0, wall: 0))?.status == 421)
+    for host in ["board:8080", "BOARD.local", "192.168.4.1:8080", "[fe80::1]:8080"] {
+      #expect(
+        Self.response(board.routes.respond(to: Self.get("/", host: host), now: 0, wall: 0))?.status == 200, "\(host)")
+    }
   }
 }

@@ -152,10 +152,30 @@ struct WebTokenTests {
 
   @Test func aHostFieldIsANameOrAddressAndAPort() {
     for host in ["board.local:8080", "192.168.1.20", "[fe80::1]:8080", "Board-2"] {
-      #expect(OriginCheck.isHostField(host), "\(host)")
+      #expect(HostCheck.isField(host), "\(host)")
     }
     for host in ["", "evil/path", "a b", "board\r\nX: 1", "user@board", String(repeating: "a", count: 256)] {
-      #expect(!OriginCheck.isHostField(host), "\(host)")
+      #expect(!HostCheck.isField(host), "\(host)")
+    }
+    #expect(HostCheck.host(of: "Board.Local:8080") == "board.local")
+    #expect(HostCheck.host(of: "[FE80::1]:443") == "fe80::1" && HostCheck.host(of: "[::1]") == "::1")
+    for field in ["board:", "board:x", "board:1:2", ":8080", "[::1", "[::1]x", "[::1]:99999"] {
+      #expect(HostCheck.host(of: field) == nil, "\(field)")
     }
   }
+
+  /// DNS rebinding: another site's name pointed at the board is refused; the board's own names
+  /// and any address are not.
+  @Test func onlyTheBoardsNamesAndAddressesAreServed() {
+    let names: Set<String> = ["pi", "pi.local", "localhost"]
+    for field in ["pi:8080", "PI.local", "localhost:8080", "192.168.1.20:8080", "10.0.0.1", "[fe80::1]:8080", "[::1]"] {
+      #expect(HostCheck.allows(field, names: names), "\(field)")
+    }
+    for field in [
+      "evil.example:8080", "pi.evil.example", "192.168.1.20.evil.example", "1.2.3", "256.1.1.1", "[evil]", nil,
+    ] as [String?] {
+      #expect(!HostCheck.allows(field, names: names), "\(field ?? "nil")")
+    }
+  }
+
 }

@@ -3,6 +3,7 @@ import Foundation
 import SensorProtocols
 import WorkoutCore
 import WorkoutExport
+import WorkoutWeb
 
 #if canImport(Glibc)
   import Glibc
@@ -313,6 +314,13 @@ extension WebSettings {
     if let assets = web.path("assets") { self.assets = assets }
     if let clients = web.wholeNumber("max_clients", 2...64) { maximumClients = clients }
     if let tls = web.bool("tls") { self.tls = tls }
+    if let names = web.strings("names") {
+      if let bad = names.first(where: { !HostCheck.isField($0) || $0.contains(":") }) {
+        web.problem("names", "must be host names without a port, like \"ride.example.net\" (got \"\(bad)\")")
+      } else {
+        self.names = names
+      }
+    }
     certificate = web.path("certificate") ?? certificate
     key = web.path("key") ?? key
     if (certificate == nil) != (key == nil) {

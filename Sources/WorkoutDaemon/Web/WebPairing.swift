@@ -109,7 +109,7 @@ extension WebRoutes {
   func plainHTTPRefusal(_ request: HTTPRequest) -> HTTPResponse {
     let message = "this board's page is served over HTTPS only"
     guard request.method == "GET" || request.method == "HEAD", !request.path.hasPrefix("/api/"),
-      let host = request.header("host"), OriginCheck.isHostField(host)
+      let host = request.header("host"), HostCheck.isField(host)
     else { return .error(400, "\(message): use https://") }
     return .error(301, "\(message)", headers: [("Location", "https://\(host)\(request.path)")])
   }

@@ -25,6 +25,8 @@ final class WebRoutes: @unchecked Sendable {
   let feed: LiveFeed
   /// The certificate's SHA-256 fingerprint when the page is HTTPS; nil: plain HTTP.
   let fingerprint: String?
+  /// The names the page answers to, besides addresses (`HostCheck`), lowercased.
+  let names: Set<String>
   let desk = Mutex(PairingDesk())
   /// Tokens in use (hash -> the phone's row), read from the database at start and kept with it.
   let tokens = Mutex([String: WebClientRecord]())
@@ -37,9 +39,10 @@ final class WebRoutes: @unchecked Sendable {
 
   init(
     settings: WebSettings, assets: String, port: Int, store: WorkoutStore, queue: InputQueue<RuntimeMessage>,
-    log: Logger, feed: LiveFeed, fingerprint: String? = nil
+    log: Logger, feed: LiveFeed, fingerprint: String? = nil, names: Set<String>
   ) {
     self.fingerprint = fingerprint
+    self.names = Set(names.map { $0.lowercased() })
     self.settings = settings
     self.assets = assets
     self.port = port
@@ -73,9 +76,17 @@ extension WebRoutes {
   ///   pause, resume, lap, stop: the same engine path as the buttons and `workoutctl`),
   ///   `POST /api/annotate`, `POST /api/unpair`, and the rides (`WebRides.swift`).
   ///
+  /// Every request must name the board in its Host field (its names, or an address): a name
+  /// rebound to the board by another site is refused (`HostCheck`).
   /// Every request that changes something must come from the board's own page (its Origin is
   /// this server as the browser reached it). Tokens never appear in logs or URLs.
   func respond(to request: HTTPRequest, now: Double, wall: Double) -> Outcome {
+    guard HostCheck.allows(request.header("host"), names: names) else {
+      let host = request.header("host").map { TerminalText.escaped($0.prefix(60)) } ?? "none"
+      noteRefusal("a request for a host that is not this board (\(host))", now: now)
+      return .response(
+        .error(421, "this board answers to its own names and addresses only ([web] names adds one)"))
+    }
     switch (request.method, request.path) {
     case ("GET", "/"), ("HEAD", "/"), ("GET", "/index.html"):
       return .response(asset("index.html"))

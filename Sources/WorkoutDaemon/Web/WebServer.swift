@@ -29,6 +29,9 @@ public struct WebSettings: Sendable, Equatable {
   /// made at first start in the state directory and signed by itself.
   public var certificate: String?
   public var key: String?
+  /// Names the page is reached by besides the board's host name, that name with `.local` and
+  /// `localhost` (a DNS name of your own): any other name in a request is refused.
+  public var names: [String] = []
 
   public init() {}
 }
@@ -89,7 +92,8 @@ final class WebServer: @unchecked Sendable {
     }
     routes = WebRoutes(
       settings: settings, assets: assets, port: listener.port, store: store, queue: queue, log: log,
-      feed: LiveFeed(queue: queue, log: log), fingerprint: identity?.fingerprintText)
+      feed: LiveFeed(queue: queue, log: log), fingerprint: identity?.fingerprintText,
+      names: Set(WebIdentity.boardNames().hostNames + settings.names))
   }
 
   var port: Int { listener.port }
