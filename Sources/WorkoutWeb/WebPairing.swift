@@ -123,9 +123,11 @@ public enum WebToken {
 
   /// The Set-Cookie field that gives a phone its token: only for this host, never to scripts
   /// (HttpOnly), never on a request another site starts (SameSite=Strict), for a year.
-  /// `secure`: sent back over HTTPS only (RFC 6265 §4.1.2.5), when the page is HTTPS.
-  public static func setCookie(_ token: String, secure: Bool) -> String {
-    "\(cookieName)=\(token); Path=/; Max-Age=31536000; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
+  /// `secure`: sent back over HTTPS only (RFC 6265 §4.1.2.5), when the page is HTTPS;
+  /// `lifetime`: seconds the browser keeps it (a year unless the pairing expires sooner).
+  public static func setCookie(_ token: String, secure: Bool, lifetime: Double = 31_536_000) -> String {
+    "\(cookieName)=\(token); Path=/; Max-Age=\(max(1, Int(lifetime.rounded(.up)))); HttpOnly; SameSite=Strict"
+      + (secure ? "; Secure" : "")
   }
 
   public static let clearCookie = "\(cookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"

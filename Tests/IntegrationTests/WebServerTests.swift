@@ -89,6 +89,14 @@ final class WebService {
   }
 
   func cookie(_ token: String) -> [String: String] { ["Cookie": "workoutd_token=\(token)"] }
+
+  /// A connection with the live feed requested with `token`, its answer left to read.
+  func liveFeed(_ token: String) throws -> TCPSocket {
+    let feed = try TCPSocket.connect(host: "127.0.0.1", port: String(port))
+    try feed.send(
+      Array("GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: workoutd_token=\(token)\r\n\r\n".utf8))
+    return feed
+  }
 }
 
 @Suite(.serialized)
@@ -212,11 +220,8 @@ struct WebServerTests {
     let web = try WebService(speed: "5")
     try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }
     let token = try web.pair()
-    let feed = try TCPSocket.connect(host: "127.0.0.1", port: String(web.port))
+    let feed = try web.liveFeed(token)
     defer { feed.close() }
-    try feed.send(
-      Array(
-        "GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:\(web.port)\r\nCookie: workoutd_token=\(token)\r\n\r\n".utf8))
     var received = ""
     try waitFor("the first status", timeout: 20) {
       if let chunk = try? feed.receive(deadline: SystemClocks.monotonic() + 1) {
@@ -237,6 +242,29 @@ struct WebServerTests {
     }
     #expect(closed, "the live feed of a revoked phone is still open")
     #expect(try http("GET", "/api/live", port: web.port, headers: web.cookie(token)).status == 401)
+    try waitFor("the ride to go on recording", timeout: 20) { try web.service.status().points > pointsBefore + 2 }
+  }
+
+  @Test func anExpiringPairingEndsItsLiveFeedAtTheExpiry() throws {
+    // token_days = 0.0001: 8.64 s.
+    let web = try WebService(speed: "5", extra: "token_days = 0.0001\n")
+    try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }
+    let token = try web.pair()
+    let pairedAt = SystemClocks.monotonic()
+    let feed = try web.liveFeed(token)
+    defer { feed.close() }
+    var received = ""
+    var closed = false
+    while !closed, SystemClocks.monotonic() < pairedAt + 15 {
+      guard let chunk = try? feed.receive(deadline: pairedAt + 15) else { break }
+      received += String(decoding: chunk, as: UTF8.self)
+      closed = chunk.isEmpty
+    }
+    let endedAfter = SystemClocks.monotonic() - pairedAt
+    #expect(received.contains("event: status"), "the feed ran before the expiry")
+    #expect(closed && endedAfter > 7 && endedAfter < 11, "the feed ended \(endedAfter) s after pairing")
+    let pointsBefore = try web.service.status().points
+    #expect(try http("GET", "/api/status", port: web.port, headers: web.cookie(token)).status == 401)
     try waitFor("the ride to go on recording", timeout: 20) { try web.service.status().points > pointsBefore + 2 }
   }
 

@@ -67,6 +67,10 @@ struct ConfigurationTests {
     let named = try DaemonConfiguration.parse(
       "[web]\nnames = [\"ride.example.net\", \"pi-2\"]\n", file: "t.toml", environment: noSystemd)
     #expect(named.web.names == ["ride.example.net", "pi-2"])
+    #expect(
+      try DaemonConfiguration.parse("[web]\ntoken_days = 30\n", file: "t.toml", environment: noSystemd).web.tokenDays
+        == 30)
+    #expect(defaults.web.tokenDays == 0, "until revoked unless said")
     #expect(try !DaemonConfiguration.parse("[web]\ntls = false\n", file: "t.toml", environment: noSystemd).web.tls)
     let set = try DaemonConfiguration.parse(
       "[web]\nenabled = true\naddress = \"127.0.0.1\"\nport = 8443\nmax_clients = 4\nassets = \"/srv/web\"\n",
@@ -80,6 +84,7 @@ struct ConfigurationTests {
       ("max_clients = 4.5", "[web] max_clients must be a whole number (got 4.5)"),
       ("colour = \"red\"", "unknown key"), ("tls = \"yes\"", "[web] tls"),
       ("certificate = \"/etc/w.crt\"", "needs both certificate and key"),
+      ("token_days = -1", "[web] token_days"),
       ("names = [\"pi:8080\"]", "[web] names must be host names without a port"),
       ("names = [\"a b\"]", "[web] names must be host names"),
     ] {

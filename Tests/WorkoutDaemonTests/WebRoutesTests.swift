@@ -17,14 +17,14 @@ struct WebRoutesTests {
     let store: WorkoutStore
     let routes: WebRoutes
 
-    init() throws {
+    init(settings: WebSettings = WebSettings()) throws {
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
       FileManager.default.createFile(atPath: directory + "/index.html", contents: Data("<html></html>".utf8))
       store = try WorkoutStore.open(at: directory + "/workoutd.db", wallNow: 0).0
       let queue = InputQueue<RuntimeMessage>()
       let log = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
       routes = WebRoutes(
-        settings: WebSettings(), assets: directory, port: 8080, store: store, queue: queue, log: log,
+        settings: settings, assets: directory, port: 8080, store: store, queue: queue, log: log,
         feed: LiveFeed(queue: queue, log: log), names: ["board", "board.local"])
     }
 
@@ -69,6 +69,38 @@ struct WebRoutesTests {
     #expect(Self.response(board.routes.respond(to: again, now: 103, wall: 1_003))?.status == 410)
     let anonymous = Self.get("/api/sessions")
     #expect(Self.response(board.routes.respond(to: anonymous, now: 104, wall: 1_004))?.status == 401)
+  }
+
+  @Test func aPairingExpiresAfterTokenDaysAndItsCookieWithIt() throws {
+    var settings = WebSettings()
+    settings.tokenDays = 1
+    let board = try Board(settings: settings)
+    let code = try #require(board.routes.handle(ControlRequest(command: .pair), now: 0, wall: 0).pairing?.code)
+    let paired = try #require(
+      Self.response(board.routes.respond(to: Self.post("/api/pair", "{\"code\":\"\(code)\"}"), now: 1, wall: 1_000)))
+    let setCookie = try #require(paired.headers.first { $0.name == "Set-Cookie" }?.value)
+    #expect(setCookie.contains("Max-Age=86400;"), "\(setCookie)")
+    let cookie = String(setCookie.prefix { $0 != ";" })
+    let status = Self.get("/api/sessions", cookie: cookie)
+    #expect(Self.response(board.routes.respond(to: status, now: 2, wall: 1_000 + 86_399.9))?.status == 200)
+    guard
+      case .liveFeed(_, let expires) = board.routes.respond(
+        to: Self.get("/api/live", cookie: cookie), now: 3, wall: 1_001)
+    else {
+      Issue.record("no live feed before the expiry")
+      return
+    }
+    #expect(expires == Double(1_000 + 86_400), "the feed ends when the pairing does")
+    #expect(Self.response(board.routes.respond(to: status, now: 4, wall: 1_000 + 86_400))?.status == 401)
+    let live = board.routes.respond(to: Self.get("/api/live", cookie: cookie), now: 5, wall: 1_000 + 86_400)
+    #expect(Self.response(live)?.status == 401)
+
+    // Without token_days a pairing lasts until it is revoked, and its cookie a year.
+    let forever = try Board()
+    let kept = try Self.pair(forever, at: 0, wall: 1_000)
+    #expect(
+      Self.response(forever.routes.respond(to: Self.get("/api/sessions", cookie: kept), now: 9, wall: 1e10))?.status
+        == 200)
   }
 
   @Test func aCodeExpiresAtItsLifetime() throws {

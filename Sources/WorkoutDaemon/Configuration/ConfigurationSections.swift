@@ -314,6 +314,7 @@ extension WebSettings {
     if let assets = web.path("assets") { self.assets = assets }
     if let clients = web.wholeNumber("max_clients", 2...64) { maximumClients = clients }
     if let tls = web.bool("tls") { self.tls = tls }
+    if let days = web.number("token_days", 0...3650) { tokenDays = days }
     if let names = web.strings("names") {
       if let bad = names.first(where: { !HostCheck.isField($0) || $0.contains(":") }) {
         web.problem("names", "must be host names without a port, like \"ride.example.net\" (got \"\(bad)\")")

@@ -47,7 +47,14 @@ extension WebRoutes {
     log(.notice, "web: phone \(record.id ?? 0) paired (\(TerminalText.escaped(name.prefix(60))))")
     return .json(
       200, "{\"paired\":true,\"id\":\(record.id ?? 0)}",
-      headers: [("Set-Cookie", WebToken.setCookie(token, secure: fingerprint != nil))])
+      headers: [
+        (
+          "Set-Cookie",
+          WebToken.setCookie(
+            token, secure: fingerprint != nil,
+            lifetime: settings.tokenDays > 0 ? settings.tokenDays * 86_400 : 31_536_000)
+        )
+      ])
   }
 
   /// The control socket's pairing commands.

@@ -63,8 +63,9 @@ final class WebRoutes: @unchecked Sendable {
 extension WebRoutes {
   enum Outcome {
     case response(HTTPResponse)
-    /// The live feed, for the phone with this id: it ends when that phone is revoked.
-    case liveFeed(Int64)
+    /// The live feed, for the phone with this id: it ends when that phone is revoked, or at
+    /// its pairing's expiry (Unix time).
+    case liveFeed(Int64, expires: Double?)
     /// A session's file in a format, streamed as it is written.
     case download(Int64, ExportFormat)
   }
@@ -102,7 +103,7 @@ extension WebRoutes {
       return .response(.json(200, json))
     case ("GET", "/api/live"):
       guard let client = authorised(request, now: now, wall: wall) else { return .response(unauthorised()) }
-      return .liveFeed(client.id ?? -1)
+      return .liveFeed(client.id ?? -1, expires: settings.tokenExpiry(pairedWall: client.pairedWall))
     case ("POST", "/api/control"):
       guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
       if let refusal = crossOrigin(request, now: now) { return .response(refusal) }
@@ -146,12 +147,17 @@ extension WebRoutes {
 
   // MARK: - Access
 
-  /// The phone a request's token belongs to, or nil (no token, an unknown or revoked one).
+  /// The phone a request's token belongs to, or nil (no token, an unknown, revoked or expired
+  /// one).
   func authorised(_ request: HTTPRequest, now: Double, wall: Double) -> WebClientRecord? {
     guard let token = WebToken.fromCookies(request.header("cookie")), token.utf8.count <= 128 else { return nil }
     let hash = WebToken.hash(token)
     guard let client = tokens.withLock({ $0[hash] }) else {
       noteRefusal("a request with a token that is not (or no longer) paired", now: now)
+      return nil
+    }
+    if let expiry = settings.tokenExpiry(pairedWall: client.pairedWall), wall >= expiry {
+      noteRefusal("a request with an expired pairing ([web] token_days)", now: now)
       return nil
     }
     // Last seen, written at most once a minute per phone (each request is not a transaction).
@@ -168,7 +174,9 @@ extension WebRoutes {
   }
 
   func unauthorised() -> HTTPResponse {
-    .error(401, "this phone is not paired: run `workoutctl pair` on the board and enter its code here")
+    .error(
+      401,
+      "this phone is not paired (or its pairing expired): run `workoutctl pair` on the board and enter its code here")
   }
 
   /// A request that changes something must come from this server's own page.

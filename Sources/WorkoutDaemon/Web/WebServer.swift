@@ -32,6 +32,13 @@ public struct WebSettings: Sendable, Equatable {
   /// Names the page is reached by besides the board's host name, that name with `.local` and
   /// `localhost` (a DNS name of your own): any other name in a request is refused.
   public var names: [String] = []
+  /// Days a phone's pairing lasts (fractions allowed); 0: until it is revoked.
+  public var tokenDays = 0.0
+
+  /// When a phone paired at `pairedWall` (Unix time) stops being let in; nil: never.
+  func tokenExpiry(pairedWall: Double) -> Double? {
+    tokenDays > 0 ? pairedWall + tokenDays * 86_400 : nil
+  }
 
   public init() {}
 }
@@ -233,8 +240,8 @@ final class WebServer: @unchecked Sendable {
           return
         }
         if !keepAlive { return }
-      case .liveFeed(let phone):
-        streamLiveFeed(to: client, phone: phone)
+      case .liveFeed(let phone, let expires):
+        streamLiveFeed(to: client, phone: phone, expires: expires)
         return
       case .download(let id, let format):
         sendFile(of: id, format: format, to: client)
@@ -244,8 +251,9 @@ final class WebServer: @unchecked Sendable {
   }
 
   /// The live feed: an event with the status at once, then each new one, and a comment every
-  /// 15 s when nothing changed, until the phone goes, is revoked, or the service stops.
-  private func streamLiveFeed(to client: any WebConnection, phone: Int64) {
+  /// 15 s when nothing changed, until the phone goes, is revoked, its pairing expires (`expires`,
+  /// Unix time), or the service stops.
+  private func streamLiveFeed(to client: any WebConnection, phone: Int64, expires: Double?) {
     do {
       try client.send(HTTPResponse.eventStreamHead())
       // The browser reconnects by itself after 2 s when the link drops (EventSource).
@@ -258,7 +266,9 @@ final class WebServer: @unchecked Sendable {
     // The feed's first status is number 1.
     var seen = 0
     while !stopping.isStopRequested {
-      let next = feed.next(after: seen, for: phone, until: SystemClocks.monotonic() + 15)
+      let left = expires.map { $0 - SystemClocks.wall() } ?? .infinity
+      if left <= 0 { return }
+      let next = feed.next(after: seen, for: phone, until: SystemClocks.monotonic() + min(15, left))
       do {
         switch next {
         case .status(let sequence, let json):
