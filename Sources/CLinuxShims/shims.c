@@ -7,6 +7,8 @@
 #include <sys/signalfd.h>
 
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/timex.h>
 #include <time.h>
 #include <errno.h>
@@ -50,6 +52,26 @@ ssize_t shim_receive_stamped(int fd, void *buffer, size_t length, double *arriva
 }
 
 int shim_accept_cloexec(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
+
+int shim_accept_peer(int fd, char *address, size_t length) {
+  struct sockaddr_storage peer;
+  socklen_t size = sizeof peer;
+  int client = accept4(fd, (struct sockaddr *)&peer, &size, SOCK_CLOEXEC);
+  if (client < 0) return -1;
+  address[0] = 0;
+  if (peer.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &((struct sockaddr_in *)&peer)->sin_addr, address, length);
+  } else if (peer.ss_family == AF_INET6) {
+    const struct in6_addr *in6 = &((struct sockaddr_in6 *)&peer)->sin6_addr;
+    // An IPv4 peer of a dual-stack socket is the same host as when it comes over IPv4.
+    if (IN6_IS_ADDR_V4MAPPED(in6)) {
+      inet_ntop(AF_INET, &in6->s6_addr[12], address, length);
+    } else {
+      inet_ntop(AF_INET6, in6, address, length);
+    }
+  }
+  return client;
+}
 
 int shim_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
   struct ucred credentials;

@@ -75,10 +75,13 @@ func onFirstAddress<Made>(
 /// SIGPIPE (`MSG_NOSIGNAL`): a peer that has gone is an EPIPE error, on any thread.
 public final class TCPSocket: Sendable {
   public let descriptor: Int32
+  /// The address at the other end, as text, for a socket a listener accepted ("" otherwise).
+  public let peer: String
   private let file: FileDescriptor
 
-  init(_ file: FileDescriptor) {
+  init(_ file: FileDescriptor, peer: String = "") {
     descriptor = file.rawValue
+    self.peer = peer
     self.file = file
   }
 
@@ -231,8 +234,9 @@ public final class TCPListener: Sendable {
     var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
     _ = try retryingInterrupts("poll") { poll(&poller, 1, -1) }
     if poller.revents & Int16(POLLIN) == 0 { return nil }
-    let fd = try retryingInterrupts("accept") { shim_accept_cloexec(descriptor) }
-    return TCPSocket(FileDescriptor(owning: fd))
+    var peer = [CChar](repeating: 0, count: 64)
+    let fd = try retryingInterrupts("accept") { shim_accept_peer(descriptor, &peer, peer.count) }
+    return TCPSocket(FileDescriptor(owning: fd), peer: String(cString: peer))
   }
 
   /// Wakes a thread waiting in `accept` (it returns nil or fails).

@@ -1,9 +1,18 @@
 /// Pairing a phone: `workoutctl pair` asks the service for a one-time code, the rider types it
 /// (or scans it as a QR code) on the phone, and the phone exchanges it for a long-lived token.
-/// This is the desk's bookkeeping, with the time given (CLOCK_MONOTONIC seconds): one code at a
-/// time, valid `codeLifetime` seconds and once; a code dies after `attemptsPerCode` wrong
-/// tries; and at most `failuresPerWindow` wrong tries in any `window` seconds, whatever the
-/// code, so a flood of guesses is refused before it is weighed.
+/// This is the desk's bookkeeping, with the time given (CLOCK_MONOTONIC seconds) and the sender's
+/// address: one code at a time, valid `codeLifetime` seconds and once.
+///
+/// Guesses are limited per address, so one host on the LAN cannot lock the rider out: an address
+/// has `attemptsPerCode` wrong tries at a code (then the code is closed to it, not to others),
+/// and at most `failuresPerWindow` failed tries (wrong, or with no code open) in any `window`
+/// seconds, beyond which its attempts are refused before they are weighed. A code dies after
+/// `wrongTriesPerCode` wrong tries from all addresses together: guessing 40 bits stays hopeless
+/// (1 in 10^10) however many addresses guess, and voiding a code takes 20 addresses.
+///
+/// The addresses are kept in a table of at most `addressesKept`, the least recently heard from
+/// forgotten first: a LAN with more addresses than that can reset its own limits, never guess
+/// more than `wrongTriesPerCode` times at a code.
 public struct PairingDesk: Sendable {
   public struct Code: Sendable, Hashable {
     /// "K7QF-3MZD": 8 characters of `alphabet`, 40 bits.
@@ -15,22 +24,38 @@ public struct PairingDesk: Sendable {
     case accepted
     /// Not the code (or not a code at all).
     case wrong
-    /// No code is open: never asked for, expired, already used, or voided by wrong tries.
+    /// No code is open (never asked for, expired, already used, voided by wrong tries), or
+    /// none for this address (its wrong tries at this code are spent).
     case noCode
-    /// Too many wrong tries lately: try again in `retryAfter` seconds.
+    /// Too many failed tries from this address lately: try again in `retryAfter` seconds.
     case limited(retryAfter: Double)
+  }
+
+  /// What the desk remembers of one address.
+  struct Sender: Sendable {
+    /// When its failed tries of the last `window` were made, oldest first.
+    var failures: [Double] = []
+    /// Its wrong tries at the code numbered `code`.
+    var wrongTries = 0
+    var code = 0
+    var lastHeard: Double
   }
 
   public static let codeLifetime = 300.0
   public static let attemptsPerCode = 5
+  public static let wrongTriesPerCode = 100
   public static let failuresPerWindow = 10
   public static let window = 60.0
+  public static let addressesKept = 256
   /// Crockford's base 32 without I, L, O, U: nothing to misread on a small screen.
   public static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
   public private(set) var code: Code?
+  /// The open code's number (each issue counts one), so an address's tries at an earlier code
+  /// do not count against a new one.
+  private var codeNumber = 0
   private var wrongTries = 0
-  private var failures: [Double] = []
+  private(set) var senders: [String: Sender] = [:]
 
   public init() {}
 
@@ -43,6 +68,7 @@ public struct PairingDesk: Sendable {
     }
     let code = Code(text: text, expires: now + Self.codeLifetime)
     self.code = code
+    codeNumber += 1
     wrongTries = 0
     return code
   }
@@ -52,16 +78,20 @@ public struct PairingDesk: Sendable {
     return issue(at: now, using: &generator)
   }
 
-  /// Weighs a code a phone sent: case, spaces and dashes do not matter; every character is
-  /// compared whatever the first difference, so the time taken tells nothing.
-  public mutating func redeem(_ attempt: String, at now: Double) -> Redemption {
-    failures.removeAll { $0 <= now - Self.window }
-    if failures.count >= Self.failuresPerWindow, let oldest = failures.first {
+  /// Weighs a code a phone at `address` sent: case, spaces and dashes do not matter; every
+  /// character is compared whatever the first difference, so the time taken tells nothing.
+  public mutating func redeem(_ attempt: String, from address: String, at now: Double) -> Redemption {
+    var sender = senders[address] ?? admitted(at: now)
+    sender.lastHeard = now
+    sender.failures.removeAll { $0 <= now - Self.window }
+    if sender.code != codeNumber { (sender.code, sender.wrongTries) = (codeNumber, 0) }
+    defer { senders[address] = sender }
+    if sender.failures.count >= Self.failuresPerWindow, let oldest = sender.failures.first {
       return .limited(retryAfter: max(1, (oldest + Self.window - now).rounded(.up)))
     }
     if let open = code, open.expires <= now { code = nil }
-    guard let open = code else {
-      failures.append(now)
+    guard let open = code, sender.wrongTries < Self.attemptsPerCode else {
+      sender.failures.append(now)
       return .noCode
     }
     let wanted = Array(Self.normalized(open.text).utf8)
@@ -74,10 +104,19 @@ public struct PairingDesk: Sendable {
       code = nil
       return .accepted
     }
-    failures.append(now)
+    sender.failures.append(now)
+    sender.wrongTries += 1
     wrongTries += 1
-    if wrongTries >= Self.attemptsPerCode { code = nil }
+    if wrongTries >= Self.wrongTriesPerCode { code = nil }
     return .wrong
+  }
+
+  /// A new address's entry, room made for it by forgetting the one heard from longest ago.
+  private mutating func admitted(at now: Double) -> Sender {
+    if senders.count >= Self.addressesKept, let oldest = senders.min(by: { $0.value.lastHeard < $1.value.lastHeard }) {
+      senders[oldest.key] = nil
+    }
+    return Sender(code: codeNumber, lastHeard: now)
   }
 
   static func normalized(_ text: String) -> String {

@@ -1,8 +1,9 @@
 import Foundation
-import LinuxSupport
 import Testing
 import WorkoutControl
 import WorkoutStore
+
+@testable import LinuxSupport
 
 /// One HTTP exchange on a fresh connection, as a browser (or an attacker) would send it.
 struct WebResponse {
@@ -11,17 +12,45 @@ struct WebResponse {
   var body: String
 }
 
+/// `source`: the client's own address, when the test plays two hosts (`connect(from:)`).
 func http(
   _ method: String, _ path: String, port: Int, headers: [String: String] = [:], body: String? = nil,
-  host: String? = nil
+  host: String? = nil, from source: String? = nil
 ) throws -> WebResponse {
-  let socket = try TCPSocket.connect(host: "127.0.0.1", port: String(port))
+  let socket =
+    try source.map { try connect(from: $0, port: port) } ?? TCPSocket.connect(host: "127.0.0.1", port: String(port))
   var text = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n"
   for (name, value) in headers { text += "\(name): \(value)\r\n" }
   if let body { text += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
   text += "\r\n" + (body ?? "")
   try socket.send(Array(text.utf8))
   return try readResponse(socket)
+}
+
+/// A connection to the server on 127.0.0.1 from `source`: on Linux every 127.x.y.z address is
+/// the loopback's, and 127.0.0.2 is another host to the server, as a second phone on a LAN.
+func connect(from source: String, port: Int) throws -> TCPSocket {
+  func address(_ host: String, _ port: Int) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    _ = inet_pton(AF_INET, host, &address.sin_addr)
+    return address
+  }
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+  guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
+  let client = TCPSocket(FileDescriptor(owning: fd))
+  for (call, target) in [("bind", address(source, 0)), ("connect", address("127.0.0.1", port))] {
+    var target = target
+    let result = withUnsafePointer(to: &target) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        let size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        return call == "bind" ? bind(fd, $0, size) : Glibc.connect(fd, $0, size)
+      }
+    }
+    guard result == 0 else { throw TestFailure("\(call) from \(source): errno \(errno)") }
+  }
+  return client
 }
 
 func readResponse(_ socket: TCPSocket, deadline: Double = SystemClocks.monotonic() + 15) throws -> WebResponse {

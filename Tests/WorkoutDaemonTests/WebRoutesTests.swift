@@ -114,6 +114,20 @@ struct WebRoutesTests {
     #expect(answer?.status == 410)
   }
 
+  @Test func pairingTriesAreCountedPerAddress() throws {
+    let board = try Board()
+    let wrong = Self.post("/api/pair", "{\"code\":\"ZZZZ-ZZZZ\"}")
+    let statuses = (0..<12).map { second in
+      Self.response(board.routes.respond(to: wrong, from: "192.168.1.66", now: Double(second), wall: 0))?.status
+    }
+    #expect(statuses.suffix(2) == [429, 429], "\(statuses)")
+    let refused = Self.response(board.routes.respond(to: wrong, from: "192.168.1.66", now: 12, wall: 0))
+    #expect(refused?.headers.contains { $0.name == "Retry-After" && $0.value == "48" } == true)
+    let code = try #require(board.routes.handle(ControlRequest(command: .pair), now: 13, wall: 0).pairing?.code)
+    let right = Self.post("/api/pair", "{\"code\":\"\(code)\"}")
+    #expect(Self.response(board.routes.respond(to: right, from: "192.168.1.20", now: 14, wall: 0))?.status == 200)
+  }
+
   @Test func aPhonesLastSeenIsWrittenAtMostOnceAMinuteAtTheTimeGiven() throws {
     let board = try Board()
     let cookie = try Self.pair(board, at: 0, wall: 5_000)

@@ -50,6 +50,10 @@ struct SHA256Tests {
 }
 
 struct PairingDeskTests {
+  /// The rider's phone, and another host on the same LAN.
+  static let phone = "192.168.1.20"
+  static let neighbour = "192.168.1.66"
+
   @Test func aCodeWorksOnceWhateverItsCaseAndDashes() {
     var desk = PairingDesk()
     var generator = SequenceGenerator(state: 1)
@@ -58,14 +62,14 @@ struct PairingDeskTests {
     #expect(code.text.allSatisfy { PairingDesk.alphabet.contains($0) || $0 == "-" })
     #expect(code.expires == 100 + PairingDesk.codeLifetime)
     let typed = code.text.lowercased().split(separator: "-").joined(separator: " ")
-    #expect(desk.redeem(typed, at: 110) == .accepted)
-    #expect(desk.redeem(code.text, at: 111) == .noCode, "a code is good once")
+    #expect(desk.redeem(typed, from: Self.phone, at: 110) == .accepted)
+    #expect(desk.redeem(code.text, from: Self.phone, at: 111) == .noCode, "a code is good once")
   }
 
   @Test func aCodeExpires() {
     var desk = PairingDesk()
     let code = desk.issue(at: 0)
-    #expect(desk.redeem(code.text, at: PairingDesk.codeLifetime) == .noCode)
+    #expect(desk.redeem(code.text, from: Self.phone, at: PairingDesk.codeLifetime) == .noCode)
   }
 
   @Test func aNewCodeVoidsTheOldOne() {
@@ -74,29 +78,87 @@ struct PairingDeskTests {
     let first = desk.issue(at: 0, using: &generator)
     let second = desk.issue(at: 1, using: &generator)
     #expect(first.text != second.text)
-    #expect(desk.redeem(first.text, at: 2) == .wrong)
-    #expect(desk.redeem(second.text, at: 3) == .accepted)
+    #expect(desk.redeem(first.text, from: Self.phone, at: 2) == .wrong)
+    #expect(desk.redeem(second.text, from: Self.phone, at: 3) == .accepted)
   }
 
-  @Test func fiveWrongTriesVoidTheCode() {
+  @Test func fiveWrongTriesCloseTheCodeToThatAddressOnly() {
     var desk = PairingDesk()
     let code = desk.issue(at: 0)
     for attempt in 0..<PairingDesk.attemptsPerCode {
-      #expect(desk.redeem("AAAA-AAAA", at: Double(attempt)) == .wrong)
+      #expect(desk.redeem("AAAA-AAAA", from: Self.neighbour, at: Double(attempt)) == .wrong)
     }
-    #expect(desk.redeem(code.text, at: 10) == .noCode, "guessing voided it: the right code is refused now")
+    #expect(desk.redeem(code.text, from: Self.neighbour, at: 10) == .noCode, "guessing closed it to the guesser")
+    #expect(desk.redeem(code.text, from: Self.phone, at: 11) == .accepted, "and not to the rider")
+    // A new code is a new five tries.
+    let next = desk.issue(at: 20)
+    #expect(desk.redeem("AAAA-AAAA", from: Self.neighbour, at: 21) == .wrong)
+    #expect(desk.redeem(next.text, from: Self.neighbour, at: 22) == .accepted)
+  }
+
+  @Test func wrongTriesFromManyAddressesTogetherVoidTheCode() {
+    var desk = PairingDesk()
+    let code = desk.issue(at: 0)
+    let guessers = PairingDesk.wrongTriesPerCode / PairingDesk.attemptsPerCode
+    for guesser in 0..<guessers {
+      for _ in 0..<PairingDesk.attemptsPerCode {
+        #expect(desk.redeem("AAAA-AAAA", from: "10.0.0.\(guesser)", at: 1) == .wrong)
+      }
+    }
+    #expect(desk.code == nil)
+    #expect(desk.redeem(code.text, from: Self.phone, at: 2) == .noCode)
   }
 
   @Test func aFloodOfAttemptsIsLimitedThenLetThroughAfterTheWindow() {
     var desk = PairingDesk()
     for second in 0..<PairingDesk.failuresPerWindow {
-      #expect(desk.redeem("ZZZZ-ZZZZ", at: Double(second)) == .noCode)
+      #expect(desk.redeem("ZZZZ-ZZZZ", from: Self.phone, at: Double(second)) == .noCode)
     }
-    #expect(desk.redeem("ZZZZ-ZZZZ", at: 20) == .limited(retryAfter: 40))
+    #expect(desk.redeem("ZZZZ-ZZZZ", from: Self.phone, at: 20) == .limited(retryAfter: 40))
     // Even a right code waits: the limit is weighed first.
     let code = desk.issue(at: 21)
-    #expect(desk.redeem(code.text, at: 22) == .limited(retryAfter: 38))
-    #expect(desk.redeem(code.text, at: 60.5) == .accepted)
+    #expect(desk.redeem(code.text, from: Self.phone, at: 22) == .limited(retryAfter: 38))
+    #expect(desk.redeem(code.text, from: Self.phone, at: 60.5) == .accepted)
+  }
+
+  /// The review's attack: a wrong code twice a second from one host, before and while the
+  /// rider pairs. The host is limited; the rider's code stays open and pairs at once.
+  @Test func aFloodFromOneAddressNeitherLocksOutNorVoidsTheRidersCode() {
+    var desk = PairingDesk()
+    var now = 0.0
+    var outcomes: [PairingDesk.Redemption] = []
+    func flood(until end: Double) {
+      while now < end {
+        outcomes.append(desk.redeem("ZZZZ-ZZZZ", from: Self.neighbour, at: now))
+        now += 0.5
+      }
+    }
+    flood(until: 30)
+    let code = desk.issue(at: now)
+    flood(until: 75)
+    #expect(desk.redeem(code.text, from: Self.phone, at: now) == .accepted)
+    // The flooder: ten refusals weighed a minute at most, the rest limited unweighed.
+    #expect(outcomes.filter { $0 != .noCode && $0 != .wrong }.count == outcomes.count - 20, "\(outcomes)")
+    #expect(outcomes.contains(.limited(retryAfter: 1)))
+  }
+
+  @Test func theAddressesKeptAreBoundedAndTheLeastRecentlyHeardForgotten() {
+    var desk = PairingDesk()
+    for second in 0..<PairingDesk.failuresPerWindow {
+      _ = desk.redeem("ZZZZ-ZZZZ", from: Self.neighbour, at: Double(second))
+    }
+    #expect(desk.redeem("ZZZZ-ZZZZ", from: Self.neighbour, at: 11) == .limited(retryAfter: 49))
+    // As many other addresses as the table keeps, each heard after the flooder's last try.
+    for host in 0..<PairingDesk.addressesKept - 1 {
+      _ = desk.redeem("ZZZZ-ZZZZ", from: "10.0.\(host / 256).\(host % 256)", at: 12 + Double(host) / 1000)
+    }
+    #expect(desk.senders.count == PairingDesk.addressesKept)
+    #expect(desk.redeem("ZZZZ-ZZZZ", from: Self.neighbour, at: 13) == .limited(retryAfter: 47), "still kept")
+    // One more, and the address heard from longest ago (not the flooder, heard at 13) goes.
+    _ = desk.redeem("ZZZZ-ZZZZ", from: Self.phone, at: 14)
+    #expect(desk.senders.count == PairingDesk.addressesKept)
+    #expect(desk.senders[Self.neighbour] != nil && desk.senders[Self.phone] != nil)
+    #expect(desk.senders["10.0.0.0"] == nil)
   }
 }
 

@@ -59,6 +59,9 @@ ssize_t shim_receive_stamped(int fd, void *buffer, size_t length, double *arriva
 
 /// accept4(2) with SOCK_CLOEXEC.
 int shim_accept_cloexec(int fd);
+/// accept4(2) with SOCK_CLOEXEC, writing the peer's address as text ("192.0.2.7", "fe80::1";
+/// an IPv4-mapped IPv6 address as the IPv4 one) into `address` (`length` bytes; 46 hold any).
+int shim_accept_peer(int fd, char *address, size_t length);
 
 /// SO_PEERCRED of a connected AF_UNIX socket; returns 0 or -1 with errno set.
 int shim_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);

@@ -8,7 +8,8 @@ import WorkoutWeb
 /// by `POST /api/pair` for a long-lived token, in an HttpOnly, SameSite=Strict cookie; the
 /// database keeps its SHA-256 only.
 extension WebRoutes {
-  func pair(_ request: HTTPRequest, now: Double, wall: Double) -> HTTPResponse {
+  /// `peer`: the address the request came from, whose tries the desk counts.
+  func pair(_ request: HTTPRequest, from peer: String, now: Double, wall: Double) -> HTTPResponse {
     if let refusal = crossOrigin(request, now: now) { return refusal }
     struct Body: Decodable {
       var code: String
@@ -17,7 +18,7 @@ extension WebRoutes {
     guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
       return .error(400, "expected {\"code\": \"...\"}")
     }
-    switch desk.withLock({ $0.redeem(body.code, at: now) }) {
+    switch desk.withLock({ $0.redeem(body.code, from: peer, at: now) }) {
     case .accepted:
       break
     case .wrong:
@@ -26,11 +27,13 @@ extension WebRoutes {
     case .noCode:
       noteRefusal("a pairing attempt with no code open", now: now)
       return .error(
-        410, "no pairing code is open (it expired, was used, or too many wrong tries): run `workoutctl pair`")
+        410,
+        "no pairing code is open (it expired, was used, or too many wrong tries here): run `workoutctl pair`")
     case .limited(let retryAfter):
       noteRefusal("pairing attempts beyond the limit", now: now)
       return .error(
-        429, "too many wrong codes: try again in \(Int(retryAfter)) s", headers: [("Retry-After", "\(Int(retryAfter))")]
+        429, "too many wrong codes from this address: try again in \(Int(retryAfter)) s",
+        headers: [("Retry-After", "\(Int(retryAfter))")]
       )
     }
     let token = WebToken.make()

@@ -80,8 +80,9 @@ extension WebRoutes {
   /// Every request must name the board in its Host field (its names, or an address): a name
   /// rebound to the board by another site is refused (`HostCheck`).
   /// Every request that changes something must come from the board's own page (its Origin is
-  /// this server as the browser reached it). Tokens never appear in logs or URLs.
-  func respond(to request: HTTPRequest, now: Double, wall: Double) -> Outcome {
+  /// this server as the browser reached it). Tokens never appear in logs or URLs. `peer` is the
+  /// address the request came from (pairing tries are limited per address).
+  func respond(to request: HTTPRequest, from peer: String = "", now: Double, wall: Double) -> Outcome {
     guard HostCheck.allows(request.header("host"), names: names) else {
       let host = request.header("host").map { TerminalText.escaped($0.prefix(60)) } ?? "none"
       noteRefusal("a request for a host that is not this board (\(host))", now: now)
@@ -94,7 +95,7 @@ extension WebRoutes {
     case ("GET", let path) where WebAssets.served.keys.contains(String(path.dropFirst())):
       return .response(asset(String(path.dropFirst())))
     case ("POST", "/api/pair"):
-      return .response(pair(request, now: now, wall: wall))
+      return .response(pair(request, from: peer, now: now, wall: wall))
     case ("GET", "/api/status"):
       guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
       guard let reply = ask(ControlRequest(command: .status)), let status = reply.status,

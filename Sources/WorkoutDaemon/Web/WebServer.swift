@@ -231,7 +231,7 @@ final class WebServer: @unchecked Sendable {
         continue
       }
       started = nil
-      switch routes.respond(to: request, now: SystemClocks.monotonic(), wall: SystemClocks.wall()) {
+      switch routes.respond(to: request, from: client.peer, now: SystemClocks.monotonic(), wall: SystemClocks.wall()) {
       case .response(let response):
         let keepAlive = request.keepsAlive
         do {
@@ -305,6 +305,8 @@ enum WebServerError: Error, CustomStringConvertible {
 /// A connection a request is read from and its answer written to: the TCP socket, or the TLS
 /// connection on it.
 protocol WebConnection {
+  /// The client's address ("192.168.4.20"), as accept gave it.
+  var peer: String { get }
   func receive(maximum: Int, deadline: Double) throws -> [UInt8]
   func send(_ bytes: some Collection<UInt8>) throws
 }
@@ -317,4 +319,6 @@ extension TCPSocket: WebConnection {
   func send(_ bytes: some Collection<UInt8>) throws { try send(bytes, timeout: 2) }
 }
 
-extension TLSConnection: WebConnection {}
+extension TLSConnection: WebConnection {
+  var peer: String { socket.peer }
+}
