@@ -3,48 +3,50 @@
 #endif
 
 /// The threads a server gives its clients, one each and detached: at most `limit` clients at
-/// once, and a stop waits for the last thread to end (each client has a deadline of its own).
+/// once and `perPeer` from one peer (`ClientCounts`), and a stop waits for the last thread to
+/// end (each client has a deadline of its own).
 ///
 /// A client's place is given back before its connection is closed (`start`'s `closing`), so a
 /// client that sees the close and connects again finds its place free, as a server that counts
 /// connections does; its thread counts as running until the close is done.
 ///
-/// `@unchecked Sendable`: `admitted` and `running` are only touched inside `condition.locked`.
+/// `@unchecked Sendable`: `counts` and `running` are only touched inside `condition.locked`.
 public final class ClientThreads: @unchecked Sendable {
-  public let limit: Int
+  public var limit: Int { counts.limit }
   private let condition = MonotonicCondition()
-  private var admitted = 0
+  private var counts: ClientCounts
   private var running = 0
 
-  public init(limit: Int) {
-    self.limit = limit
+  /// `perPeer`: at most this many from one peer; by default, as many as `limit`.
+  public init(limit: Int, perPeer: Int? = nil) {
+    counts = ClientCounts(limit: limit, perPeer: perPeer ?? limit)
   }
 
   /// Runs `body` on a detached thread named `name`, then gives the client's place back, then
-  /// runs `closing` (the connection's close); false, with nothing run, when `limit` clients
-  /// are admitted already or the system refused a thread.
+  /// runs `closing` (the connection's close). Returns nil when it started; else, with nothing
+  /// run, why not (a thread the system refused is `.full`: the server has no room).
   public func start(
-    name: String, _ body: @escaping @Sendable () -> Void, closing: @escaping @Sendable () -> Void
-  ) -> Bool {
-    let taken = condition.locked { () -> Bool in
-      guard admitted < limit else { return false }
-      admitted += 1
-      running += 1
-      return true
+    name: String, peer: String = "", _ body: @escaping @Sendable () -> Void,
+    closing: @escaping @Sendable () -> Void
+  ) -> ClientCounts.Refusal? {
+    let refusal = condition.locked { () -> ClientCounts.Refusal? in
+      let refusal = counts.admit(peer)
+      if refusal == nil { running += 1 }
+      return refusal
     }
-    guard taken else { return false }
+    if let refusal { return refusal }
     do {
       try DeviceThread.detach(name: name) { [self] in
         body()
-        condition.locked { admitted -= 1 }
+        condition.locked { counts.release(peer) }
         closing()
         ended()
       }
-      return true
+      return nil
     } catch {
-      condition.locked { admitted -= 1 }
+      condition.locked { counts.release(peer) }
       ended()
-      return false
+      return .full
     }
   }
 

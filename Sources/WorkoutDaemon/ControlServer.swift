@@ -83,7 +83,7 @@ final class ControlServer: @unchecked Sendable {
         continue
       }
       guard let client else { continue }
-      if !clients.start(name: "control client", { [self] in handle(client) }, closing: { client.close() }) {
+      if clients.start(name: "control client", { [self] in handle(client) }, closing: { client.close() }) != nil {
         refuseBusy(client)
       }
     }

@@ -151,9 +151,8 @@ extension WebRoutes {
   /// The phone a request's token belongs to, or nil (no token, an unknown, revoked or expired
   /// one).
   func authorised(_ request: HTTPRequest, now: Double, wall: Double) -> WebClientRecord? {
-    guard let token = WebToken.fromCookies(request.header("cookie")), token.utf8.count <= 128 else { return nil }
-    let hash = WebToken.hash(token)
-    guard let client = tokens.withLock({ $0[hash] }) else {
+    guard WebToken.fromCookies(request.header("cookie")) != nil else { return nil }
+    guard let client = pairedPhone(request) else {
       noteRefusal("a request with a token that is not (or no longer) paired", now: now)
       return nil
     }
@@ -172,6 +171,13 @@ extension WebRoutes {
       try? store.touchWebClient(id: id, wall: wall)
     }
     return client
+  }
+
+  /// The phone whose token a request carries, if it is paired; nothing logged or written.
+  func pairedPhone(_ request: HTTPRequest) -> WebClientRecord? {
+    guard let token = WebToken.fromCookies(request.header("cookie")), token.utf8.count <= 128 else { return nil }
+    let hash = WebToken.hash(token)
+    return tokens.withLock { $0[hash] }
   }
 
   func unauthorised() -> HTTPResponse {

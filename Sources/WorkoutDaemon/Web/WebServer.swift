@@ -21,6 +21,7 @@ public struct WebSettings: Sendable, Equatable {
   /// directories.
   public var assets: String?
   /// Connections at once; a phone holds one for its live feed and opens a few for the page.
+  /// (At most `WebServer.connectionsPerAddress` of them from one address.)
   public var maximumClients = 16
   /// HTTPS: the token and the pairing code never cross the Wi-Fi in clear. Off, anyone on the
   /// network can read them and take over the page.
@@ -45,7 +46,8 @@ public struct WebSettings: Sendable, Equatable {
 
 /// The board's web server: a phone's browser as its screen. A small HTTP/1.1 server on the
 /// service's own sockets, a thread per connection as the control socket has (at most
-/// `maximumClients`), so an idle board with no phone never wakes for it. This file is its
+/// `maximumClients`, `connectionsPerAddress` from one address; beyond, a 503 the client can read,
+/// `WebRefusal.swift`), so an idle board with no phone never wakes for it. This file is its
 /// transport (accepting, reading requests, the clock, stopping); what it answers is
 /// `WebRoutes`, pairing in `WebPairing.swift`, the rides in `WebRides.swift`.
 ///
@@ -63,6 +65,8 @@ final class WebServer: @unchecked Sendable {
   let tls: TLSServerContext?
   let stopping = StopSignal()
   private let clients: ClientThreads
+  /// Threads that see refused connections closed (`WebRefusal.swift`).
+  let refusing = ClientThreads(limit: 8)
   private var acceptThread: DeviceThread?
   /// The clients' sockets, shut down at stop so a client waiting for its next request ends.
   private let open = Mutex([ObjectIdentifier: TCPSocket]())
@@ -70,6 +74,13 @@ final class WebServer: @unchecked Sendable {
   /// Seconds a connection may sit idle between requests, and a request may take to arrive.
   static let idleTimeout = 15.0
   static let requestDeadline = 5.0
+  /// Idle seconds for a connection that has not shown a paired phone's token: a stranger's
+  /// connection holds a place only briefly.
+  static let strangerIdleTimeout = 5.0
+  /// Connections at once from one address: 6, as many as a browser opens to one host (Chrome,
+  /// Firefox, Safari), so a phone's own page is never refused whatever it loads at once, while
+  /// one host's idle crowd leaves the other places to the rest.
+  static let connectionsPerAddress = 6
 
   /// Where a download is written before it is sent (the runtime directory).
   let scratchDirectory: String
@@ -85,7 +96,7 @@ final class WebServer: @unchecked Sendable {
       throw .tls(error.description)
     }
     self.settings = settings
-    clients = ClientThreads(limit: settings.maximumClients)
+    clients = ClientThreads(limit: settings.maximumClients, perPeer: Self.connectionsPerAddress)
     guard let assets = settings.assets ?? WebAssets.find() else {
       throw .noAssets(WebAssets.candidates())
     }
@@ -132,6 +143,7 @@ final class WebServer: @unchecked Sendable {
     if !clients.waitUntilNone(until: SystemClocks.monotonic() + Self.requestDeadline + 1) {
       log(.warning, "web: a connection was still open at stop")
     }
+    _ = refusing.waitUntilNone(until: SystemClocks.monotonic() + Self.refusalLinger + 1)
     listener.close()
   }
 
@@ -149,18 +161,15 @@ final class WebServer: @unchecked Sendable {
       guard let client else { continue }
       let key = ObjectIdentifier(client)
       open.withLock { $0[key] = client }
-      let started = clients.start(
-        name: "web client", { [self] in converse(with: client) },
+      let refusal = clients.start(
+        name: "web client", peer: client.peer, { [self] in converse(with: client) },
         closing: { [self] in
           open.withLock { $0[key] = nil }
           client.close()
         })
-      guard !started else { continue }
+      guard let refusal else { continue }
       open.withLock { $0[key] = nil }
-      try? client.setSendTimeout(seconds: 0.5)
-      try? client.send(
-        HTTPResponse.error(503, "busy: \(settings.maximumClients) connections are open").serialized(keepAlive: false))
-      client.close()
+      refuse(client, refusal)
     }
   }
 
@@ -212,6 +221,8 @@ final class WebServer: @unchecked Sendable {
   private func converse(over client: any WebConnection) {
     var parser = HTTPRequestParser()
     var started: Double?
+    // Whether a request showed a paired phone's token: until then, the stranger's idle time.
+    var paired = false
     while !stopping.isStopRequested {
       let request: HTTPRequest?
       do {
@@ -223,7 +234,8 @@ final class WebServer: @unchecked Sendable {
       guard let request else {
         let now = SystemClocks.monotonic()
         if parser.pendingBytes > 0, started == nil { started = now }
-        let deadline = started.map { $0 + Self.requestDeadline } ?? now + Self.idleTimeout
+        let idle = paired ? Self.idleTimeout : Self.strangerIdleTimeout
+        let deadline = started.map { $0 + Self.requestDeadline } ?? now + idle
         guard let bytes = try? client.receive(deadline: deadline), !bytes.isEmpty else { return }
         // The request's time counts from its first byte, not from the idle wait before it.
         if started == nil { started = SystemClocks.monotonic() }
@@ -231,6 +243,7 @@ final class WebServer: @unchecked Sendable {
         continue
       }
       started = nil
+      paired = paired || routes.pairedPhone(request) != nil
       switch routes.respond(to: request, from: client.peer, now: SystemClocks.monotonic(), wall: SystemClocks.wall()) {
       case .response(let response):
         let keepAlive = request.keepsAlive
