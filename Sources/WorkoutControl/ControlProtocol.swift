@@ -215,6 +215,9 @@ public struct ControlReply: Codable, Sendable {
   public var pairing: PairingReport?
   public var webClients: [WebClientReport]?
 
+  /// The `refusal` of a client the control socket had no place for (too many connected).
+  public static let busy = "busy"
+
   public init(
     ok: Bool, state: SessionState? = nil, refusal: String? = nil, message: String? = nil, lap: Int? = nil,
     status: StatusReport? = nil, scan: SensorScanReport? = nil, sensors: [SensorEntryReport]? = nil,
@@ -325,6 +328,8 @@ public enum ControlClientError: Error, CustomStringConvertible {
   case unreachable(path: String, SystemError)
   case noReply(path: String)
   case badReply(String)
+  /// The socket had no place for this client: the service runs, too many clients are connected.
+  case busy(path: String, String)
 
   public var description: String {
     switch self {
@@ -332,24 +337,46 @@ public enum ControlClientError: Error, CustomStringConvertible {
       "cannot reach workoutd at \(path): \(error) (is the service running, and are you in its group?)"
     case .noReply(let path): "workoutd at \(path) closed the connection without a reply"
     case .badReply(let text): "workoutd sent a reply that is not understood: \(text.prefix(200))"
+    case .busy(let path, let message):
+      "the control socket \(path) is busy, too many clients are connected (workoutd says: \(message.prefix(200)))"
     }
   }
 }
 
-/// Sends one request to the service's control socket and returns its reply.
+/// Sends one request to the service's control socket and returns its reply; a socket too busy
+/// to take the request is `ControlClientError.busy`, never a reply.
 public func sendControl(_ request: ControlRequest, socketPath: String, timeout: Double = 10) throws -> ControlReply {
+  let text = try ControlJSON.encode(request) + "\n"
   let socket: UnixSocket
   do {
     socket = try UnixSocket.connect(path: socketPath)
     try socket.setTimeouts(seconds: timeout)
-    try socket.writeAll(try ControlJSON.encode(request) + "\n")
-  } catch let error as SystemError {
+  } catch {
     throw ControlClientError.unreachable(path: socketPath, error)
   }
-  guard let line = try socket.readLine(limit: 1 << 20) else { throw ControlClientError.noReply(path: socketPath) }
+  // A socket too busy to take the request answers at once and closes, maybe before the request
+  // is written (EPIPE): the answer is read all the same, and tells why.
+  var writeError: SystemError?
+  do throws(SystemError) {
+    try socket.writeAll(text)
+  } catch {
+    writeError = error
+  }
+  let line: String?
   do {
-    return try ControlJSON.decode(ControlReply.self, from: line)
+    line = try socket.readLine(limit: 1 << 20)
+  } catch {
+    if let writeError { throw ControlClientError.unreachable(path: socketPath, writeError) }
+    throw error
+  }
+  if line == nil, let writeError { throw ControlClientError.unreachable(path: socketPath, writeError) }
+  guard let line else { throw ControlClientError.noReply(path: socketPath) }
+  let reply: ControlReply
+  do {
+    reply = try ControlJSON.decode(ControlReply.self, from: line)
   } catch {
     throw ControlClientError.badReply(line)
   }
+  if reply.refusal == ControlReply.busy { throw ControlClientError.busy(path: socketPath, reply.message ?? "busy") }
+  return reply
 }

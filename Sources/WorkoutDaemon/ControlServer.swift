@@ -12,8 +12,9 @@ import WorkoutControl
 /// by the service's group, so `workoutctl` (and ssh users in that group) can act as the buttons
 /// do. Each client on a thread of its own, with `requestDeadline` seconds in all to send its
 /// request line, so no client (a slow one, a crowd of idle ones) keeps another waiting; at most
-/// `maximumClients` at once, beyond which a client is told the service is busy. Requests go to
-/// the engine thread through the same queue as every other input.
+/// `maximumClients` at once and `clientsPerUser` of one user (SO_PEERCRED's uid: one user's idle
+/// crowd cannot shut out another's `workoutctl status`), beyond which a client is told the
+/// socket is busy. Requests go to the engine thread through the same queue as every other input.
 ///
 /// `@unchecked Sendable`: what threads share is in `scanning` (a `Mutex`), `clients` and
 /// `stopping`; `acceptThread` is written by `start()` before that thread exists and taken by
@@ -31,12 +32,14 @@ final class ControlServer: @unchecked Sendable {
   /// early.
   private let sensors: SensorRoster?
   private let stopping = StopSignal()
-  private let clients = ClientThreads(limit: ControlServer.maximumClients)
+  private let clients = ClientThreads(limit: ControlServer.maximumClients, perPeer: ControlServer.clientsPerUser)
   /// Answers the pairing commands; nil while the web server is off. Set before `start()`.
   var web: WebServer?
   /// Seconds a client has to send its whole request line.
   static let requestDeadline = 2.0
   static let maximumClients = 64
+  /// A quarter of the places: a user's scripts run a few commands at once, not sixteen.
+  static let clientsPerUser = 16
 
   init(
     path: String, group: gid_t?, queue: InputQueue<RuntimeMessage>, log: Logger,
@@ -83,8 +86,11 @@ final class ControlServer: @unchecked Sendable {
         continue
       }
       guard let client else { continue }
-      if clients.start(name: "control client", { [self] in handle(client) }, closing: { client.close() }) != nil {
-        refuseBusy(client)
+      let user = (try? client.peerCredentials()).map { "uid \($0.uid)" } ?? "unknown"
+      if let refusal = clients.start(
+        name: "control client", peer: user, { [self] in handle(client) }, closing: { client.close() })
+      {
+        refuseBusy(client, refusal)
       }
     }
   }
@@ -116,11 +122,16 @@ final class ControlServer: @unchecked Sendable {
     return reply
   }
 
-  /// Too many clients at once: this one is told so at once, not kept waiting.
-  private func refuseBusy(_ client: UnixSocket) {
+  /// Too many clients at once: this one is told so at once, not kept waiting. (A Unix socket's
+  /// reader gets what was written before the close, whatever it sent: no reset to avoid.)
+  private func refuseBusy(_ client: UnixSocket, _ refusal: ClientCounts.Refusal) {
     defer { client.close() }
-    let reply = ControlReply(
-      ok: false, message: "busy: \(Self.maximumClients) control clients are connected; try again")
+    let crowd =
+      switch refusal {
+      case .peerFull: "\(Self.clientsPerUser) control clients of this user are connected"
+      case .full: "\(Self.maximumClients) control clients are connected"
+      }
+    let reply = ControlReply(ok: false, refusal: ControlReply.busy, message: "busy: \(crowd); try again")
     try? client.setTimeouts(seconds: 0.2)
     try? client.writeAll((try? ControlJSON.encode(reply)).map { $0 + "\n" } ?? "")
   }

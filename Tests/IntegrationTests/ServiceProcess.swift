@@ -95,6 +95,19 @@ final class ServiceProcess: @unchecked Sendable {
 
   var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+  /// A service in `directory` at real speed with auto-pause off (the ride's first minutes stand
+  /// still, and points must keep coming), its session started by `workoutctl start` and recording.
+  static func recording(in directory: ServiceDirectory) throws -> ServiceProcess {
+    let config = directory.path + "/workoutd.toml"
+    try "[auto_pause]\nenabled = false\n".write(toFile: config, atomically: true, encoding: .utf8)
+    let service = try ServiceProcess(directory, arguments: ["--speed", "1", "--config", config])
+    try service.waitUntilReady()
+    let started = try directory.workoutctl(["start"])
+    guard started.status == 0 else { throw TestFailure("workoutctl start: \(started.output)") }
+    try waitFor("recording", timeout: 30) { try service.status().points >= 2 }
+    return service
+  }
+
   /// Waits until the service says it is ready (its control socket answers).
   func waitUntilReady(timeout: Double = 30) throws {
     try waitFor("workoutd to become ready", timeout: timeout) { log.contains("ready:") }
