@@ -423,6 +423,15 @@ struct WebServerTests {
     #expect(
       web.service.log.contains(
         "web: serving the phone page on 127.0.0.1:\(web.port) (HTTPS, certificate SHA-256 \(printed))"))
+
+    // With every place of this address taken (6), the refusal is an HTTPS answer a browser reads.
+    let idle = try (0..<6).map { _ in try TCPSocket.connect(host: "127.0.0.1", port: String(web.port)) }
+    defer { idle.forEach { $0.close() } }
+    usleep(300_000)
+    let busy = try run(
+      "/usr/bin/env",
+      ["python3", repositoryRoot + "/Tests/IntegrationTests/tls_client.py", String(web.port), "--get", "/"])
+    #expect(busy.output.contains("\"status\": 503") && busy.output.contains("\"retryAfter\": \"5\""), "\(busy.output)")
     try waitFor("the ride to go on recording", timeout: 20) { try web.service.status().points > pointsBefore + 2 }
     #expect(try web.service.status().state == .running)
   }

@@ -5,6 +5,7 @@ pairs with CODE, reads the status with the cookie it got, and tries control from
 origin. Prints one JSON object for WebServerTests.
 
 Usage: tls_client.py PORT CODE
+       tls_client.py PORT --get PATH   (one GET: its status and Retry-After)
 """
 import hashlib
 import json
@@ -45,6 +46,11 @@ def call(port, method, path, headers=(), body=None):
 
 def main():
     port, code = int(sys.argv[1]), sys.argv[2]
+    if code == "--get":
+        got = call(port, "GET", sys.argv[3])
+        print(json.dumps({"status": got["status"], "retryAfter": got["headers"].get("retry-after"),
+                          "body": got["body"][:200]}))
+        return
     origin = f"https://127.0.0.1:{port}"
     paired = call(port, "POST", "/api/pair", [("Origin", origin)], json.dumps({"code": code, "name": "tls client"}))
     cookie = paired["headers"].get("set-cookie", "")

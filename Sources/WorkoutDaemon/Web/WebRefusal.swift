@@ -1,4 +1,5 @@
 import LinuxSupport
+import WebTLS
 import WorkoutWeb
 
 #if canImport(Glibc)
@@ -23,11 +24,13 @@ extension WebServer {
       }
     let answer = HTTPResponse.error(503, text, headers: [("Retry-After", String(Self.busyRetryAfter))])
       .serialized(keepAlive: false)
+    let tls = self.tls
     let lingering = refusing.start(
-      name: "web refusal", { Self.answer(client, answer, lingering: Self.refusalLinger) },
+      name: "web refusal", { Self.answer(client, answer, tls: tls, lingering: Self.refusalLinger) },
       closing: { client.close() })
     guard lingering != nil else { return }
-    Self.answer(client, answer, lingering: 0.01)
+    // No thread free: a plain answer at once (an HTTPS client sees the connection end).
+    Self.answer(client, answer, tls: nil, lingering: 0.01)
     client.close()
   }
 
@@ -35,7 +38,23 @@ extension WebServer {
   /// closes or `lingering` seconds pass. Closing a socket with unread data in it resets the
   /// connection (RFC 1122 4.2.2.13), and a client may lose the answer to the reset before it
   /// reads it; a request that came with the connection is such data.
-  static func answer(_ client: TCPSocket, _ bytes: [UInt8], lingering: Double) {
+  /// With `tls`, a client that opens with a TLS handshake is answered over TLS, the only way
+  /// an HTTPS browser can read it.
+  static func answer(_ client: TCPSocket, _ bytes: [UInt8], tls: TLSServerContext?, lingering: Double) {
+    if let tls {
+      let deadline = SystemClocks.monotonic() + 2
+      guard let first = try? client.peek(deadline: deadline) else { return }
+      if first == 22 {
+        guard
+          let connection = try? TLSConnection(accepting: client, context: tls, deadline: deadline, sendTimeout: 0.5)
+        else { return }
+        defer { connection.end() }
+        try? connection.send(bytes)
+        let end = SystemClocks.monotonic() + lingering
+        while let chunk = try? connection.receive(deadline: end), !chunk.isEmpty {}
+        return
+      }
+    }
     try? client.setSendTimeout(seconds: 0.5)
     try? client.send(bytes)
     _ = shutdown(client.descriptor, Int32(SHUT_WR))
