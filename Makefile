@@ -48,11 +48,11 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker -z -Xlinker relro \
                 -Xlinker -z -Xlinker now -Xlinker -z -Xlinker max-page-size=65536
 # Code layout: each function in a section of its own, and the functions a ride runs placed
-# together first, in the order of build-aux/workoutd.order (made by Benchmarks/symbol-order.py,
-# which names them from runs under callgrind). The kernel maps an executable 64 KiB around each
-# page touched; scattered among cold code the same functions kept 9.3 MB of it resident, together
-# 6.3 MB (peak RSS recording on the Linux board 22.1 -> 17.6 MiB; git show bc8057a:BENCHMARKS.md). A name a later
-# build lacks is ignored: a stale order costs memory, never correctness.
+# together first, in the order of $(ORDER_FILE) (ORDER_FLAGS). The kernel maps an executable
+# 64 KiB around each page touched; scattered among cold code the same functions kept 9.3 MB of
+# it resident, together 6.3 MB (peak RSS recording on the Linux board 22.1 -> 17.6 MiB; git show
+# bc8057a:BENCHMARKS.md). A name a later build lacks is ignored: a stale order costs memory,
+# never correctness.
 # And no dynamic symbol table of our own: the toolchain's static-stdlib-args.lnk exports every
 # symbol of the executable (-export-dynamic, for dladdr in crash reports), 13,000 names whose
 # hash table and strings the dynamic loader reads at every symbol lookup it makes at start
@@ -64,9 +64,27 @@ LINK_FLAGS    = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -
 # libstdc++.a, so `-lstdc++` (static-stdlib-args.lnk) finds that first.
 STATIC_CXX    = $(CURDIR)/.build/static-libstdc++
 CXX_FLAGS     = -Xlinker -L$(STATIC_CXX)
-LAYOUT_FLAGS  = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
-                -Xlinker --symbol-ordering-file=$(CURDIR)/build-aux/workoutd.order -Xlinker --no-warn-symbol-ordering \
-                -Xlinker --no-export-dynamic
+STATIC_CXX_LINK = archive=$$($(dir $(realpath $(shell command -v $(SWIFT))))clang++ -print-file-name=libstdc++.a); \
+	  case $$archive in /*) ;; *) echo "libstdc++.a not found (libstdc++-dev for the toolchain's GCC)"; exit 1;; esac; \
+	  mkdir -p $(STATIC_CXX) && ln -sfn $$archive $(STATIC_CXX)/libstdc++.a
+LAYOUT_FLAGS  = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xlinker --no-export-dynamic
+ORDER_FLAGS   = -Xlinker --symbol-ordering-file=$(1) -Xlinker --no-warn-symbol-ordering
+# The order is made by Benchmarks/symbol-order.py from this checkout's release build, run under
+# callgrind through a ride (about 2 minutes), whenever the code or the scripts are newer than
+# it. ORDER_FILE=FILE gives one instead, used as it is: the package builds take the host tree's
+# (their copy has none), the arm64 build the x86_64 one (callgrind cannot run aarch64 code here;
+# Swift's mangled names are the same on both), and CI makes one for all its builds.
+ORDER_FILE   ?= $(CURDIR)/.build/workoutd.order
+ORDER_INPUTS  = Package.swift $(wildcard Package.resolved) $(shell find Sources -type f) \
+                $(addprefix Benchmarks/,symbol-order.py benchlib.py device.py recording.py web.py)
+ORDER_PACKAGES = valgrind gpsd gpsd-clients python3
+# A release link without the order, callgrind on it, the order written.
+define MAKE_ORDER
+@$(call APT_INSTALL,$(ORDER_PACKAGES))
+@$(STATIC_CXX_LINK)
+$(SWIFT) build $(RELEASE_FLAGS) $(LINK_FLAGS) $(CXX_FLAGS) $(LAYOUT_FLAGS)
+python3 Benchmarks/symbol-order.py --bin $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path) --out $(ORDER_FILE)
+endef
 RUN_SPEED    ?= 100
 RUN_DIR      ?= .run/$(shell date -u +%Y%m%dT%H%M%SZ)
 
@@ -88,14 +106,18 @@ $(TEST_DEPS_STAMP): | deps
 build: deps
 	$(SWIFT) build
 
-release: deps
-	@archive=$$($(dir $(realpath $(shell command -v $(SWIFT))))clang++ -print-file-name=libstdc++.a); \
-	  case $$archive in /*) ;; *) echo "libstdc++.a not found (libstdc++-dev for the toolchain's GCC)"; exit 1;; esac; \
-	  mkdir -p $(STATIC_CXX) && ln -sfn $$archive $(STATIC_CXX)/libstdc++.a
+# (A given ORDER_FILE has no rule: used as it is, and an error if missing.)
+ifeq ($(origin ORDER_FILE),file)
+$(ORDER_FILE): $(ORDER_INPUTS) | deps
+	$(MAKE_ORDER)
+endif
+
+release: deps $(ORDER_FILE)
+	@$(STATIC_CXX_LINK)
 	@# SwiftPM does not know the order file is a link input: relink when it is newer.
 	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); for p in workoutd workoutctl gps-bench; do \
-	  [ ! build-aux/workoutd.order -nt $$bin/$$p ] || rm -f $$bin/$$p; done
-	$(SWIFT) build $(RELEASE_FLAGS) $(LINK_FLAGS) $(CXX_FLAGS) $(LAYOUT_FLAGS)
+	  [ ! $(ORDER_FILE) -nt $$bin/$$p ] || rm -f $$bin/$$p; done
+	$(SWIFT) build $(RELEASE_FLAGS) $(LINK_FLAGS) $(CXX_FLAGS) $(LAYOUT_FLAGS) $(call ORDER_FLAGS,$(ORDER_FILE))
 
 # Records the bundled ride (board/sim/rides, a real Garmin Edge 500 ride) on the simulated
 # board at $(RUN_SPEED)x, shows progress, then the session summary and where the data is.
@@ -267,10 +289,10 @@ bench: release test-deps
 	$$bin/strap-bench 30 && \
 	echo && echo "make bench: $$(( $$(date +%s) - start )) s"
 
-# Regenerates build-aux/workoutd.order (the code layout of LAYOUT_FLAGS) from this build.
-symbol-order: release test-deps
-	@command -v valgrind >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind
-	python3 Benchmarks/symbol-order.py --bin $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+# Makes $(ORDER_FILE) anew now, however new it is, and links the release build with it.
+symbol-order: deps
+	$(MAKE_ORDER)
+	$(MAKE) --no-print-directory release
 
 # INSTALL_BIN=DIR installs that directory's binaries instead of this machine's release build
 # (the arm64 package's, cross-built by release-arm64).
@@ -335,18 +357,21 @@ ARM64_CACHE     = $(or $(WORKOUTD_ARM64_CACHE),/var/tmp/workoutd-arm64)
 ARM64_SCRATCH   = .build-arm64
 ARM64_BIN       = $(CURDIR)/$(ARM64_SCRATCH)/aarch64-unknown-linux-gnu
 ARM64_CXX       = $(CURDIR)/$(ARM64_SCRATCH)/static-libstdc++
+# The host's order, copied where the compiler's root sees it (it mounts this checkout only).
+ARM64_ORDER     = $(CURDIR)/$(ARM64_SCRATCH)/workoutd.order
 .PHONY: arm64-setup release-arm64 deb-arm64 bench-arm64 test-arm64 compare-arm64 test-board-arm64 test-board-arm64-smoke
 arm64-setup:
 	$(ARM64) setup
 
-release-arm64: arm64-setup
+release-arm64: arm64-setup $(ORDER_FILE)
 	@mkdir -p $(ARM64_CXX) && ln -sfn $$(ls $(ARM64_CACHE)/sysroot/usr/lib/gcc/aarch64-linux-gnu/*/libstdc++.a | tail -1) \
 	  $(ARM64_CXX)/libstdc++.a
-	@for p in workoutd workoutctl; do [ ! build-aux/workoutd.order -nt $(ARM64_BIN)/release/$$p ] || rm -f $(ARM64_BIN)/release/$$p; done
+	@cmp -s $(ORDER_FILE) $(ARM64_ORDER) || cp $(ORDER_FILE) $(ARM64_ORDER)
+	@for p in workoutd workoutctl; do [ ! $(ARM64_ORDER) -nt $(ARM64_BIN)/release/$$p ] || rm -f $(ARM64_BIN)/release/$$p; done
 	$(ARM64) swift build $(RELEASE_FLAGS) --scratch-path $(ARM64_SCRATCH) --product workoutd $(LINK_FLAGS) \
-	  -Xlinker -L$(ARM64_CXX) $(LAYOUT_FLAGS)
+	  -Xlinker -L$(ARM64_CXX) $(LAYOUT_FLAGS) $(call ORDER_FLAGS,$(ARM64_ORDER))
 	$(ARM64) swift build $(RELEASE_FLAGS) --scratch-path $(ARM64_SCRATCH) --product workoutctl $(LINK_FLAGS) \
-	  -Xlinker -L$(ARM64_CXX) $(LAYOUT_FLAGS)
+	  -Xlinker -L$(ARM64_CXX) $(LAYOUT_FLAGS) $(call ORDER_FLAGS,$(ARM64_ORDER))
 	@file $(ARM64_BIN)/release/workoutd $(ARM64_BIN)/release/workoutctl
 
 # workoutd_<version>_arm64.deb, for trixie: the package built with dpkg-buildpackage -aarm64 in

@@ -15,6 +15,9 @@ ROOT = os.path.normpath(os.path.join(HERE, ".."))
 # Figures of the baseline binary (commit f426fad), measured by these scripts; `make bench`
 # prints them beside this build's when no baseline binary is given to measure live.
 BASELINE_JSON = os.path.join(HERE, "baseline-f426fad.json")
+# The order the release build links its functions in (the Makefile's ORDER_FILE, which make
+# passes on when it is given).
+ORDER_FILE = os.environ.get("ORDER_FILE") or os.path.join(ROOT, ".build", "workoutd.order")
 
 
 # The TOML sections that switch off every device but GPS (the benches' linux board).
@@ -55,9 +58,9 @@ def machine():
 
 
 def code_layout(binary):
-    """Whether `binary` was linked in build-aux/workoutd.order's order (the Makefile's
-    LAYOUT_FLAGS): its first function in .text is the order file's first that it has."""
-    order = os.path.join(ROOT, "build-aux", "workoutd.order")
+    """Whether `binary` was linked in ORDER_FILE's order (the Makefile's ORDER_FLAGS): its first
+    function in .text is the order file's first that it has."""
+    order = ORDER_FILE
     try:
         out = subprocess.run(["nm", "-n", "--defined-only", binary], capture_output=True, text=True).stdout
     except OSError:
@@ -78,9 +81,9 @@ def code_layout(binary):
     swift = [name for name in ordered if name.startswith("$s")]
     missing = sum(1 for name in swift if name not in names)
     if missing == 0:
-        return "ordered by build-aux/workoutd.order"
-    return (f"ordered by build-aux/workoutd.order, but {missing} of its {len(swift)} Swift functions are not"
-            " in this build: `make symbol-order` makes it anew")
+        return f"ordered by {os.path.relpath(order, ROOT)}"
+    return (f"ordered by {os.path.relpath(order, ROOT)}, but {missing} of its {len(swift)} Swift functions are"
+            " not in this build: `make symbol-order` makes it anew")
 
 
 def load_figures(path):

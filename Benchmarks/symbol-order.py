@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Makes the link order of workoutd's functions (`build-aux/workoutd.order`), so that the code a
-ride runs sits together in the executable.
+"""Makes the link order of workoutd's functions (`.build/workoutd.order`, the Makefile's
+ORDER_FILE), so that the code a ride runs sits together in the executable.
 
 Why: the kernel maps an executable's pages 64 KiB at a time around each page touched
 (fault-around), so a function that runs pulls its 15 neighbours into the resident set. In a
@@ -26,8 +26,10 @@ rest after it.
 Names that a later build no longer has are ignored (`--no-warn-symbol-ordering`): a stale file
 costs RSS, never correctness.
 
-Usage: `make symbol-order` (a release build, then this script on it; commit the new file when
-the code a ride runs has changed much). About 2 minutes. Needs valgrind, gpsd, gpsd-clients.
+Usage: `make release` runs it when the file is missing or older than the sources or these
+scripts (a release link without the order, this script on it, the link with the order);
+`make symbol-order` runs it now. About 2 minutes. Needs valgrind, gpsd, gpsd-clients (make
+installs them).
 """
 import argparse
 import collections
@@ -46,8 +48,6 @@ import benchlib  # noqa: E402
 import device  # noqa: E402
 import recording  # noqa: E402
 import web  # noqa: E402
-
-OUT = os.path.join(benchlib.ROOT, "build-aux", "workoutd.order")
 
 
 def plain(name):
@@ -230,7 +230,7 @@ def web_run(binary, bin_dir, work):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True, help="directory of the release build (workoutd, workoutctl)")
-    parser.add_argument("--out", default=OUT)
+    parser.add_argument("--out", default=benchlib.ORDER_FILE)
     args = parser.parse_args()
     if not shutil.which("valgrind"):
         sys.exit("valgrind is needed (apt-get install valgrind)")
@@ -262,9 +262,11 @@ def main():
     seen = set(ordered)
     ordered += [name for name, _ in sorted(phone_page.items(), key=lambda item: (-item[1], item[0]))
                 if keep.match(name) and name not in seen]
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
+    # Whole or not at all: make takes a file newer than the sources for done.
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out + ".tmp", "w") as f:
         f.write("".join(name + "\n" for name in ordered))
+    os.replace(args.out + ".tmp", args.out)
     print(f"{len(ordered)} functions ({on_linux} run on the linux board, {on_sim - on_linux} more on the "
           f"simulated board, {len(ordered) - on_sim} more with the phone page) -> {os.path.relpath(args.out, benchlib.ROOT)}")
     shutil.rmtree(work, ignore_errors=True)
