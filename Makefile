@@ -338,10 +338,11 @@ deb-deps: deps
 	@# debian/control's Build-Depends (trixie keeps systemd.pc in systemd-dev).
 	dpkg-checkbuilddeps >/dev/null 2>&1 || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq ./
 
-deb: deb-deps
+# The copy has no .build: its release build links by this tree's order.
+deb: deb-deps $(ORDER_FILE)
 	@rm -rf .build/deb && mkdir -p .build/deb/workoutd
 	git ls-files -z | xargs -0 tar -cf - | tar -xf - -C .build/deb/workoutd
-	cd .build/deb/workoutd && dpkg-buildpackage -us -uc -b
+	cd .build/deb/workoutd && ORDER_FILE=$(abspath $(ORDER_FILE)) dpkg-buildpackage -us -uc -b
 	lintian --info --display-info .build/deb/workoutd_$$(cd .build/deb/workoutd && dpkg-parsechangelog -S Version)_*.deb \
 	  | tee .build/deb/lintian.txt
 	@ls -l .build/deb/*.deb

@@ -6,6 +6,7 @@
 # kernel: kernel-side behaviour (gpio-sim, i2c-stub) is the board VM's to test.
 #
 # Usage: Tests/Trixie/run.sh [make targets...]   (default: test). Needs root.
+# ORDER_FILE=FILE (the Makefile's link order) is copied in and given to make there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 root=${TRIXIE_ROOT:-/var/tmp/workoutd-trixie}
@@ -66,5 +67,11 @@ fi
 rm -rf --one-file-system "$root/src/workoutd"
 mkdir -p "$root/src"
 git clone -q "$here" "$root/src/workoutd"
+rm -f "$root/src/workoutd.order"
+order=
+if [[ -n ${ORDER_FILE:-} ]]; then
+  cp "$ORDER_FILE" "$root/src/workoutd.order"
+  order=ORDER_FILE=/src/workoutd.order
+fi
 echo "trixie: $(in_root '. /etc/os-release; echo $PRETTY_NAME'), $(in_root 'swift --version 2>&1 | head -1')"
-in_root "cd /src/workoutd && make ${targets[*]}"
+in_root "cd /src/workoutd && make ${targets[*]} $order"

@@ -7,6 +7,7 @@
 #   trixie:   `Tests/Trixie/run.sh deb`, which builds a clean clone of HEAD
 #             inside the debootstrapped trixie root ($TRIXIE_ROOT).
 # Both build HEAD: commit first, uncommitted changes are not in the package.
+# An ORDER_FILE given (the Makefile's link order) goes to both builds.
 # BOARD_VM_DEB=FILE uses that package instead of building one (for arm64
 # the only way: make deb-arm64 cross-builds it).
 # Cached by HEAD's tree less Tests/ and .ci/ (the same package inputs are
