@@ -200,13 +200,23 @@ public final class TCPListener: Sendable {
     try? file.close()
   }
 
-  /// Binds `host` ("0.0.0.0", "::", "127.0.0.1", a name) and `port`, and listens.
-  public static func listen(host: String, port: Int, backlog: Int32 = 32) throws(TCPConnectError) -> TCPListener {
+  /// Binds `host` ("0.0.0.0", "::", "127.0.0.1", a name) and `port`, and listens; on the
+  /// network interface named `device` only, when given (SO_BINDTODEVICE, socket(7): whatever
+  /// addresses it has now or gets later, and no other interface's).
+  public static func listen(
+    host: String, port: Int, device: String? = nil, backlog: Int32 = 32
+  ) throws(TCPConnectError) -> TCPListener {
     try onFirstAddress(host: host, port: String(port), flags: AI_PASSIVE | AI_NUMERICSERV, call: "bind") {
       address, file in
       Result { () throws(SystemError) in
         var one: Int32 = 1
         _ = setsockopt(file.rawValue, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if let device {
+          let name = Array(device.utf8CString)
+          guard setsockopt(file.rawValue, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(name.count)) == 0 else {
+            throw .last("setsockopt(SO_BINDTODEVICE)", device)
+          }
+        }
         guard bind(file.rawValue, address.ai_addr, address.ai_addrlen) == 0 else {
           throw .last("bind", "\(host):\(port)")
         }

@@ -148,15 +148,17 @@ public enum WorkoutService {
     if let web {
       parts.start(web) { error in log(.error, "web: cannot start its thread: \(error)") }
       server.web = web
+      let place =
+        "\(configuration.web.address):\(web.port)" + (configuration.web.interface.map { " of \($0) only" } ?? "")
       if let fingerprint = web.routes.fingerprint {
         log(
           .notice,
-          "web: serving the phone page on \(configuration.web.address):\(web.port) (HTTPS, certificate SHA-256 \(fingerprint)) from \(web.routes.assets)"
+          "web: serving the phone page on \(place) (HTTPS, certificate SHA-256 \(fingerprint)) from \(web.routes.assets)"
         )
       } else {
         log(
           .warning,
-          "web: serving the phone page on \(configuration.web.address):\(web.port) (plain HTTP: anyone on the network can read the phone's token) from \(web.routes.assets)"
+          "web: serving the phone page on \(place) (plain HTTP: anyone on the network can read the phone's token) from \(web.routes.assets)"
         )
       }
     }

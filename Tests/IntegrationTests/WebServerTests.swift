@@ -436,6 +436,27 @@ struct WebServerTests {
     #expect(try web.service.status().state == .running)
   }
 
+  /// `interface`: the page on one network interface only (a hotspot's), not every one.
+  @Test func thePageListensOnTheNamedInterfaceOnly() throws {
+    let onLoopback = try WebService(extra: "interface = \"lo\"\n")
+    #expect(try http("GET", "/", port: onLoopback.port).status == 200)
+    #expect(onLoopback.service.log.contains("127.0.0.1:\(onLoopback.port) of lo only"))
+    // Bound to another interface, a connection from this machine to 127.0.0.1 (which comes in
+    // on lo) is refused by the kernel.
+    let interfaces = try FileManager.default.contentsOfDirectory(atPath: "/sys/class/net").sorted()
+    guard
+      let other = interfaces.first(where: { name in
+        name != "lo" && (try? String(contentsOfFile: "/sys/class/net/\(name)/operstate", encoding: .utf8)) == "up\n"
+      })
+    else {
+      print("no interface but lo is up: the refusal half is not tried")
+      return
+    }
+    let elsewhere = try WebService(extra: "interface = \"\(other)\"\n")
+    #expect(elsewhere.service.log.contains("of \(other) only"))
+    #expect(throws: TCPConnectError.self) { _ = try http("GET", "/", port: elsewhere.port) }
+  }
+
   @Test func badRequestsAndACrowdAreAnsweredAndTheServerGoesOn() throws {
     let web = try WebService(extra: "max_clients = 4\n")
     let socket = try TCPSocket.connect(host: "127.0.0.1", port: String(web.port))

@@ -68,6 +68,9 @@ struct ConfigurationTests {
       "[web]\nnames = [\"ride.example.net\", \"pi-2\"]\n", file: "t.toml", environment: noSystemd)
     #expect(named.web.names == ["ride.example.net", "pi-2"])
     #expect(
+      try DaemonConfiguration.parse("[web]\ninterface = \"wlan0\"\n", file: "t.toml", environment: noSystemd).web
+        .interface == "wlan0")
+    #expect(
       try DaemonConfiguration.parse("[web]\ntoken_days = 30\n", file: "t.toml", environment: noSystemd).web.tokenDays
         == 30)
     #expect(defaults.web.tokenDays == 0, "until revoked unless said")
@@ -84,7 +87,8 @@ struct ConfigurationTests {
       ("max_clients = 4.5", "[web] max_clients must be a whole number (got 4.5)"),
       ("colour = \"red\"", "unknown key"), ("tls = \"yes\"", "[web] tls"),
       ("certificate = \"/etc/w.crt\"", "needs both certificate and key"),
-      ("token_days = -1", "[web] token_days"),
+      ("token_days = -1", "[web] token_days"), ("interface = \"wlan0/x\"", "[web] interface must be"),
+      ("interface = \"a-name-longer-than-15\"", "[web] interface must be"),
       ("names = [\"pi:8080\"]", "[web] names must be host names without a port"),
       ("names = [\"a b\"]", "[web] names must be host names"),
     ] {

@@ -309,6 +309,14 @@ extension WebSettings {
         self.address = address
       }
     }
+    if let interface = web.string("interface") {
+      // IFNAMSIZ is 16 with its NUL (netdevice(7)); a name has no slash or space.
+      if interface.isEmpty || interface.utf8.count > 15 || interface.contains(where: { $0 == "/" || $0 == " " }) {
+        web.problem("interface", "must be a network interface's name, like \"wlan0\"")
+      } else {
+        self.interface = interface
+      }
+    }
     // 0: a free port the kernel chooses (the log says which), for tests.
     if let port = web.wholeNumber("port", 0...65535) { self.port = port }
     if let assets = web.path("assets") { self.assets = assets }

@@ -105,7 +105,7 @@ extension WebRoutes {
   func urls(code: String) -> [String] {
     let hosts: [String]
     switch settings.address {
-    case "0.0.0.0", "::", "": hosts = NetworkInterfaces.ipv4Addresses()
+    case "0.0.0.0", "::", "": hosts = NetworkInterfaces.ipv4Addresses(of: settings.interface)
     default: hosts = [settings.address.contains(":") ? "[\(settings.address)]" : settings.address]
     }
     let scheme = fingerprint == nil ? "http" : "https"

@@ -16,6 +16,9 @@ public struct WebSettings: Sendable, Equatable {
   public var enabled = false
   /// Where it listens: all addresses by default, so a phone on the board's Wi-Fi reaches it.
   public var address = "0.0.0.0"
+  /// The one network interface it listens on ("wlan0": the board's hotspot), whatever its
+  /// addresses; nil: every interface with `address`.
+  public var interface: String?
   public var port = 8080
   /// The page's files (board/web); nil: found next to the binary or in the system's data
   /// directories.
@@ -104,9 +107,10 @@ final class WebServer: @unchecked Sendable {
       throw .noAssets([assets])
     }
     do {
-      listener = try TCPListener.listen(host: settings.address, port: settings.port)
+      listener = try TCPListener.listen(host: settings.address, port: settings.port, device: settings.interface)
     } catch {
-      throw .cannotListen("\(settings.address):\(settings.port)", error.description)
+      let place = "\(settings.address):\(settings.port)" + (settings.interface.map { " on \($0)" } ?? "")
+      throw .cannotListen(place, error.description)
     }
     routes = WebRoutes(
       settings: settings, assets: assets, port: listener.port, store: store, queue: queue, log: log,
