@@ -68,21 +68,25 @@ public final class ExportCopier {
     }
   }
 
-  /// Copies `sourceDirectory/name` in under the same name; returns the bytes copied.
+  /// Copies `name` from the exports directory `source` (shown as `sourceDirectory`) in under
+  /// the same name; returns the bytes copied. The name comes from the export table, which the
+  /// service's user can write: it is opened beneath `source` only, no symlink followed, and
+  /// must be a regular file of `owner`'s (`FileDescriptor.openBeneath`), or it is refused as
+  /// a `.source` error and the copy goes on with the others.
   @discardableResult
-  public func copy(_ name: String, from sourceDirectory: String) throws(CopyError) -> Int64 {
-    guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
-      throw .source("\"\(name)\" is not an export's name")
+  public func copy(
+    _ name: String, from source: FileDescriptor, shownAs sourceDirectory: String, ownedBy owner: uid_t
+  ) throws(CopyError) -> Int64 {
+    // One name in the directory, not a hidden one (our own temporary files are).
+    guard !name.contains("/"), !name.hasPrefix(".") else {
+      throw .source(RefusedFile(sourceDirectory + "/" + name, .outside).description)
     }
     let sourcePath = sourceDirectory + "/" + name
     let input: FileDescriptor
     do {
-      input = try FileDescriptor.open(sourcePath, O_RDONLY | O_NOFOLLOW)
+      input = try source.openBeneath(name, expecting: .regular, ownedBy: owner, shownAs: sourceDirectory)
     } catch {
-      throw .source("cannot open \(sourcePath): \(String(cString: strerror(error.errno)))")
-    }
-    guard let info = try? input.status(), info.st_mode & S_IFMT == S_IFREG else {
-      throw .source("\(sourcePath) is not a regular file")
+      throw .source("\(error)")
     }
     // A temporary file a pulled stick kept from an earlier copy is removed first.
     let output: DurableFile

@@ -150,6 +150,12 @@ extension WorkoutStore {
     }
   }
 
+  /// The file SQLite opened, by the name its unix VFS gave it: symlinks resolved (it puts the
+  /// -wal beside the real file), so a name other than ours means one was followed.
+  public var openedFile: String? {
+    queue.inDatabase { db in sqlite3_db_filename(db.sqliteConnection, "main").map { String(cString: $0) } }
+  }
+
   /// Opens the database for reading only (`workoutctl`), without creating or migrating it.
   public static func openForReading(at path: String, cacheKiB: Int? = nil) throws(StoreError) -> WorkoutStore {
     guard FileManager.default.fileExists(atPath: path) else {

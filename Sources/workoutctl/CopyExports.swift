@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LinuxSupport
 import WorkoutControl
 import WorkoutCore
 import WorkoutExport
@@ -13,7 +14,10 @@ struct CopyExports: ParsableCommand {
       What the service exported (its export table) and the target NAME has not had is copied into \
       TO/workoutd/, each file to a temporary name, synced and renamed, then recorded under NAME: a \
       target pulled mid-copy keeps whole files, and the next copy finishes the job. Nothing on the \
-      target is followed through a symlink. Needs to write the database (the service's user). \
+      target is followed through a symlink, nor anything of ours: the exports directory, each \
+      file the export table names (only a name in it) and the database must be the state \
+      directory owner's, not symlinks; a file refused is named, the others copied. Needs to write \
+      the database (the service's user). \
       Exit status: 0 all copied, 10 the target is full, 11 it cannot be written, 12 it went away, \
       13 an export of ours is missing or unreadable (the others are copied), 1 anything else.
       """
@@ -62,15 +66,29 @@ struct CopyExports: ParsableCommand {
   }
 
   private func copy(to target: String, reporter: CopyReporter) throws {
-    let exports = from ?? ((locations.database as NSString).deletingLastPathComponent + "/exports")
-    guard let source = ExportFile.ledgerKey(forDirectory: exports) else {
-      let problem = "cannot find the exports directory \(exports): \(String(cString: strerror(errno)))"
+    // What the export table names is read with CAP_DAC_OVERRIDE (workoutd-usb@.service) from
+    // directories the service's user can change: each opened beneath a directory checked not
+    // to be a symlink and to be that user's (`FileDescriptor.openBeneath`), so a symlinked
+    // exports directory, a forged row or a link to another's file reads nothing but ours.
+    let stateDirectory = (locations.database as NSString).deletingLastPathComponent
+    let exports = from ?? stateDirectory + "/exports"
+    let owner = Self.expectedOwner(of: stateDirectory)
+    let exportsDirectory: FileDescriptor
+    let source: String
+    do {
+      let parent = (exports as NSString).deletingLastPathComponent
+      exportsDirectory = try FileDescriptor.openTrustedDirectory(parent, ownedBy: owner).openBeneath(
+        (exports as NSString).lastPathComponent, expecting: .directory, ownedBy: owner, shownAs: parent)
+      guard let key = ExportFile.ledgerKey(forDirectory: exports) else { throw SystemError.last("realpath", exports) }
+      source = key
+    } catch {
+      let problem = "cannot use the exports directory \(exports): \(error)"
       reporter.send(.failed, problem)
       throw fail(problem)
     }
     let ledger: WorkoutStore
     do {
-      ledger = try WorkoutStore.openForExportLedger(at: locations.database)
+      ledger = try Self.openLedger(locations.database, in: stateDirectory, ownedBy: owner)
     } catch {
       reporter.send(.failed, "the copies cannot be recorded: \(error)")
       throw fail("the copies cannot be recorded: \(error)")
@@ -94,7 +112,7 @@ struct CopyExports: ParsableCommand {
     var missing: [CopyError] = []
     for export in pending {
       do {
-        bytes += try copier.copy(export.name, from: source)
+        bytes += try copier.copy(export.name, from: exportsDirectory, shownAs: exports, ownedBy: owner)
         var record = export
         record.destination = target
         record.writtenWall = Date().timeIntervalSince1970
@@ -109,6 +127,8 @@ struct CopyExports: ParsableCommand {
           reporter.send(.failed, "\(error)" + (before.map { " (\($0))" } ?? ""))
           throw Self.exit(error)
         }
+        // Each named: a refused file (a symlink, another's) is said with its reason.
+        FileHandle.standardError.write(Data("workoutctl: not copied: \(error)\n".utf8))
         missing.append(error)
       }
     }
@@ -119,6 +139,26 @@ struct CopyExports: ParsableCommand {
       throw ExitCode(Self.exitSource)
     }
     reporter.send(.copied, "copied \(copied) new files (\(bytes) bytes)")
+  }
+
+  /// Whose the state directory and what is in it must be: the process's own user (the unit's
+  /// User=workoutd); for root running it by hand, whoever owns the state directory.
+  static func expectedOwner(of stateDirectory: String) -> uid_t {
+    var info = stat()
+    return geteuid() == 0 && lstat(stateDirectory, &info) == 0 ? info.st_uid : geteuid()
+  }
+
+  /// Opens the database to record the copies, checked first as the exports are: SQLite opens
+  /// it by name, resolving symlinks first and then opening with O_NOFOLLOW, so a database it
+  /// found anywhere but under our name was reached through a symlink put there in between.
+  static func openLedger(_ path: String, in stateDirectory: String, ownedBy owner: uid_t) throws -> WorkoutStore {
+    let state = try FileDescriptor.openTrustedDirectory(stateDirectory, ownedBy: owner)
+    let name = (path as NSString).lastPathComponent
+    _ = try state.openBeneath(name, expecting: .regular, ownedBy: owner, shownAs: stateDirectory)
+    let ledger = try WorkoutStore.openForExportLedger(at: path)
+    let expected = ExportFile.ledgerKey(forDirectory: stateDirectory).map { $0 + "/" + name }
+    guard let opened = ledger.openedFile, opened == expected else { throw RefusedFile(path, .symlink) }
+    return ledger
   }
 
   static func exit(_ error: CopyError) -> ExitCode {
