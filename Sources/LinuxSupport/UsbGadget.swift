@@ -55,7 +55,9 @@ public struct UsbGadget: Sendable {
 
   /// Makes the gadget with no medium or `image`, binds it to `controller` (the host sees a
   /// drive from then), and gives the medium attribute to `owner`. An existing gadget of ours
-  /// is torn down first.
+  /// is torn down first. The kernel opens `image` by name with this process's rights
+  /// (storage_common.c: filp_open): a root caller passes a checked descriptor's
+  /// `/proc/self/fd/N`, which the attribute then shows as the file's own path.
   public func setUp(
     controller: String, identity: Identity, image: String?, owner: (uid: uid_t, gid: gid_t)?
   ) throws(SystemError) {
