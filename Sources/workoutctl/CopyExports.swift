@@ -19,7 +19,7 @@ struct CopyExports: ParsableCommand {
       directory owner's, not symlinks; a file refused is named, the others copied. Needs to write \
       the database (the service's user). \
       Exit status: 0 all copied, 10 the target is full, 11 it cannot be written, 12 it went away, \
-      13 an export of ours is missing or unreadable (the others are copied), 1 anything else.
+      13 an export of ours is missing, unreadable or refused (the others are copied), 1 anything else.
       """
   )
   @OptionGroup var locations: Locations
