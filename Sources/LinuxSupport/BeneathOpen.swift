@@ -109,7 +109,10 @@ extension FileDescriptor {
     let type = info.st_mode & S_IFMT
     guard type == (kind == .regular ? S_IFREG : S_IFDIR) else {
       throw RefusedFile(
-        shown, .kind(Self.kindName(type) + (kind == .regular ? ", not a regular file" : ", not a directory")))
+        shown,
+        .kind(
+          (Self.kindNames[type] ?? "of an unknown type")
+            + (kind == .regular ? ", not a regular file" : ", not a directory")))
     }
     guard info.st_uid == owner else { throw RefusedFile(shown, .owner(found: info.st_uid, expected: owner)) }
     // Back to blocking reads for the copy.
@@ -118,15 +121,8 @@ extension FileDescriptor {
     return opened
   }
 
-  private static func kindName(_ type: mode_t) -> String {
-    switch type {
-    case S_IFREG: "a regular file"
-    case S_IFDIR: "a directory"
-    case S_IFIFO: "a FIFO"
-    case S_IFCHR: "a character device"
-    case S_IFBLK: "a block device"
-    case S_IFSOCK: "a socket"
-    default: "of an unknown type"
-    }
-  }
+  private static let kindNames: [mode_t: String] = [
+    S_IFREG: "a regular file", S_IFDIR: "a directory", S_IFIFO: "a FIFO", S_IFCHR: "a character device",
+    S_IFBLK: "a block device", S_IFSOCK: "a socket",
+  ]
 }
