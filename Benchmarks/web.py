@@ -47,10 +47,11 @@ def rss(pid):
     return values["VmRSS"], values["VmHWM"]
 
 
-def connect(port, tls, timeout=None):
-    """A connection to the page, over TLS (trusting any certificate: the cost is measured, not the
-    trust) or plain."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+def connect(port, tls, timeout=None, source="127.0.0.1"):
+    """A connection to the page from `source` (each phone its own loopback address, as each
+    phone has its own on the Wi-Fi: the server allows a few connections per address), over TLS
+    (trusting any certificate: the cost is measured, not the trust) or plain."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0))
     if not tls:
         return sock
     context = ssl.create_default_context()
@@ -102,10 +103,10 @@ def pair(binary, state, runtime, port, tls=False):
 class Phone(threading.Thread):
     """A phone on the live feed: counts the status events it gets."""
 
-    def __init__(self, port, token, tls=False):
+    def __init__(self, port, token, tls=False, number=0):
         super().__init__(daemon=True)
         self.port, self.token, self.events, self.stopping = port, token, 0, False
-        self.sock = connect(port, tls)
+        self.sock = connect(port, tls, source=f"127.0.0.{2 + number}")
         self.sock.sendall((f"GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
                            f"Cookie: workoutd_token={token}\r\n\r\n").encode())
 
@@ -162,8 +163,8 @@ def served(args, work, tls):
             phones[0].start()
             time.sleep(2)
             rounds[names[1]].append(phase(process.pid, args.seconds, phones))
-            for _ in range(9):
-                phone = Phone(port, token, tls)
+            for number in range(1, 10):
+                phone = Phone(port, token, tls, number)
                 phone.start()
                 phones.append(phone)
             time.sleep(2)
