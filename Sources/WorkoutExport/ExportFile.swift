@@ -336,7 +336,6 @@ public enum ExportFile {
     let session = source.exported.session
     let name = name(for: session, format: format)
     let path = directory + "/" + name
-    var encoder = format.encoder(source.exported)
     let file: DurableFile
     do {
       file = try DurableFile.begin(path: path)
@@ -352,28 +351,7 @@ public enum ExportFile {
         throw ExportError(error.description)
       }
     }
-    try append(encoder.begin())
-    var from = 0
-    while true {
-      let points: [PointRecord]
-      var intervals: [Int: [Int]] = [:]
-      do {
-        points = try store.points(sessionID: session.id, from: from, limit: page)
-        if let first = points.first, let last = points.last {
-          for row in try store.rrIntervals(sessionID: session.id, seqs: first.seq...last.seq) {
-            intervals[row.seq, default: []].append(row.interval)
-          }
-        }
-      } catch {
-        throw ExportError("session \(session.id): \(error)")
-      }
-      var chunk: [UInt8] = []
-      for point in points { chunk += encoder.point(ExportPoint(point, rrIntervals: intervals[point.seq] ?? [])) }
-      try append(chunk)
-      guard points.count == page, let last = points.last else { break }
-      from = last.seq + 1
-    }
-    let end = encoder.finish()
+    let (end, _) = try encode(source, from: store, format: format, emit: append)
     try append(end.tail)
     if !end.head.isEmpty {
       do {
@@ -390,5 +368,44 @@ public enum ExportFile {
     return Written(
       path: path, name: name, bytes: size, points: end.points, unreadable: source.unreadable,
       sourceEventID: source.exported.sourceEventID)
+  }
+
+  /// Runs `format`'s encoder over the session's points as they are read from `store`, a page
+  /// at a time, giving `emit` each page's bytes as they are made: what every export is made
+  /// by, to a file (`write`) or a connection (`stream`). `through`: the last point to read
+  /// (nil: all). Returns the encoder's end, its tail not yet given, and the last point read.
+  static func encode(
+    _ source: Source, from store: WorkoutStore, format: ExportFormat, through last: Int? = nil,
+    emit: ([UInt8]) throws(ExportError) -> Void
+  ) throws(ExportError) -> (end: ActivityEncoderEnd, lastSeq: Int?) {
+    let session = source.exported.session
+    var encoder = format.encoder(source.exported)
+    try emit(encoder.begin())
+    var from = 0
+    var lastSeq: Int?
+    while true {
+      var points: [PointRecord]
+      var intervals: [Int: [Int]] = [:]
+      let full: Bool
+      do {
+        points = try store.points(sessionID: session.id, from: from, limit: page)
+        full = points.count == page
+        if let last { points.removeAll { $0.seq > last } }
+        if let first = points.first, let last = points.last {
+          for row in try store.rrIntervals(sessionID: session.id, seqs: first.seq...last.seq) {
+            intervals[row.seq, default: []].append(row.interval)
+          }
+        }
+      } catch {
+        throw ExportError("session \(session.id): \(error)")
+      }
+      var chunk: [UInt8] = []
+      for point in points { chunk += encoder.point(ExportPoint(point, rrIntervals: intervals[point.seq] ?? [])) }
+      try emit(chunk)
+      lastSeq = points.last?.seq ?? lastSeq
+      guard full, let next = points.last, next.seq != last else { break }
+      from = next.seq + 1
+    }
+    return (encoder.finish(), lastSeq)
   }
 }
