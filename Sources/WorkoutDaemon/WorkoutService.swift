@@ -114,8 +114,7 @@ public enum WorkoutService {
           configuration.web.tls
           ? try WebIdentity.load(configuration.web, stateDirectory: configuration.stateDirectory, log: log) : nil
         let webServer = try WebServer(
-          settings: configuration.web, identity: identity, store: store, queue: queue, log: log,
-          scratchDirectory: configuration.runtimeDirectory)
+          settings: configuration.web, identity: identity, store: store, queue: queue, log: log)
         let feed = webServer.feed
         outputs.statusWanted = { feed.wanted }
         outputs.statusCommitted = { feed.hand($0) }

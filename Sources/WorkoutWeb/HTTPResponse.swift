@@ -71,17 +71,24 @@ public struct HTTPResponse: Sendable {
     head(contentLength: body.count, keepAlive: keepAlive) + body
   }
 
-  /// The status line and the fields, for a body of `contentLength` bytes sent after it (a file
-  /// streamed from disk).
-  public func head(contentLength: Int, keepAlive: Bool) -> [UInt8] {
+  /// The status line and the fields, for a body of `contentLength` bytes sent after it; nil:
+  /// a body sent in chunks as it is made (`chunk(_:)`), its length unknown until its end.
+  public func head(contentLength: Int?, keepAlive: Bool) -> [UInt8] {
     var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
     for field in headers { head += "\(field.name): \(field.value)\r\n" }
     for field in Self.standardHeaders where !headers.contains(where: { $0.name == field.name }) {
       head += "\(field.name): \(field.value)\r\n"
     }
-    head += "Content-Length: \(contentLength)\r\n"
+    head += contentLength.map { "Content-Length: \($0)\r\n" } ?? "Transfer-Encoding: chunked\r\n"
     head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"
     return Array(head.utf8)
+  }
+
+  /// One chunk of a body sent in chunks (RFC 9112 §7.1): its size in hex, CRLF, the bytes,
+  /// CRLF. No bytes: the last chunk, and the empty trailer after it, which say the body is
+  /// whole; a body that ends without them is one the client knows was cut short.
+  public static func chunk(_ bytes: [UInt8]) -> [UInt8] {
+    Array((String(bytes.count, radix: 16) + "\r\n").utf8) + bytes + [13, 10]
   }
 
   /// The head of a server-sent event stream (HTML Living Standard §9.2): no length, the

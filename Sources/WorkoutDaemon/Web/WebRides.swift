@@ -95,43 +95,83 @@ extension WebRoutes {
 }
 
 extension WebServer {
-  /// Writes the file into the scratch directory as the exporter does (point pages streamed
-  /// from the store: flat memory however long the ride), sends it, removes it.
+  /// Sends the session's file as the exporter makes it (`ExportFile.stream`: the same bytes
+  /// as the file exported after the ride, point pages read from the store, nothing staged),
+  /// in chunks, so memory stays flat however long the ride and however many download it. A
+  /// failure before the first byte is answered with a status; after it, the body ends without
+  /// its last chunk, so the browser shows a failed download, never a short file as whole. A
+  /// phone that stops reading ends it at the send timeout; stopping the service, at the next
+  /// page.
   func sendFile(of id: Int64, format: ExportFormat, to client: any WebConnection) {
-    let directory = scratchDirectory + "/web-\(UInt32.random(in: 0...UInt32.max))"
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let written: ExportFile.Written
+    let types: [ExportFormat: String] = [
+      .fit: "application/vnd.ant.fit", .gpx: "application/gpx+xml", .tcx: "application/vnd.garmin.tcx+xml",
+      .csv: "text/csv; charset=utf-8",
+    ]
+    var body: ChunkedBody?
     do {
-      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
       let reader = try routes.readingStore()
       guard let record = try reader.session(id: id) else {
         try? client.send(HTTPResponse.error(404, "no session \(id)").serialized(keepAlive: false))
         return
       }
-      written = try ExportFile.write(record, from: reader, format: format, into: directory)
-    } catch {
-      log(.warning, "web: cannot make session \(id)'s \(format.rawValue): \(error)")
-      try? client.send(HTTPResponse.error(503, "cannot make the file: \(error)").serialized(keepAlive: false))
-      return
-    }
-    guard let handle = FileHandle(forReadingAtPath: written.path) else { return }
-    defer { try? handle.close() }
-    let types: [ExportFormat: String] = [
-      .fit: "application/vnd.ant.fit", .gpx: "application/gpx+xml", .tcx: "application/vnd.garmin.tcx+xml",
-      .csv: "text/csv; charset=utf-8",
-    ]
-    let head = HTTPResponse(
-      status: 200, contentType: types[format],
-      headers: [("Content-Disposition", "attachment; filename=\"\(written.name)\"")])
-    do {
-      try client.send(head.head(contentLength: Int(written.bytes), keepAlive: false))
-      while true {
-        let chunk = handle.readData(ofLength: 65536)
-        if chunk.isEmpty { break }
-        try client.send(chunk)
+      let source = try ExportFile.Source.load(record, from: reader)
+      let name = ExportFile.name(for: record, format: format)
+      let head = HTTPResponse(
+        status: 200, contentType: types[format], headers: [("Content-Disposition", "attachment; filename=\"\(name)\"")])
+      body = ChunkedBody(connection: client, head: head.head(contentLength: nil, keepAlive: false))
+      try ExportFile.stream(source, from: reader, format: format, cancelled: { stopping.isStopRequested }) {
+        bytes throws(ExportError) in
+        do {
+          try body?.write(bytes)
+        } catch {
+          throw ExportError("the phone stopped taking it: \(error)")
+        }
       }
+      try body?.finish()
     } catch {
-      return
+      log(.warning, "web: cannot send session \(id)'s \(format.rawValue): \(error)")
+      guard body?.started != true else { return }
+      try? client.send(HTTPResponse.error(503, "cannot make the file: \(error)").serialized(keepAlive: false))
     }
+  }
+}
+
+/// A response body sent in chunks as it is made, about 64 KiB at a time (a TCP send buffer's
+/// worth: few system calls, little memory per connection). The head goes with the first
+/// chunk, so until then the response can still be an error.
+struct ChunkedBody {
+  static let chunkSize = 65536
+  let connection: any WebConnection
+  let head: [UInt8]
+  private(set) var started = false
+  private var buffer: [UInt8] = []
+
+  init(connection: any WebConnection, head: [UInt8]) {
+    self.connection = connection
+    self.head = head
+    buffer.reserveCapacity(Self.chunkSize)
+  }
+
+  mutating func write(_ bytes: [UInt8]) throws {
+    buffer += bytes
+    if buffer.count >= Self.chunkSize { try flush() }
+  }
+
+  /// The rest, and the last chunk that says the body is whole.
+  mutating func finish() throws {
+    try flush()
+    try send(HTTPResponse.chunk([]))
+  }
+
+  private mutating func flush() throws {
+    guard !buffer.isEmpty else { return }
+    try send(HTTPResponse.chunk(buffer))
+    buffer.removeAll(keepingCapacity: true)
+  }
+
+  private mutating func send(_ bytes: [UInt8]) throws {
+    if started { return try connection.send(bytes) }
+    started = true
+    try connection.send(head + bytes)
   }
 }

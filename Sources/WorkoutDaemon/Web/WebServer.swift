@@ -85,14 +85,10 @@ final class WebServer: @unchecked Sendable {
   /// one host's idle crowd leaves the other places to the rest.
   static let connectionsPerAddress = 6
 
-  /// Where a download is written before it is sent (the runtime directory).
-  let scratchDirectory: String
-
   init(
     settings: WebSettings, identity: TLSIdentity?, store: WorkoutStore, queue: InputQueue<RuntimeMessage>,
-    log: Logger, scratchDirectory: String
+    log: Logger
   ) throws(WebServerError) {
-    self.scratchDirectory = scratchDirectory
     do {
       tls = try identity.map { identity throws(TLSError) in try TLSServerContext(identity) }
     } catch {
