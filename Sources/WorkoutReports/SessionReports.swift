@@ -158,11 +158,19 @@ public struct TrainingJSON: Codable {
       sum += lap.timer
       lapEnds.append(sum)
     }
-    let points = try store.points(sessionID: sessionID)
-    let samples = points.map { TrainingSample(timer: $0.timer, heartRate: $0.hr, power: $0.power) }
     var analyzer = SessionAnalyzer(
       zones: configurations, lapEnds: lapEnds, endTimer: endTimer, ftp: ftp, rider: recorded.rider)
-    for sample in samples { analyzer.add(sample) }
+    // The activities: the first from the session, each further one from its event; a point
+    // after an activity's event is that activity's (as a point up to a lap's end is the lap's).
+    let changes = events.filter { $0.kind == SessionEvent.Kind.activity.rawValue }.sorted { $0.wall < $1.wall }
+    let starts: [(String, Double?)] = [(firstActivity, nil)] + changes.map { ($0.detail ?? "other", $0.wall) }
+    var groups = [ActivityTally](repeating: ActivityTally(), count: changes.count + 1)
+    var group = 0
+    try Self.eachPoint(of: sessionID, in: store) { point in
+      analyzer.add(TrainingSample(timer: point.timer, heartRate: point.hr, power: point.power))
+      while group < changes.count, point.wall > changes[group].wall { group += 1 }
+      groups[group].add(point)
+    }
     let analysis = analyzer.finish()
     let (breakdowns, metrics) = (analysis.zones, analysis.metrics)
     self.laps = analysis.laps.map(LapMetricsJSON.init)
@@ -171,41 +179,29 @@ public struct TrainingJSON: Codable {
         quantity: $0.configuration.quantity.rawValue, source: $0.configuration.source.rawValue,
         zones: $0.configuration.text, seconds: $0.workout.seconds, laps: $0.laps.map(\.seconds))
     }
-    // The activities: the first from the session, each further one from its event; a point
-    // after an activity's event is that activity's (as a point up to a lap's end is the lap's).
-    let changes = events.filter { $0.kind == SessionEvent.Kind.activity.rawValue }.sorted { $0.wall < $1.wall }
-    var groups: [(type: String, start: Double?, points: ArraySlice<PointRecord>)] = []
-    var from = points.startIndex
-    let starts: [(String, Double?)] = [(firstActivity, nil)] + changes.map { ($0.detail ?? "other", $0.wall) }
-    for (index, change) in changes.enumerated() {
-      let end = points[from...].firstIndex { $0.wall > change.wall } ?? points.endIndex
-      groups.append((starts[index].0, starts[index].1, points[from..<end]))
-      from = end
-    }
-    groups.append((starts[changes.count].0, starts[changes.count].1, points[from...]))
-    // Each activity's zones: the same configurations, the activity's points only.
+    // Each activity's zones: the same configurations, the activity's points only (a second
+    // pass over them, for a multisport workout only).
     var activityEnds: [Double] = []
-    for group in groups.dropLast() { activityEnds.append(group.points.last?.timer ?? activityEnds.last ?? 0) }
-    let byActivity =
-      changes.isEmpty
-      ? breakdowns.map { [$0.workout.seconds] }
-      : SessionAnalysis.analyze(samples, zones: configurations, lapEnds: activityEnds, endTimer: endTimer).zones.map {
-        $0.laps.map(\.seconds)
+    for group in groups.dropLast() { activityEnds.append(group.last?.timer ?? activityEnds.last ?? 0) }
+    var byActivity = breakdowns.map { [$0.workout.seconds] }
+    if !changes.isEmpty {
+      var split = SessionAnalyzer(zones: configurations, lapEnds: activityEnds, endTimer: endTimer, freshness: 5)
+      try Self.eachPoint(of: sessionID, in: store) { point in
+        split.add(TrainingSample(timer: point.timer, heartRate: point.hr, power: point.power))
       }
+      byActivity = split.finish().zones.map { $0.laps.map(\.seconds) }
+    }
     activities = groups.enumerated().map { index, group in
-      let hr = group.points.compactMap(\.hr)
-      let watts = group.points.compactMap(\.power)
-      let before = index == 0 ? nil : groups[index - 1].points.last
+      let before = index == 0 ? nil : groups[index - 1].last
       return ActivityJSON(
-        number: index + 1, type: group.type, startWall: group.start ?? group.points.first?.wall,
-        timer: (group.points.last?.timer ?? 0) - (before?.timer ?? 0),
-        distance: (group.points.last?.distance ?? 0) - (before?.distance ?? 0),
-        averageHeartRate: hr.isEmpty ? nil : Double(hr.reduce(0, +)) / Double(hr.count),
-        maxHeartRate: hr.max().map(Double.init),
+        number: index + 1, type: starts[index].0, startWall: starts[index].1 ?? group.first?.wall,
+        timer: (group.last?.timer ?? 0) - (before?.timer ?? 0),
+        distance: (group.last?.distance ?? 0) - (before?.distance ?? 0),
+        averageHeartRate: group.heartRates > 0 ? Double(group.heartRateSum) / Double(group.heartRates) : nil,
+        maxHeartRate: group.maxHeartRate.map(Double.init),
         averagePower: averaging == .withZeros
-          ? (watts.isEmpty ? nil : Double(watts.reduce(0, +)) / Double(watts.count))
-          : watts.filter { $0 > 0 }.isEmpty
-            ? nil : Double(watts.reduce(0, +)) / Double(watts.filter { $0 > 0 }.count),
+          ? (group.powers > 0 ? Double(group.powerSum) / Double(group.powers) : nil)
+          : group.pedalled > 0 ? Double(group.powerSum) / Double(group.pedalled) : nil,
         zones: byActivity.map { index < $0.count ? $0[index] : [] })
     }
     var best: [String: Double] = [:]
@@ -218,5 +214,46 @@ public struct TrainingJSON: Codable {
       trainingStressScore: ftp.flatMap { metrics.trainingStressScore(ftp: $0) }, bestPower: best,
       estimatedFTP: metrics.estimatedFTP, bestTwentyMinuteHeartRate: metrics.bestTwentyMinuteHeartRate,
       calories: analysis.whole.kilocalories)
+  }
+
+  /// A session's points in order, read 2,000 at a time: a 12-hour ride's 43,200 read whole
+  /// took 10 MB for each page that asked.
+  static func eachPoint(
+    of sessionID: Int64, in store: WorkoutStore, _ body: (PointRecord) -> Void
+  ) throws {
+    var from = 0
+    while true {
+      let page = try store.points(sessionID: sessionID, from: from, limit: 2000)
+      page.forEach(body)
+      guard let last = page.last else { return }
+      from = last.seq + 1
+    }
+  }
+
+  /// One activity's points as they stream by: its first and last, its heart rate and power.
+  struct ActivityTally {
+    var first: PointRecord?
+    var last: PointRecord?
+    var heartRateSum = 0
+    var heartRates = 0
+    var maxHeartRate: Int?
+    var powerSum = 0
+    var powers = 0
+    var pedalled = 0
+
+    mutating func add(_ point: PointRecord) {
+      if first == nil { first = point }
+      last = point
+      if let hr = point.hr {
+        heartRateSum += hr
+        heartRates += 1
+        maxHeartRate = max(maxHeartRate ?? hr, hr)
+      }
+      if let watts = point.power {
+        powerSum += watts
+        powers += 1
+        if watts > 0 { pedalled += 1 }
+      }
+    }
   }
 }

@@ -3,7 +3,9 @@ import LinuxSupport
 import Logging
 import Testing
 import WorkoutControl
+import WorkoutCore
 import WorkoutStore
+import WorkoutTestSupport
 import WorkoutWeb
 
 @testable import WorkoutDaemon
@@ -194,5 +196,26 @@ struct WebRoutesTests {
       #expect(
         Self.response(board.routes.respond(to: Self.get("/", host: host), now: 0, wall: 0))?.status == 200, "\(host)")
     }
+  }
+
+  @Test("the ride page's JSON, written a piece at a time, is the JSON of it whole")
+  func rideJSONInPieces() throws {
+    let board = try Board()
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 45.5, longitude: 7.25)
+    h.ride(seconds: 30, speed: 8, heartRate: 140, from: &position)
+    _ = h.press(.lap)
+    h.ride(seconds: 30, speed: 8, heartRate: 150, from: &position)
+    _ = h.press(.stop)
+    try board.store.write(
+      h.commands, clock: ClockStamp(epoch: "t", moment: Moment(monotonic: 0, wall: 0), wallTrusted: true))
+    let ride = try #require(try board.routes.ride(1))
+    #expect(ride.laps.count == 2 && !ride.events.isEmpty)
+    var pieces: [[UInt8]] = []
+    try ride.write { pieces.append($0) }
+    #expect(Array(pieces.joined()) == Array(try ControlJSON.encode(ride).utf8))
+    #expect(try board.routes.ride(2) == nil)
   }
 }

@@ -30,6 +30,7 @@ extension WebRoutes {
   /// gives them), and at most `chartPoints` points for the charts (every n-th).
   static let chartPoints = 600
 
+  /// Read whole (its rows are few: 500 notes at most), written a piece at a time (`write`).
   struct RideJSON: Encodable {
     var session: SessionSummaryJSON
     var laps: [LapRecord]
@@ -51,50 +52,96 @@ extension WebRoutes {
       var power: [Int?] = []
       var cadence: [Double?] = []
     }
+
+    /// The JSON `ControlJSON.encode` makes of it, byte for byte (keys sorted), each event
+    /// and lap encoded on its own: a 12-hour ride's is 0.4 MB, and JSONEncoder's tree of it
+    /// whole took 14 MB a request (16 phones at once: 261 MB peak).
+    func write(to emit: ([UInt8]) throws -> Void) throws {
+      func json(_ value: some Encodable) throws { try emit(Array(try ControlJSON.encode(value).utf8)) }
+      func text(_ text: String) throws { try emit(Array(text.utf8)) }
+      func list(_ values: [some Encodable]) throws {
+        try text("[")
+        for (index, value) in values.enumerated() {
+          if index > 0 { try text(",") }
+          try json(value)
+        }
+        try text("]")
+      }
+      try text("{\"events\":")
+      try list(events)
+      try text(",\"formats\":")
+      try json(formats)
+      try text(",\"laps\":")
+      try list(laps)
+      try text(",\"samples\":")
+      try json(samples)
+      try text(",\"session\":")
+      try json(session)
+      try text(",\"training\":")
+      try json(training)
+      try text(",\"unreadable\":")
+      try json(unreadable)
+      try text("}")
+    }
   }
 
-  func ride(_ id: Int64) -> HTTPResponse {
-    do {
-      let reader = try readingStore()
-      guard let record = try reader.session(id: id) else { return .error(404, "no session \(id)") }
-      let summary = try SessionSummaryJSON(record: record, store: reader)
-      let laps = try reader.laps(sessionID: id)
-      let events = try reader.events(sessionID: id)
-      let training = try TrainingJSON(
-        store: reader, sessionID: id, endTimer: summary.timer, events: events, laps: laps,
-        firstActivity: summary.activity)
-      let count = try reader.pointCount(sessionID: id)
-      let step = max(1, (count + Self.chartPoints - 1) / Self.chartPoints)
-      var samples = RideJSON.Samples()
-      var from = 0
-      while true {
-        let page = try reader.points(sessionID: id, from: from, limit: 2000)
-        guard let last = page.last else { break }
-        for point in page where point.seq % step == 0 {
-          samples.timer.append(point.timer)
-          samples.distance.append(point.distance)
-          samples.latitude.append(point.lat)
-          samples.longitude.append(point.lon)
-          samples.altitude.append(point.altBaro ?? point.altGPS)
-          samples.speed.append(point.wheelSpeed ?? point.speed)
-          samples.heartRate.append(point.hr)
-          samples.power.append(point.power)
-          samples.cadence.append(point.cadence)
-        }
-        from = last.seq + 1
+  /// The ride's JSON, or nil when there is no such session.
+  func ride(_ id: Int64) throws -> RideJSON? {
+    let reader = try readingStore()
+    guard let record = try reader.session(id: id) else { return nil }
+    let summary = try SessionSummaryJSON(record: record, store: reader)
+    let laps = try reader.laps(sessionID: id)
+    let events = try reader.events(sessionID: id)
+    let training = try TrainingJSON(
+      store: reader, sessionID: id, endTimer: summary.timer, events: events, laps: laps,
+      firstActivity: summary.activity)
+    let count = try reader.pointCount(sessionID: id)
+    let step = max(1, (count + Self.chartPoints - 1) / Self.chartPoints)
+    var samples = RideJSON.Samples()
+    var from = 0
+    while true {
+      let page = try reader.points(sessionID: id, from: from, limit: 2000)
+      guard let last = page.last else { break }
+      for point in page where point.seq % step == 0 {
+        samples.timer.append(point.timer)
+        samples.distance.append(point.distance)
+        samples.latitude.append(point.lat)
+        samples.longitude.append(point.lon)
+        samples.altitude.append(point.altBaro ?? point.altGPS)
+        samples.speed.append(point.wheelSpeed ?? point.speed)
+        samples.heartRate.append(point.hr)
+        samples.power.append(point.power)
+        samples.cadence.append(point.cadence)
       }
-      let ride = RideJSON(
-        session: summary, laps: laps, events: events, training: training, samples: samples,
-        formats: ExportFormat.allCases.map(\.rawValue), unreadable: try reader.unreadableRows(sessionID: id))
-      return .json(200, try ControlJSON.encode(ride))
-    } catch {
-      return .error(503, "cannot read session \(id): \(error)")
+      from = last.seq + 1
     }
+    return RideJSON(
+      session: summary, laps: laps, events: events, training: training, samples: samples,
+      formats: ExportFormat.allCases.map(\.rawValue), unreadable: try reader.unreadableRows(sessionID: id))
   }
 
 }
 
 extension WebServer {
+  /// The ride page's JSON, in chunks as it is encoded (`RideJSON.write`): memory per phone is
+  /// the ride's rows and a chunk, not the whole text and JSONEncoder's tree of it.
+  func sendRide(_ id: Int64, to client: any WebConnection) {
+    var body: ChunkedBody?
+    do {
+      guard let ride = try routes.ride(id) else {
+        try? client.send(HTTPResponse.error(404, "no session \(id)").serialized(keepAlive: false))
+        return
+      }
+      let head = HTTPResponse(status: 200, contentType: "application/json")
+      body = ChunkedBody(connection: client, head: head.head(contentLength: nil, keepAlive: false))
+      try ride.write { bytes in try body?.write(bytes) }
+      try body?.finish()
+    } catch {
+      guard body?.started != true else { return }
+      try? client.send(HTTPResponse.error(503, "cannot read session \(id): \(error)").serialized(keepAlive: false))
+    }
+  }
+
   /// Sends the session's file as the exporter makes it (`ExportFile.stream`: the same bytes
   /// as the file exported after the ride, point pages read from the store, nothing staged),
   /// in chunks, so memory stays flat however long the ride and however many download it. A

@@ -68,6 +68,8 @@ extension WebRoutes {
     case liveFeed(Int64, expires: Double?)
     /// A session's file in a format, streamed as it is written.
     case download(Int64, ExportFormat)
+    /// A session's figures for the ride page (`RideJSON`), streamed as they are encoded.
+    case ride(Int64)
   }
 
   /// - the page (`board/web`: HTML, CSS, JavaScript; no CDN, nothing fetched from elsewhere);
@@ -131,7 +133,7 @@ extension WebRoutes {
       guard authorised(request, now: now, wall: wall) != nil else { return .response(unauthorised()) }
       let rest = path.dropFirst("/api/sessions/".count).split(separator: "/", omittingEmptySubsequences: false)
       guard let id = Int64(rest.first ?? "") else { return .response(.error(404, "no such session")) }
-      if rest.count == 1 { return .response(ride(id)) }
+      if rest.count == 1 { return .ride(id) }
       if rest.count == 2, rest[1].hasPrefix("file."), let format = ExportFormat(rawValue: String(rest[1].dropFirst(5)))
       {
         return .download(id, format)

@@ -259,6 +259,9 @@ final class WebServer: @unchecked Sendable {
       case .download(let id, let format):
         sendFile(of: id, format: format, to: client)
         return
+      case .ride(let id):
+        sendRide(id, to: client)
+        return
       }
     }
   }
