@@ -80,7 +80,12 @@ final class WebService {
 
   /// `extra`: more of `[web]`, and sections after it; `arguments`: workoutd's, after these.
   /// `tls`: HTTPS as a board has it by default; these tests' plain-HTTP client needs it off.
-  init(speed: String = "20", tls: Bool = false, extra: String = "", arguments: [String] = []) throws {
+  /// `prepare`: what the directory holds before the service starts (a stored ride).
+  init(
+    speed: String = "20", tls: Bool = false, extra: String = "", arguments: [String] = [],
+    prepare: (ServiceDirectory) throws -> Void = { _ in }
+  ) throws {
+    try prepare(dir)
     let config = dir.path + "/workoutd.toml"
     try "[web]\nenabled = true\naddress = \"127.0.0.1\"\nport = 0\ntls = \(tls)\n\(extra)".write(
       toFile: config, atomically: true, encoding: .utf8)
