@@ -319,6 +319,8 @@ install: $(if $(INSTALL_BIN),,release)
 	install -m 0644 board/web/index.html board/web/app.js board/web/app.css board/web/icon.svg \
 	  $(DESTDIR)$(DATADIR)/workoutd/web/
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	@# Where the README's link finds it.
+	install -D -m 0644 docs/ARCHITECTURE.md $(DESTDIR)$(DOCDIR)/docs/ARCHITECTURE.md
 	install -D -m 0644 man/workoutd.1 $(DESTDIR)$(DATADIR)/man/man1/workoutd.1
 	install -D -m 0644 man/workoutctl.1 $(DESTDIR)$(DATADIR)/man/man1/workoutctl.1
 
@@ -427,7 +429,7 @@ uninstall:
 	  $(DESTDIR)$(UNITDIR)/workoutd-usb@.service $(DESTDIR)$(UDEVRULESDIR)/80-workoutd-usb.rules \
 	  $(DESTDIR)$(UNITDIR)/workoutd-usb-unusable@.service \
 	  $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.service $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.path \
-	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DATADIR)/man/man1/workoutd.1 \
+	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/docs/ARCHITECTURE.md $(DESTDIR)$(DATADIR)/man/man1/workoutd.1 \
 	  $(DESTDIR)$(DATADIR)/man/man1/workoutctl.1
 	rm -rf $(DESTDIR)$(DATADIR)/workoutd
 	@echo "kept $(SYSCONFDIR)/workoutd/workoutd.toml and /var/lib/workoutd (your rides)"
