@@ -67,8 +67,10 @@ public struct HTTPResponse: Sendable {
   ]
 
   /// The status line, the fields (with Content-Length and Connection) and the body.
-  public func serialized(keepAlive: Bool) -> [UInt8] {
-    head(contentLength: body.count, keepAlive: keepAlive) + body
+  /// `method`: the request's; a HEAD's answer is the GET's head, without its body (RFC 9110
+  /// §9.3.2: the Content-Length is the body's a GET would get).
+  public func serialized(keepAlive: Bool, method: String = "GET") -> [UInt8] {
+    head(contentLength: body.count, keepAlive: keepAlive) + (method == "HEAD" ? [] : body)
   }
 
   /// The status line and the fields, for a body of `contentLength` bytes sent after it; nil:

@@ -143,6 +143,16 @@ struct WebServerTests {
     let page = try http("GET", "/", port: web.port)
     #expect(page.status == 200 && page.body.contains("Pair this phone"))
     #expect(page.headers["content-security-policy"]?.contains("script-src 'self'") == true)
+    // HEAD: the page's head and no body, so the next answer on the connection starts clean.
+    let both = try TCPSocket.connect(host: "127.0.0.1", port: String(web.port))
+    defer { both.close() }
+    try both.send(
+      Array(
+        ("HEAD / HTTP/1.1\r\nHost: 127.0.0.1:\(web.port)\r\n\r\n"
+          + "GET /icon.svg HTTP/1.1\r\nHost: 127.0.0.1:\(web.port)\r\nConnection: close\r\n\r\n").utf8))
+    let headThenIcon = try readResponse(both)
+    #expect(headThenIcon.status == 200 && headThenIcon.body.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(headThenIcon)")
+    #expect(headThenIcon.headers["content-length"] == String(page.body.utf8.count))
     #expect(try http("GET", "/api/status", port: web.port).status == 401)
     #expect(try http("GET", "/api/live", port: web.port).status == 401)
     let wrong = web.cookie("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")

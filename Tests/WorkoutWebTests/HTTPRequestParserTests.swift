@@ -128,6 +128,15 @@ struct HTTPRequestParserTests {
     #expect(text.hasSuffix("{\"error\":\"refused \\\"x\\\" \\u003cscript>\"}"))
   }
 
+  /// RFC 9110 §9.3.2: HEAD gets GET's fields, its Content-Length included, and no body.
+  @Test func aHeadAnswerIsTheGetAnswersHeadWithoutItsBody() {
+    let response = HTTPResponse.json(200, "{\"a\":1}")
+    let get = response.serialized(keepAlive: true)
+    let head = response.serialized(keepAlive: true, method: "HEAD")
+    #expect(get == head + Array("{\"a\":1}".utf8))
+    #expect(String(decoding: head, as: UTF8.self).contains("Content-Length: 7\r\n"))
+  }
+
   @Test func anEventPutsEachLineOfItsDataOnADataLine() {
     let event = String(decoding: HTTPResponse.event("a\nb", name: "status", id: "7"), as: UTF8.self)
     #expect(event == "event: status\nid: 7\ndata: a\ndata: b\n\n")

@@ -94,7 +94,8 @@ extension WebRoutes {
     switch (request.method, request.path) {
     case ("GET", "/"), ("HEAD", "/"), ("GET", "/index.html"):
       return .response(asset("index.html"))
-    case ("GET", let path) where WebAssets.served.keys.contains(String(path.dropFirst())):
+    case (let method, let path)
+    where (method == "GET" || method == "HEAD") && WebAssets.served.keys.contains(String(path.dropFirst())):
       return .response(asset(String(path.dropFirst())))
     case ("POST", "/api/pair"):
       return .response(pair(request, from: peer, now: now, wall: wall))

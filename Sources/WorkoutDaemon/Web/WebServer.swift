@@ -248,7 +248,7 @@ final class WebServer: @unchecked Sendable {
       case .response(let response):
         let keepAlive = request.keepsAlive
         do {
-          try client.send(response.serialized(keepAlive: keepAlive))
+          try client.send(response.serialized(keepAlive: keepAlive, method: request.method))
         } catch {
           return
         }
