@@ -122,6 +122,15 @@ public final class FileDescriptor: Sendable {
     }
   }
 
+  /// flock(2) LOCK_EX|LOCK_NB: true when this open file now holds the lock, false when another
+  /// holds it. Held until this descriptor is closed (or the process ends, however it ends).
+  public func tryLockExclusive() throws(SystemError) -> Bool {
+    if flock(rawValue, LOCK_EX | LOCK_NB) == 0 { return true }
+    let error = Glibc.errno
+    if error == EWOULDBLOCK { return false }
+    throw SystemError("flock", errno: error)
+  }
+
   /// fsync(2): the file's data and metadata on the device.
   public func sync() throws(SystemError) {
     try retryingInterrupts("fsync") { fsync(rawValue) }

@@ -46,6 +46,24 @@ public enum WorkoutService {
       return ServiceExit.badConfiguration
     }
 
+    // One service per state directory: a second would check, move aside or write the first's
+    // database under it. Held until this process ends, however it ends.
+    let stateLock: FileDescriptor?
+    switch lockStateDirectory(configuration.stateDirectory) {
+    case .held(let lock): stateLock = lock
+    case .taken:
+      log(
+        .error,
+        "another workoutd is using \(configuration.stateDirectory) (it holds the directory's lock); stop it first, or give this one its own --state-dir"
+      )
+      return ServiceExit.failure
+    case .failed(let error):
+      // A directory it cannot open is the store's to refuse, with its own words and fix.
+      log(.warning, "cannot lock the state directory \(configuration.stateDirectory): \(error)")
+      stateLock = nil
+    }
+    defer { withExtendedLifetime(stateLock) {} }
+
     // The store first: nothing is recorded without it.
     let store: WorkoutStore
     do {
@@ -350,5 +368,22 @@ enum BundledRide {
 
   static func find() -> String? {
     candidates().first { FileManager.default.fileExists(atPath: $0) }
+  }
+}
+
+enum StateLock {
+  case held(FileDescriptor)
+  case taken
+  case failed(SystemError)
+}
+
+/// The state directory (made if missing, as the store would), locked with flock(2).
+func lockStateDirectory(_ path: String) -> StateLock {
+  try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  do {
+    let directory = try FileDescriptor.openDirectory(path)
+    return try directory.tryLockExclusive() ? .held(directory) : .taken
+  } catch {
+    return .failed(error)
   }
 }

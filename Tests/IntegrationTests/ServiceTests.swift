@@ -118,6 +118,27 @@ struct ServiceTests {
     try second.waitForExit()
   }
 
+  /// A second service on a state directory in use would check, move aside or write the
+  /// first's database under it: it is refused at once, and the first records on.
+  @Test func aSecondServiceOnTheSameStateDirectoryIsRefusedAndTheFirstGoesOn() throws {
+    let dir = ServiceDirectory()
+    let first = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try first.waitUntilReady()
+    try waitFor("the ride to be running", timeout: 60) { try first.status().points > 3 }
+    let second = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    #expect(try second.waitForExit() == 1)
+    #expect(second.log.contains("another workoutd is using \(dir.state)"), "\(second.log)")
+    #expect(!second.log.contains("ready:") && !second.log.contains("database"), "\(second.log)")
+    let points = try first.status().points
+    try waitFor("the first to go on recording", timeout: 20) { try first.status().points > points + 2 }
+    // Killed, the first leaves no lock behind: the next start takes the directory.
+    first.signal(SIGKILL)
+    _ = try first.waitForExit()
+    let third = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
+    try third.waitUntilReady()
+    #expect(try third.status().state == .running)
+  }
+
   @Test func sigtermStopsCleanlyAndTheSessionGoesOnAtTheNextStart() throws {
     let dir = ServiceDirectory()
     let first = try ServiceProcess(dir, arguments: ["--speed", Self.speed])
