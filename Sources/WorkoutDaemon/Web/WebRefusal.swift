@@ -22,6 +22,7 @@ extension WebServer {
         "busy: \(Self.connectionsPerAddress) connections from this address are open; close a tab and try again"
       case .full: "busy: \(settings.maximumClients) connections are open; try again"
       }
+    routes.noteRefusal("a connection from \(client.peer): \(text)", now: SystemClocks.monotonic())
     let answer = HTTPResponse.error(503, text, headers: [("Retry-After", String(Self.busyRetryAfter))])
       .serialized(keepAlive: false)
     let tls = self.tls

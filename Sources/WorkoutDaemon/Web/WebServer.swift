@@ -182,7 +182,14 @@ final class WebServer: @unchecked Sendable {
     }
     let deadline = SystemClocks.monotonic() + Self.requestDeadline
     // RFC 8446 §5.1: a TLS connection opens with a handshake record, content type 22.
-    guard let first = try? socket.peek(deadline: deadline) else { return }
+    let first: UInt8?
+    do {
+      first = try socket.peek(deadline: deadline)
+    } catch {
+      log(.info, "web: a connection sent nothing within \(Int(Self.requestDeadline)) s: \(error)")
+      return
+    }
+    guard let first else { return }
     guard first == 22 else { return refusePlainHTTP(on: socket) }
     let connection: TLSConnection
     do {
