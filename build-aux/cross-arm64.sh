@@ -75,6 +75,11 @@ trap cleanup EXIT
 bind() {  # bind ROOT SOURCE [TARGET-IN-ROOT]
   local target=$1${3:-$2}
   mkdir -p "$target"
+  # A mount that a killed run left behind may hold a directory since replaced (setup makes the
+  # SDK's anew): not the source's inode, so it is dropped and bound again.
+  if mountpoint -q "$target" && [[ $(stat -c %d:%i "$2") != "$(stat -c %d:%i "$target")" ]]; then
+    umount -l "$target"
+  fi
   mountpoint -q "$target" || { mount --bind "$2" "$target"; mounts+=("$target"); }
 }
 proc() { mountpoint -q "$1/proc" || { mount -t proc proc "$1/proc"; mounts+=("$1/proc"); }; }
@@ -142,7 +147,7 @@ setup_sysroot() {
 # and lld (the compiler root's binutils link x86_64 only).
 write_sdk() {
   local bundle=$sdks/workoutd-arm64.artifactbundle
-  rm -rf "$sdks" && mkdir -p "$bundle/sdk"
+  rm -rf "$bundle" && mkdir -p "$bundle/sdk"
   cat > "$bundle/info.json" << EOF
 {"schemaVersion": "1.0", "artifacts": {"workoutd-arm64": {"type": "swiftSDK", "version": "$SWIFTLANG_VERSION",
   "variants": [{"path": "sdk", "supportedTriples": ["x86_64-pc-linux-gnu", "x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"]}]}}}
