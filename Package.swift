@@ -88,6 +88,10 @@ let package = Package(
         "CLinuxShims",
       ],
       path: "Benchmarks/Strap"),
+    // make bench: the downloads' 12-hour ride, stored for the release build to serve.
+    .executableTarget(
+      name: "ride-bench", dependencies: ["WorkoutCore", "WorkoutStore", "WorkoutTestSupport"],
+      path: "Benchmarks/Ride"),
     .executableTarget(
       name: "workoutctl",
       dependencies: [
