@@ -261,6 +261,9 @@ public struct ActivityEncoderEnd: Sendable {
 public enum ExportFile {
   /// Points read from the store at a time.
   static let page = 250
+  /// The most bytes given at a time: a page of TCX's points is 125 KB, which each of 16
+  /// phones downloading at once held twice (here and in its connection's buffer).
+  static let chunkBytes = 16384
 
   /// The first 8 hex digits of the session's UUID: with the start time to the second, unique
   /// among any rider's sessions, from any board or database.
@@ -400,7 +403,13 @@ public enum ExportFile {
         throw ExportError("session \(session.id): \(error)")
       }
       var chunk: [UInt8] = []
-      for point in points { chunk += encoder.point(ExportPoint(point, rrIntervals: intervals[point.seq] ?? [])) }
+      for point in points {
+        chunk += encoder.point(ExportPoint(point, rrIntervals: intervals[point.seq] ?? []))
+        if chunk.count >= chunkBytes {
+          try emit(chunk)
+          chunk.removeAll(keepingCapacity: true)
+        }
+      }
       try emit(chunk)
       lastSeq = points.last?.seq ?? lastSeq
       guard full, let next = points.last, next.seq != last else { break }

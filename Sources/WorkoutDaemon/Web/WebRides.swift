@@ -100,7 +100,7 @@ extension WebRoutes {
     var samples = RideJSON.Samples()
     var from = 0
     while true {
-      let page = try reader.points(sessionID: id, from: from, limit: 2000)
+      let page = try reader.points(sessionID: id, from: from, limit: 250)
       guard let last = page.last else { break }
       for point in page where point.seq % step == 0 {
         samples.timer.append(point.timer)
@@ -183,42 +183,60 @@ extension WebServer {
   }
 }
 
-/// A response body sent in chunks as it is made, about 64 KiB at a time (a TCP send buffer's
-/// worth: few system calls, little memory per connection). The head goes with the first
-/// chunk, so until then the response can still be an error.
+/// A response body sent in chunks as it is made, a TLS record's worth at a time (16 KiB, its
+/// framing included: one record per chunk over HTTPS). Its buffer never grows past that and
+/// is framed in place, so a connection holds 16 KiB however big the pieces written (16 phones
+/// downloading at once: Benchmarks/downloads.py). The head goes with the first chunk, so until
+/// then the response can still be an error.
 struct ChunkedBody {
-  static let chunkSize = 65536
+  /// The data of a chunk: 16 KiB less "3ff8\r\n" before it and "\r\n" after.
+  static let chunkSize = 16_384 - 8
+  static let framing = 6
   let connection: any WebConnection
   let head: [UInt8]
   private(set) var started = false
+  /// The chunk being filled, after `framing` bytes kept for its size line.
   private var buffer: [UInt8] = []
 
   init(connection: any WebConnection, head: [UInt8]) {
     self.connection = connection
     self.head = head
-    buffer.reserveCapacity(Self.chunkSize)
+    buffer.reserveCapacity(Self.framing + Self.chunkSize + 2)
+    buffer.append(contentsOf: repeatElement(0, count: Self.framing))
   }
 
   mutating func write(_ bytes: [UInt8]) throws {
-    buffer += bytes
-    if buffer.count >= Self.chunkSize { try flush() }
+    var rest = bytes[...]
+    while !rest.isEmpty {
+      let room = Self.framing + Self.chunkSize - buffer.count
+      buffer.append(contentsOf: rest.prefix(room))
+      rest = rest.dropFirst(room)
+      if buffer.count == Self.framing + Self.chunkSize { try flush() }
+    }
   }
 
   /// The rest, and the last chunk that says the body is whole.
   mutating func finish() throws {
     try flush()
-    try send(HTTPResponse.chunk([]))
+    try send(HTTPResponse.chunk([])[...])
   }
 
   private mutating func flush() throws {
-    guard !buffer.isEmpty else { return }
-    try send(HTTPResponse.chunk(buffer))
-    buffer.removeAll(keepingCapacity: true)
+    let size = buffer.count - Self.framing
+    guard size > 0 else { return }
+    // The size line right-aligned in the room kept for it (a chunk is at most 4 hex digits).
+    let line = Array((String(size, radix: 16) + "\r\n").utf8)
+    let first = Self.framing - line.count
+    buffer.replaceSubrange(first..<Self.framing, with: line)
+    buffer.append(contentsOf: [13, 10])
+    try send(buffer[first...])
+    buffer.removeSubrange(Self.framing...)
   }
 
-  private mutating func send(_ bytes: [UInt8]) throws {
+  private mutating func send(_ bytes: ArraySlice<UInt8>) throws {
     if started { return try connection.send(bytes) }
     started = true
-    try connection.send(head + bytes)
+    try connection.send(head)
+    try connection.send(bytes)
   }
 }
