@@ -71,6 +71,12 @@ final class WebServer: @unchecked Sendable {
   /// Threads that see refused connections closed (`WebRefusal.swift`).
   let refusing = ClientThreads(limit: 8)
   private var acceptThread: DeviceThread?
+  /// The files and ride pages made at once; other phones' wait their turn. Each holds the
+  /// ride's events and laps, a reading connection and buffers (860 KiB for a 12-hour ride), and
+  /// a board's few cores make no more a second by making more at once: 16 made at once took
+  /// the release service's peak RSS from 21 to 46 MiB, 4 to 29 (Benchmarks/downloads.py).
+  let makers = Turns(places: WebServer.makersAtOnce)
+  static let makersAtOnce = 4
   /// The clients' sockets, shut down at stop so a client waiting for its next request ends.
   private let open = Mutex([ObjectIdentifier: TCPSocket]())
 
@@ -264,10 +270,10 @@ final class WebServer: @unchecked Sendable {
         streamLiveFeed(to: client, phone: phone, expires: expires)
         return
       case .download(let id, let format):
-        sendFile(of: id, format: format, to: client)
+        makers.run(giveUp: { stopping.isStopRequested }) { sendFile(of: id, format: format, to: client) }
         return
       case .ride(let id):
-        sendRide(id, to: client)
+        makers.run(giveUp: { stopping.isStopRequested }) { sendRide(id, to: client) }
         return
       }
     }
