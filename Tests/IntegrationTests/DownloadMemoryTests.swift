@@ -134,11 +134,11 @@ struct DownloadMemoryTests {
         "\(format): \(file.count) bytes, 16 at once; peak RSS \(before) -> \(try Self.peakKiB(of: web.service)) KiB")
     }
     sampling.change { $0 = false }
-    // This debug build of the service peaks at 35 MiB before any download (a release build at
-    // 16.5 MiB): what the downloads add is what is bounded here (23 MiB measured: each holds
-    // the ride's events, 500 notes among them, and a reading connection to the store).
+    // A loose bound on what the downloads add to this debug build's peak (35 MiB before any;
+    // 5.2 MiB added measured, 25.7 when all 16 were made at once). The target, the release
+    // build's peak under 32 MiB, is measured by `make bench` (Benchmarks/downloads.py).
     let peak = try Self.peakKiB(of: web.service)
-    #expect(peak - before < 28 * 1024, "peak RSS \(before) -> \(peak) KiB")
+    #expect(peak - before < 12 * 1024, "peak RSS \(before) -> \(peak) KiB")
     let staged = stagedPeak.value
     #expect(staged < 64 * 1024, "the runtime directory held \(staged) bytes during the downloads")
 
