@@ -11,8 +11,9 @@ each is checked whole (its last chunk came) and, for the files, byte for byte th
 
 Per row: the service's resident size before (VmRSS) and its peak during the 16 downloads (VmHWM,
 reset to the resident size before each row by writing 5 to /proc/PID/clear_refs), the bytes of
-one download and the wall time of the 16. FAIL when the service's peak (its VmHWM since it
-started) passes 32 MiB. Python standard library only.
+one download and the wall time of the 16. FAIL printed when the service's peak (its VmHWM since
+it started) passes 32 MiB; exit status 1 when a download was cut short or not the exported
+bytes. Python standard library only.
 
 Usage: downloads.py --bin DIR [--phones 16] [--plain]
 """
@@ -158,8 +159,8 @@ def main():
                     f"  FAIL: {r['whole']} of {args.phones} whole, {'same' if r['same'] else 'not the exported bytes'}"
                 ok = ok and not verdict
                 print(f"  {name:<10} {r['rss']:8.1f} {r['peak']:9.1f} {r['bytes']:11,} {r['seconds']:8.1f}{verdict}")
+            # A missed target is printed, never an exit status (BENCHMARKS.md); a broken download is.
             passed = overall < TARGET_MIB
-            ok = ok and passed
             print(f"  {kind}: the service's peak RSS {overall:.1f} MiB (target < {TARGET_MIB}):"
                   f" {'PASS' if passed else 'FAIL'}")
     return 0 if ok else 1
