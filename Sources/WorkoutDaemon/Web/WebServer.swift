@@ -71,7 +71,7 @@ final class WebServer: @unchecked Sendable {
   /// Threads that see refused connections closed (`WebRefusal.swift`).
   let refusing = ClientThreads(limit: 8)
   private var acceptThread: DeviceThread?
-  /// The files and ride pages made at once; other phones' wait their turn. Each holds the
+  /// The files and ride pages made at once; other phones wait their turn. Each holds the
   /// ride's events and laps, a reading connection and buffers (860 KiB for a 12-hour ride), and
   /// a board's few cores make no more a second by making more at once: 16 made at once took
   /// the release service's peak RSS from 21 to 46 MiB, 4 to 29 (Benchmarks/downloads.py).
