@@ -177,6 +177,9 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
         latest.temperature = celsius
         latest.temperatureAt = t
       }
+    case .battery:
+      // The board's power, not the ride's: the engine's battery watch takes it.
+      break
     }
   }
 

@@ -66,6 +66,49 @@ public enum SensorReading: Sendable, Hashable {
   /// A barometer reading: pressure in Pa, the sensor's own temperature, °C, and relative
   /// humidity, %RH, from a BME280 (nil from a BMP280, which has no humidity sensor).
   case barometer(pressure: Double, temperature: Double?, humidity: Double? = nil)
+  /// What the board's battery gauge says (the kernel's power_supply class).
+  case battery(BatteryReading)
+}
+
+/// One reading of a battery's fuel gauge through the kernel's power_supply class
+/// (Documentation/ABI/testing/sysfs-class-power): each value nil where the driver gives none.
+public struct BatteryReading: Sendable, Hashable, Codable {
+  /// The class's `status`.
+  public enum Status: String, Sendable, Hashable, Codable {
+    case charging, discharging, notCharging, full, unknown
+  }
+
+  /// The power_supply's name (`BAT0`, `sbs-1-000b`), for status and logs.
+  public var supply: String
+  /// `capacity`: the charge left, %, 0 to 100.
+  public var level: Double?
+  /// `voltage_now`, volts.
+  public var voltage: Double?
+  /// `current_now`, amperes: negative while discharging, positive while charging (the ABI's
+  /// convention; a driver that reports the other sign is corrected by `status`).
+  public var current: Double?
+  public var status: Status
+  /// `time_to_empty_now` (or `_avg`), seconds, when the gauge estimates it.
+  public var timeToEmpty: Double?
+  /// Whether an external supply (a `Mains` or `USB` power_supply) is online; nil when the board
+  /// has none to ask.
+  public var externalPower: Bool?
+
+  public init(
+    supply: String, level: Double? = nil, voltage: Double? = nil, current: Double? = nil,
+    status: Status = .unknown, timeToEmpty: Double? = nil, externalPower: Bool? = nil
+  ) {
+    self.supply = supply
+    self.level = level
+    self.voltage = voltage
+    self.current = current
+    self.status = status
+    self.timeToEmpty = timeToEmpty
+    self.externalPower = externalPower
+  }
+
+  /// Charging, or held full on a charger: a low-battery countdown is cancelled.
+  public var onCharger: Bool { status == .charging || status == .full || externalPower == true }
 }
 
 /// The devices the service knows about, for status and events.
@@ -92,6 +135,11 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
   /// drive holds the newest one.
   case usbDrive
   case simulation
+  /// The battery's fuel gauge (a power_supply of type Battery).
+  case battery
+  /// The board's supply: under-voltage and throttling (the Raspberry Pi firmware's flags) are
+  /// its faults.
+  case powerSupply
 }
 
 extension DeviceKind {
@@ -118,6 +166,8 @@ extension DeviceKind {
     case .usbStick: 10
     case .usbDrive: 11
     case .simulation: 12
+    case .battery: 13
+    case .powerSupply: 14
     }
   }
 
