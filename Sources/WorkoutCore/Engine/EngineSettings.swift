@@ -33,6 +33,8 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   /// Automatic laps: a lap closes each time the current one reaches this distance or timer
   /// time (a lap press starts the count again, as on a Garmin). nil: laps only when pressed.
   public var autoLap: AutoLap? = nil
+  /// When a low battery warns and when it ends the ride.
+  public var battery = BatterySettings()
 
   public init(
     activity: ActivityType = .cycling, countdown: Double = 3,
