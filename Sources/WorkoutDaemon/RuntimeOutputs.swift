@@ -31,6 +31,9 @@ struct BoardOutputs {
   var replayFinished: () -> Bool = { false }
   /// The simulated board at full speed: the loop pulls each next second of the world itself.
   var pulledReplay: PulledReplay?
+  /// Powers the board off cleanly (a low battery's end, once the ride is exported); nil where
+  /// the board cannot, and the service only says it would.
+  var powerOff: (() -> Void)?
 }
 
 /// The simulated board at full speed: the world's schedule, pulled a second at a time on its
