@@ -31,7 +31,10 @@ public struct SessionSummaryJSON: Codable {
     start = record.startWall
     end = record.endWall
     points = record.points
-    let totals: IntervalTotals
+    var totals = IntervalTotals()
+    /// Where neither a summary nor the live builder has them: speed and heart rate from the
+    /// points' channels.
+    var channels: [ChannelTotals]?
     if let summary = try store.summary(of: record) {
       totals = summary.totals
       laps = summary.laps
@@ -46,18 +49,12 @@ public struct SessionSummaryJSON: Codable {
       points = try store.pointCount(sessionID: record.id)
       // The row's figures are its last checkpoint's; its last point, when newer, has the later.
       let last = try store.lastPoint(sessionID: record.id)
-      elapsed = max(record.elapsed, last?.elapsed ?? 0)
-      timer = max(record.timer, last?.timer ?? 0)
-      distance = max(record.distance, last?.distance ?? 0)
-      ascent = record.ascent
-      descent = record.descent
-      let channels = try store.channelTotals(sessionID: record.id)
-      let heartRate = channels.first { $0.channel == .heartRate }
-      averageSpeed = timer > 0 ? distance / timer : nil
-      maxSpeed = channels.first { $0.channel == .gpsSpeed }?.maximum
-      averageHeartRate = heartRate?.average
-      maxHeartRate = heartRate?.maximum
-      return
+      totals.elapsed = max(record.elapsed, last?.elapsed ?? 0)
+      totals.timer = max(record.timer, last?.timer ?? 0)
+      totals.distance = max(record.distance, last?.distance ?? 0)
+      totals.ascent = record.ascent
+      totals.descent = record.descent
+      channels = try store.channelTotals(sessionID: record.id)
     }
     elapsed = totals.elapsed
     timer = totals.timer
@@ -65,9 +62,16 @@ public struct SessionSummaryJSON: Codable {
     ascent = totals.ascent
     descent = totals.descent
     averageSpeed = totals.averageSpeed
-    maxSpeed = totals.maxSpeed
-    averageHeartRate = totals.heartRate.mean
-    maxHeartRate = totals.heartRate.maximum
+    if let channels {
+      let heartRate = channels.first { $0.channel == .heartRate }
+      maxSpeed = channels.first { $0.channel == .gpsSpeed }?.maximum
+      averageHeartRate = heartRate?.average
+      maxHeartRate = heartRate?.maximum
+    } else {
+      maxSpeed = totals.maxSpeed
+      averageHeartRate = totals.heartRate.mean
+      maxHeartRate = totals.heartRate.maximum
+    }
   }
 }
 
