@@ -130,18 +130,8 @@ public struct CyclingPowerMeasurement: Sendable, Hashable {
     } else {
       crank = nil
     }
-    if has(6) {
-      let maximum = try r.s16(.extremeForceMagnitudes)
-      extremeForceMagnitudes = Extremes(maximum: maximum, minimum: try r.s16(.extremeForceMagnitudes))
-    } else {
-      extremeForceMagnitudes = nil
-    }
-    if has(7) {
-      let maximum = try r.s16(.extremeTorqueMagnitudes)
-      extremeTorqueMagnitudes = Extremes(maximum: maximum, minimum: try r.s16(.extremeTorqueMagnitudes))
-    } else {
-      extremeTorqueMagnitudes = nil
-    }
+    extremeForceMagnitudes = has(6) ? try Extremes(&r, .extremeForceMagnitudes) : nil
+    extremeTorqueMagnitudes = has(7) ? try Extremes(&r, .extremeTorqueMagnitudes) : nil
     if has(8) {
       let packed = try r.u24(.extremeAngles)
       extremeAngles = ExtremeAngles(maximum: UInt16(packed & 0xFFF), minimum: UInt16(packed >> 12))
@@ -198,5 +188,12 @@ public struct CyclingPowerMeasurement: Sendable, Hashable {
       if let angle { out.appendLE(angle) }
     }
     return out
+  }
+}
+
+extension CyclingPowerMeasurement.Extremes {
+  /// The maximum's sint16, then the minimum's.
+  init(_ r: inout GATTValueReader, _ field: BLEField) throws(BLEDecodeError) {
+    self.init(maximum: try r.s16(field), minimum: try r.s16(field))
   }
 }
