@@ -16,16 +16,7 @@ public enum BMP280Oversampling: UInt8, Sendable, Hashable, CaseIterable, Codable
   }
 
   /// How many conversions are averaged (0 when skipped).
-  public var factor: Int {
-    switch self {
-    case .skipped: 0
-    case .x1: 1
-    case .x2: 2
-    case .x4: 4
-    case .x8: 8
-    case .x16: 16
-    }
-  }
+  public var factor: Int { self == .skipped ? 0 : 1 << (rawValue - 1) }
 }
 
 /// Power mode, `ctrl_meas` bits 1:0 (DS001 §3.6, §4.3.4 table 10).
