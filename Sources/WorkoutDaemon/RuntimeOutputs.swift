@@ -1,6 +1,7 @@
 import BoardSim
 import WorkoutControl
 import WorkoutCore
+import WorkoutStore
 
 /// What the engine loop drives besides the store and systemd, given once when it is built.
 struct RuntimeOutputs {
@@ -14,6 +15,9 @@ struct RuntimeOutputs {
   /// Called after the commit that made a session `ended` in the store (its summary went in
   /// before), and after a note from the phone on a session that has ended: the exports.
   var sessionEnded: ((Int64) -> Void)?
+  /// Whether every configured export of a session is written (read through the given store):
+  /// a low battery's power-off waits for it. Nil when nothing is exported.
+  var exportsWritten: ((WorkoutStore, Int64) -> Bool)?
 }
 
 /// What a board gives the loop: its LED and buzzer, its GPS-corrected clock, its replay.

@@ -68,6 +68,12 @@ final class ServiceRuntime {
   private let indicator: ((IndicatorPattern) -> Void)?
   private let chirp: ((ChirpPattern) -> Void)?
   private let sessionEnded: ((Int64) -> Void)?
+  private let exportsWritten: ((WorkoutStore, Int64) -> Bool)?
+  private let powerOff: (() -> Void)?
+  /// A critical battery's power-off, waiting for the ended ride's exports.
+  private var pendingPowerOff: LowBatteryPowerOff?
+  /// How many times the board was told to power off (once at most; tests read it).
+  private(set) var powerOffsRequested = 0
   private let replayFinished: () -> Bool
   private var pulledReplay: PulledReplay?
   private var pulledReplayFinished = false
@@ -91,6 +97,8 @@ final class ServiceRuntime {
     replayFinished = outputs.board.replayFinished
     pulledReplay = outputs.board.pulledReplay
     sessionEnded = outputs.sessionEnded
+    exportsWritten = outputs.exportsWritten
+    powerOff = outputs.board.powerOff
     engineReadDevices = outputs.engineReadDevices
     statusWanted = outputs.statusWanted
     statusCommitted = outputs.statusCommitted
@@ -142,6 +150,12 @@ final class ServiceRuntime {
       case .wait(var hostDeadline, let actions):
         perform(actions)
         if isDone { return replayEnded() }
+        if pendingPowerOff != nil {
+          powerOffIfReady()
+          if pendingPowerOff != nil {
+            hostDeadline = min(hostDeadline ?? .infinity, host.monotonic() + LowBatteryPowerOff.checkInterval)
+          }
+        }
         if let replay = pulledReplay {
           if let message = queue.poll() {
             if process(message) { return 0 }
@@ -226,8 +240,42 @@ final class ServiceRuntime {
         gpsClock?.apply(correction)
         if setsSystemClock { setSystemClock(by: correction.systemOffset) }
       case .sessionEnded(let id): sessionEnded?(id)
+      case .powerOff(let id): schedulePowerOff(after: id)
       }
     }
+  }
+
+  /// A critical battery ended the ride (or found none): the board is powered off once the ride
+  /// is exported, if `[battery] power_off` says so.
+  private func schedulePowerOff(after sessionID: Int64?) {
+    guard core.engine.settings.battery.powerOff else {
+      log(.notice, "battery critical: the board stays on ([battery] power_off = false)")
+      return
+    }
+    guard pendingPowerOff == nil, powerOffsRequested == 0 else { return }
+    pendingPowerOff = LowBatteryPowerOff(sessionID: sessionID, host: host.monotonic())
+    if let sessionID { log(.notice, "battery critical: powering off once session \(sessionID) is exported") }
+    powerOffIfReady()
+  }
+
+  private func powerOffIfReady() {
+    guard let pending = pendingPowerOff else { return }
+    let ready = pending.isReady(store: store, exportsWritten: exportsWritten)
+    guard ready || host.monotonic() >= pending.giveUpAt else { return }
+    pendingPowerOff = nil
+    if !ready, let id = pending.sessionID {
+      log(
+        .warning,
+        "session \(id) is not exported after \(formatSeconds(LowBatteryPowerOff.exportWait)): powering off all the same; the next start exports it"
+      )
+    }
+    powerOffsRequested += 1
+    guard let powerOff else {
+      log(.notice, "battery critical: the board would power off now (this board cannot)")
+      return
+    }
+    log(.notice, "battery critical: powering the board off")
+    powerOff()
   }
 
   /// Writes held writes in order until one fails; that one and all after it wait for the

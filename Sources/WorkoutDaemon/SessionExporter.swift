@@ -175,6 +175,14 @@ final class SessionExporter: Sendable {
       detail: "\(formats.map { $0.rawValue.uppercased() }.joined(separator: "+")) into \(directory)")
   }
 
+  /// Whether every configured format of session `id` is in the directory, as it is now (read
+  /// through `store`): what a low battery's power-off waits for.
+  func hasExported(sessionID id: Int64, in store: WorkoutStore) -> Bool {
+    guard let destination = ExportFile.ledgerKey(forDirectory: directory) else { return false }
+    let plan = ExportPlan.notExported(formats: formats, destination: destination, in: store)
+    return plan.unlisted.isEmpty && !plan.jobs.contains { $0.sessionID == id }
+  }
+
   /// The exporter's thread runs at this nice value: a catch-up of many sessions (the first
   /// start after an upgrade) takes the CPU the engine leaves.
   static let nice: Int32 = 10

@@ -149,6 +149,7 @@ public enum WorkoutService {
         drive: configuration.usbDrive.enabled
           ? UsbDrive(image: configuration.usbDriveImage, formats: configuration.usbDrive.formats, log: log) : nil)
       outputs.sessionEnded = { _ in sessionExporter.kick() }
+      outputs.exportsWritten = { store, id in sessionExporter.hasExported(sessionID: id, in: store) }
       exporter = sessionExporter
     }
 

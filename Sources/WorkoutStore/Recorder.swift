@@ -90,7 +90,7 @@ extension WorkoutStore {
       try db.execute(
         sql: "UPDATE event SET wall = wall + ? WHERE session_id = ? AND clock_epoch = ?",
         arguments: [seconds, sessionID, clock.epoch])
-    case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log:
+    case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log, .powerOff:
       break
     }
   }
@@ -100,7 +100,7 @@ extension WorkoutStore {
     var found: (Int64, TrackPoint)?
     for command in commands {
       switch command {
-      case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log:
+      case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log, .powerOff:
         continue
       case .recordPoint(let sessionID, let point) where found == nil:
         found = (sessionID, point)

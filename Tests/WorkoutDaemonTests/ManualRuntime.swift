@@ -83,6 +83,9 @@ final class ManualRuntime {
   final class Outputs {
     var indications: [IndicatorPattern] = []
     var endedSessions: [Int64] = []
+    var chirps: [ChirpPattern] = []
+    /// How many times the board was told to power off (`boardPowersOff`).
+    var powerOffs = 0
   }
 
   let directory: String
@@ -98,11 +101,15 @@ final class ManualRuntime {
 
   /// `directory`: where the database goes (made and removed here when nil); `notify`: a notify
   /// socket, and `watchdogUSec` systemd's WATCHDOG_USEC; `devices`: devices the loop reads;
-  /// `gpsClock`: stamp with GPS time once the engine trusts it, as the real board does.
+  /// `gpsClock`: stamp with GPS time once the engine trusts it, as the real board does;
+  /// `exportsInto`: export ended sessions as GPX into this directory (relative to `directory`),
+  /// on the loop's thread as each ends (the service's exporter does it on a thread of its own);
+  /// `boardPowersOff`: the board has a power-off (counted in `outputs.powerOffs`).
   init(
     directory: String? = nil, engine: SessionEngine = SessionEngine(settings: EngineSettings()),
     clock: ManualRuntimeHost = ManualRuntimeHost(), settings: (inout RuntimeSettings) -> Void = { _ in },
-    notify: Bool = false, watchdogUSec: Int? = nil, devices: [any EngineReadDevice] = [], gpsClock: Bool = false
+    notify: Bool = false, watchdogUSec: Int? = nil, devices: [any EngineReadDevice] = [], gpsClock: Bool = false,
+    exportsInto exportDirectory: String? = nil, boardPowersOff: Bool = false
   ) throws {
     self.clock = clock
     ownsDirectory = directory == nil
@@ -126,6 +133,19 @@ final class ManualRuntime {
     runtimeOutputs.engineReadDevices = devices
     runtimeOutputs.board.indicator = { recorded.indications.append($0) }
     runtimeOutputs.sessionEnded = { recorded.endedSessions.append($0) }
+    runtimeOutputs.board.chirp = { recorded.chirps.append($0) }
+    if boardPowersOff { runtimeOutputs.board.powerOff = { recorded.powerOffs += 1 } }
+    if let exportDirectory {
+      let exporter = SessionExporter(
+        databasePath: path, ledger: store, formats: [.gpx], directory: self.directory + "/" + exportDirectory,
+        sink: QueueSink(queue: queue, clock: clock), log: log)
+      nonisolated(unsafe) var reader: WorkoutStore?
+      runtimeOutputs.sessionEnded = {
+        recorded.endedSessions.append($0)
+        _ = exporter.pass(removeStale: false, reader: &reader)
+      }
+      runtimeOutputs.exportsWritten = { exporter.hasExported(sessionID: $1, in: $0) }
+    }
     let corrected = gpsClock ? GPSCorrectedClock(base: clock) : nil
     runtimeOutputs.board.gpsClock = corrected
     runtime = ServiceRuntime(

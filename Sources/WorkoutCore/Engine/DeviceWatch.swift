@@ -77,17 +77,24 @@ public struct DeviceWatch: Sendable, Hashable {
   /// Whether the LED shows a fault: a device that is not available, one that is unstable, or
   /// refused fixes the rider has been told about.
   public var hasFault: Bool {
-    conditions.values.contains { $0.condition != .available }
+    conditions.values.contains(where: Self.isFault)
       || flapping.values.contains { $0.unstableSince != nil }
       || rejection?.reported == true
   }
 
   /// Devices at fault, for status.
   public var faultyDevices: Set<DeviceKind> {
-    var devices = Set(conditions.values.filter { $0.condition != .available }.map(\.device))
+    var devices = Set(conditions.values.filter(Self.isFault).map(\.device))
     devices.formUnion(flapping.filter { $0.value.unstableSince != nil }.map(\.key))
     if rejection?.reported == true { devices.insert(.gps) }
     return devices
+  }
+
+  /// Whether a device's condition is a fault: anything but available, except a battery gauge
+  /// that is absent. A board without one (mains, a plain power bank) says "no battery
+  /// information" and runs as it always has; a gauge that was there and went is a fault.
+  static func isFault(_ status: DeviceStatus) -> Bool {
+    status.condition != .available && !(status.device == .battery && status.condition == .absent)
   }
 
   /// Whether `device` is unstable now.

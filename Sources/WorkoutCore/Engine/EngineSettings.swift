@@ -101,6 +101,8 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   /// Rows of the session's record that a damaged file made unreadable, found when this run of
   /// the service resumed it: left out of its figures and exports (the `damagedRecord` event).
   public var unreadable: UnreadableRows?
+  /// The board's battery; nil when no gauge has reported ("no battery information").
+  public var battery: BatteryStatus?
 
   public struct ZoneStatus: Sendable, Hashable, Codable {
     public var quantity: ZoneQuantity
@@ -119,7 +121,7 @@ public struct EngineStatus: Sendable, Hashable, Codable {
     case maxSpeed, pace, heartRate, averageHeartRate, maxHeartRate, lap, points, lastPoint, ascent, descent
     case altitude, gps, gpsDetail, indicator, pressure, seaLevelPressure, seaLevelSource, humidity
     case zones, averagePower, normalizedPower, intensityFactor, targetZones
-    case activityNumber, activityTimer, activityDistance, unreadable
+    case activityNumber, activityTimer, activityDistance, unreadable, battery
     case sessionID = "sessionId"
   }
 }

@@ -173,6 +173,16 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     /// `detail`: the words; `value`: millilitres, the RPE 1-10, the mood's valence -1...1).
     /// Written by the service beside the engine's events, during the ride or after it.
     case annotation
+    /// The board's battery fell to the low level (`value`: the level, %; `detail`: the level
+    /// and the time left): the LED, the buzzer and the phone's banner warn.
+    case batteryLow
+    /// The battery is critical (`detail`: the level or the time left that made it so; `value`:
+    /// the level): the ride is stopped and ended in `[battery] countdown` seconds.
+    case batteryCritical
+    /// The critical countdown was cancelled (`detail`: a charger plugged in, the level back).
+    case batteryCountdownCancelled
+    /// The level rose back above the low level (`value`): the warnings are over.
+    case batteryRecovered
   }
 
   public var kind: Kind
@@ -281,6 +291,9 @@ public enum EngineCommand: Sendable, Hashable {
   /// Sound this on the buzzer, if the board has one.
   case chirp(ChirpPattern)
   case log(LogLevel, String)
+  /// The battery ran out of time: power the board off once session `afterSession` (nil: none)
+  /// has ended and its exports are written, if `[battery] power_off` says so.
+  case powerOff(afterSession: Int64?)
 }
 
 /// What one request led to, for the rider (LED, `workoutctl`'s answer).
@@ -302,7 +315,7 @@ public struct EngineStep: Sendable, Hashable {
   public var touchesStore: Bool {
     commands.contains { command in
       switch command {
-      case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log: false
+      case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log, .powerOff: false
       default: true
       }
     }

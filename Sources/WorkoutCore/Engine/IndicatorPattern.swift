@@ -23,6 +23,10 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
   /// failing; or, for a minute after a restart, part of the ride's record was found damaged
   /// (`SessionEngine.damagedRecordIndication`). Three quick flashes, then a pause.
   case fault
+  /// The battery is low or critical, and the board is not saving a ride: a long flash and a
+  /// short one every two seconds, whatever the state, until a charger (or a fuller battery)
+  /// ends the warning.
+  case lowBattery
 
   /// One period as alternating durations in seconds, starting with the LED on; empty is always
   /// off, a single element is always on.
@@ -37,6 +41,7 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
     case .saving: [1]
     case .copying: [0.1, 0.15, 0.1, 0.65]
     case .fault: [0.1, 0.1, 0.1, 0.1, 0.1, 1.5]
+    case .lowBattery: [0.6, 0.2, 0.1, 1.1]
     }
   }
 
@@ -70,11 +75,15 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
   }
 
   /// The pattern for a session state and the board's condition, most urgent first. A copy onto
-  /// a USB stick shows only between rides: during one, the ride's own rhythm matters more.
+  /// a USB stick shows only between rides: during one, the ride's own rhythm matters more. A
+  /// low battery shows in every state but saving: the rider must know before it runs out.
   public static func choose(
-    state: SessionState, gps: GPSCondition, fault: Bool, copying: Bool = false, offTarget: Bool = false
+    state: SessionState, gps: GPSCondition, fault: Bool, copying: Bool = false, offTarget: Bool = false,
+    lowBattery: Bool = false
   ) -> IndicatorPattern {
     if fault { return .fault }
+    if state == .stopped { return .saving }
+    if lowBattery { return .lowBattery }
     switch state {
     case .stopped: return .saving
     case .prepared: return gps.isWaiting ? .waitingForFix : .countdown
@@ -118,6 +127,9 @@ public enum ChirpPattern: String, Sendable, Hashable, Codable, CaseIterable {
   case alarm
   /// Two long beeps: the rider left the workout's target zone.
   case offTarget
+  /// A long beep, then two short ones: the battery is low, or critical (the ride is about to be
+  /// saved and ended).
+  case lowBattery
 
   /// Alternating durations in seconds, beep first; played once.
   public var timing: [Double] {
@@ -127,6 +139,7 @@ public enum ChirpPattern: String, Sendable, Hashable, Codable, CaseIterable {
     case .long: [0.6]
     case .alarm: [0.06, 0.06, 0.06, 0.06, 0.06]
     case .offTarget: [0.3, 0.15, 0.3]
+    case .lowBattery: [0.5, 0.15, 0.08, 0.12, 0.08]
     }
   }
 

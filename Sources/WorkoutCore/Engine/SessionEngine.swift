@@ -34,6 +34,9 @@ public struct SessionEngine: Sendable {
   }
   /// The devices' conditions, refused GPS fixes and flapping devices (`DeviceWatch`).
   public internal(set) var watch: DeviceWatch
+  /// The battery's level, drain and warnings (`BatteryWatch`); at its countdown's end the
+  /// system stops the ride (`SessionEngineBattery.swift`).
+  public internal(set) var battery: BatteryWatch
   /// Devices that are absent, lost, failing or unstable (or a GPS whose fixes are refused):
   /// with a store that refuses writes, what makes the LED show a fault.
   public var faultyDevices: Set<DeviceKind> { watch.faultyDevices }
@@ -77,6 +80,7 @@ public struct SessionEngine: Sendable {
     self.nextSessionID = nextSessionID
     fixMonitor = FixMonitor(settings: FixMonitorSettings(lostAfter: settings.fixLostAfter))
     watch = DeviceWatch(settings: settings.deviceWatch)
+    battery = BatteryWatch(settings: settings.battery)
     workoutPlan = WorkoutPlan(settings: settings)
     gpsClock = settings.gpsClock.map { GPSClock(settings: $0) }
   }
@@ -167,9 +171,11 @@ public struct SessionEngine: Sendable {
 
   public func status(at now: Moment) -> EngineStatus {
     guard let session else {
-      return EngineStatus(
+      var status = EngineStatus(
         state: .notStarted, pausedBySystem: false, elapsed: 0, timer: 0, distance: 0, points: 0, gps: gps,
         gpsDetail: watch.gpsDetail(gps, now: now.monotonic), indicator: indicator)
+      status.battery = batteryStatus(at: now)
+      return status
     }
     // Timer and elapsed as of now: the engine has no tick while paused or idle.
     var builder = session.builder
@@ -234,6 +240,7 @@ public struct SessionEngine: Sendable {
     status.normalizedPower = builder.metrics?.normalizedPower
     status.intensityFactor = settings.ftp.flatMap { builder.metrics?.intensityFactor(ftp: $0) }
     if let found = unreadableAtResume, found.sessionID == session.id { status.unreadable = found.rows }
+    status.battery = batteryStatus(at: now)
     return status
   }
 
@@ -272,6 +279,8 @@ public struct SessionEngine: Sendable {
     case .wakeup:
       noteFixChanges(fixMonitor.advance(to: now.monotonic).map { [$0] } ?? [], at: now, into: &step)
       changed = fireDueCountdown(at: now, into: &step)
+    case .reading(.battery(let reading)):
+      changed = observeBattery(reading, at: now, into: &step)
     case .reading(let reading):
       changed = observe(reading, at: now, into: &step)
       if case .gps(let fix) = reading, gpsClock != nil {
@@ -325,6 +334,7 @@ public struct SessionEngine: Sendable {
         record(SessionEvent(kind: .storageRecovered, moment: now, detail: detail), into: &step)
       }
     }
+    if noteBattery(battery.advance(to: now.monotonic), at: now, into: &step) { changed = true }
     if changed, let session {
       step.commands.append(.saveSnapshot(session))
       pointsAtCheckpoint = session.builder.pointCount
@@ -341,7 +351,8 @@ public struct SessionEngine: Sendable {
   private mutating func updateIndicator(into commands: inout [EngineCommand]) {
     let pattern = IndicatorPattern.choose(
       state: state, gps: gps, fault: storageFailing || watch.hasFault || damageIndicatedUntil != nil,
-      copying: stickCopies.isCopying, offTarget: session?.targetZones?.contains { $0.outside == true } ?? false)
+      copying: stickCopies.isCopying, offTarget: session?.targetZones?.contains { $0.outside == true } ?? false,
+      lowBattery: battery.alert != .normal)
     guard pattern != indicator else { return }
     if pattern == .fault { commands.append(.chirp(.alarm)) }
     indicator = pattern
@@ -349,13 +360,15 @@ public struct SessionEngine: Sendable {
   }
 
   /// The earliest monotonic time at which the engine wants a `wakeup`, if any: the end of the
-  /// countdown, the moment the GPS fix counts as lost if no fix comes, and the end of a damaged
-  /// record's indication. Derived from the state, so a runtime that sleeps until it (or the
+  /// countdown, the moment the GPS fix counts as lost if no fix comes, the end of a damaged
+  /// record's indication, and the end of a low battery's countdown. Derived from the state, so a runtime that sleeps until it (or the
   /// next input) misses nothing. Inlined: called through a getter, the 3.1 KB engine is copied
   /// whole to the stack first (four times a recorded second, callgrind).
   public var nextDeadline: Double? {
     @inline(__always) get {
-      earliest(earliest(earliest(countdownDeadline, fixMonitor.deadline), watch.deadline), damageIndicatedUntil)
+      earliest(
+        earliest(earliest(earliest(countdownDeadline, fixMonitor.deadline), watch.deadline), damageIndicatedUntil),
+        battery.countdownDeadline)
     }
   }
 
@@ -441,7 +454,7 @@ public struct SessionEngine: Sendable {
 
   /// Runs a signal through the machine and carries out what its outcome means. Returns whether
   /// the session changed in a way worth saving.
-  private mutating func apply(_ signal: SessionSignal, at now: Moment, into step: inout EngineStep) -> Bool {
+  mutating func apply(_ signal: SessionSignal, at now: Moment, into step: inout EngineStep) -> Bool {
     guard var current = session else { return false }
     let outcome = current.machine.handle(signal, at: now)
     switch outcome {

@@ -69,6 +69,9 @@ public enum RuntimeAction: Sendable, Hashable {
   /// The commit that made this session `ended` (its summary went in before) is done: what
   /// reads ended sessions (the exports) may take it now.
   case sessionEnded(sessionID: Int64)
+  /// The battery ran out of time: power the board off once session `afterSession` (nil: none)
+  /// has ended and its exports are written (`EngineCommand.powerOff`).
+  case powerOff(afterSession: Int64?)
 }
 
 /// What the executor does next.
@@ -318,6 +321,7 @@ public struct RuntimeCore: Sendable {
       case .indicate(let pattern): actions.append(.indicate(pattern))
       case .chirp(let pattern): actions.append(.chirp(pattern))
       case .correctBoardClock(let correction): actions.append(.correctBoardClock(correction))
+      case .powerOff(let sessionID): actions.append(.powerOff(afterSession: sessionID))
       default: storeCommands.append(command)
       }
     }
