@@ -25,6 +25,11 @@ struct Status: ParsableCommand {
         if let hr = status.heartRate { fields.append("\(hr) bpm") }
         fields.append("\(status.points) points")
       }
+      if let battery = status.battery, let level = battery.level {
+        fields.append(
+          "battery \(BatteryWatch.percent(level))\(battery.alert == .normal ? "" : " " + battery.alert.rawValue.uppercased())"
+        )
+      }
       if status.storage.failing { fields.append("STORAGE FAILING") }
       if let unreadable = status.unreadable, !unreadable.isEmpty { fields.append("DAMAGED RECORD") }
       print(fields.joined(separator: "  "))
@@ -101,6 +106,7 @@ struct Status: ParsableCommand {
       lines.append("no session yet (\(status.state.rawValue))")
     }
     lines.append("GPS: \(Format.gps(status.gps, detail: status.gpsDetail)); LED \(status.indicator.rawValue)")
+    lines.append(BatteryText.line(status.battery))
     lines.append(
       "board \(status.board)"
         + (status.devices.isEmpty

@@ -89,6 +89,7 @@ function render(status) {
   }
   $("faults").hidden = faults.length === 0;
   $("faults").textContent = faults.join(" · ");
+  renderBattery(status.battery);
   const outside = (status.targetZones || []).filter((t) => t.outside);
   $("target").hidden = outside.length === 0;
   $("target").textContent = outside.map((t) => "outside the target zones " + t.lower + "–" + t.upper).join(" · ");
@@ -101,6 +102,30 @@ function render(status) {
     const button = $("c-" + command);
     button.disabled = !takes.includes(command);
     button.hidden = (command === "pause" && state === "paused") || (command === "resume" && state !== "paused");
+  }
+}
+
+/// The board's battery: its level and time left, and a banner while low or critical
+/// ("no battery information" on a board without a gauge).
+function renderBattery(battery) {
+  const banner = $("battery-banner");
+  if (!battery) {
+    $("f-battery").textContent = "–";
+    $("f-battery-left").textContent = "no battery information";
+    banner.hidden = true;
+    return;
+  }
+  $("f-battery").textContent = battery.level === undefined ? "–" : fmt(battery.level, 0) + " %";
+  const left = battery.timeLeft === undefined ? "" : fmtTimer(battery.timeLeft) + " left";
+  $("f-battery-left").textContent = battery.onCharger ? "charging" : left;
+  banner.hidden = battery.alert === "normal" || battery.alert === undefined;
+  banner.className = "battery-banner " + (battery.alert || "");
+  if (battery.alert === "critical") {
+    banner.textContent = battery.countdownRemaining === undefined
+      ? "Battery critical: plug in a charger"
+      : "Battery critical: the ride is saved and ended in " + Math.ceil(battery.countdownRemaining) + " s unless a charger is plugged in";
+  } else if (battery.alert === "low") {
+    banner.textContent = "Battery low" + (left ? ": " + left : "");
   }
 }
 
