@@ -81,6 +81,14 @@ extension WorkoutStore {
   }
 
   /// A session's RR intervals, in the order they were sent; `seqs` limits them to those points.
+  /// The battery samples of a session, in time order.
+  public func batterySamples(sessionID: Int64) throws(StoreError) -> [BatterySampleRecord] {
+    try read { db in
+      try BatterySampleRecord.fetchAll(
+        db, sql: "SELECT * FROM battery_sample WHERE session_id = ? ORDER BY wall, monotonic", arguments: [sessionID])
+    }
+  }
+
   public func rrIntervals(sessionID: Int64, seqs: ClosedRange<Int>? = nil) throws(StoreError) -> [RRIntervalRecord] {
     let range = seqs ?? 0...Int.max
     return try read { db in

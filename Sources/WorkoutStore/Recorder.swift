@@ -59,6 +59,11 @@ extension WorkoutStore {
       for (position, interval) in intervals.enumerated() {
         try insert.execute(arguments: [sessionID, sequence, position, Int(interval)])
       }
+    case .recordBatterySample(let sessionID, let sample):
+      try db.cachedStatement(sql: BatterySampleRecord.insertSQL).execute(arguments: [
+        sessionID, sample.moment.monotonic, sample.moment.wall, sample.level, sample.voltage, sample.current,
+        sample.status.rawValue,
+      ])
     case .recordLap(let sessionID, let lap):
       try LapRecord(sessionID: sessionID, lap: lap).insert(db, onConflict: .replace)
     case .saveSnapshot(let session):

@@ -243,6 +243,48 @@ public struct RRIntervalRecord: Codable, Sendable, Hashable, FetchableRecord, Pe
   public var milliseconds: Double { Double(interval) * 1000 / 1024 }
 }
 
+/// A row of `battery_sample`: the board's battery at one moment of a session.
+public struct BatterySampleRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord, SnakeCaseColumns {
+  public static let databaseTableName = "battery_sample"
+
+  public var sessionID: Int64
+  public var monotonic: Double
+  public var wall: Double
+  /// %, volts, amperes (negative while discharging), where the gauge gives them.
+  public var level: Double?
+  public var voltage: Double?
+  public var current: Double?
+  /// The power_supply's status (`BatteryReading.Status`).
+  public var status: String
+
+  static let insertSQL = """
+    INSERT OR REPLACE INTO battery_sample (session_id, monotonic, wall, level, voltage, current, status)
+    VALUES (?, ?, ?, ?, ?, ?, ?)
+    """
+
+  /// The drain between the first and the last sample with a level on battery, % per hour (by
+  /// wall time: a ride resumed after a restart spans boots); nil under ten minutes.
+  public static func drainPerHour(_ samples: [BatterySampleRecord]) -> Double? {
+    let levelled = samples.filter { $0.level != nil }
+    guard let first = levelled.first, let last = levelled.last, let a = first.level, let b = last.level,
+      last.wall - first.wall >= 600
+    else { return nil }
+    return (a - b) / ((last.wall - first.wall) / 3600)
+  }
+
+  /// `workoutctl show`'s line: "battery 80 % at the start, 62 % at the end, drain 12.0 %/h";
+  /// nil when the board recorded no level.
+  public static func summaryLine(_ samples: [BatterySampleRecord]) -> String? {
+    let levels = samples.compactMap(\.level)
+    guard let first = levels.first, let last = levels.last else { return nil }
+    var text = "battery \(BatteryWatch.percent(first)) at the start, \(BatteryWatch.percent(last)) at the end"
+    if let drain = drainPerHour(samples) {
+      text += ", drain \(BatteryWatch.percent((drain * 10).rounded() / 10).dropLast(2)) %/h"
+    }
+    return text
+  }
+}
+
 /// A row of `lap`.
 public struct LapRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord, SnakeCaseColumns {
   public static let databaseTableName = "lap"

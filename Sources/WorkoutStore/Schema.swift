@@ -173,6 +173,23 @@ enum Schema {
       // and "export what is new" makes it again. Rows of earlier releases have none: current.
       try db.execute(sql: "ALTER TABLE export ADD COLUMN source_event_id INTEGER")
     }
+    migrator.registerMigration("v10: battery samples of sessions") { db in
+      // The board's battery once a `[battery] sample_interval` (a minute) while a session is
+      // under way: what `show` reckons the level at start and end, and the drain, from.
+      try db.execute(
+        sql: """
+          CREATE TABLE battery_sample (
+            session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+            monotonic REAL NOT NULL,
+            wall REAL NOT NULL,
+            level REAL,
+            voltage REAL,
+            current REAL,
+            status TEXT NOT NULL,
+            PRIMARY KEY (session_id, monotonic)
+          ) WITHOUT ROWID;
+          """)
+    }
     return migrator
   }
 }

@@ -24,6 +24,8 @@ struct Show: ParsableCommand {
     /// Its points, events and laps that a damaged record made unreadable: left out of all the
     /// above, and of its exports.
     var unreadable: UnreadableRows
+    /// The board's battery once a minute through the ride (none without a gauge).
+    var batterySamples: [BatterySampleRecord]
     var database: String
   }
 
@@ -56,7 +58,8 @@ struct Show: ParsableCommand {
       training: try TrainingJSON(
         store: store, sessionID: id, endTimer: summary.timer, events: events, laps: laps,
         firstActivity: summary.activity, ftp: ftp),
-      unreadable: try store.unreadableRows(sessionID: id), database: locations.database)
+      unreadable: try store.unreadableRows(sessionID: id), batterySamples: try store.batterySamples(sessionID: id),
+      database: locations.database)
     if json {
       print(try ControlJSON.encode(detail, pretty: true))
       return
@@ -80,6 +83,7 @@ struct Show: ParsableCommand {
           + (rr.rmssdMilliseconds.map { ", RMSSD \(wholeNumberText($0)) ms" } ?? ""))
     }
     print("points \(s.points)")
+    if let battery = BatterySampleRecord.summaryLine(detail.batterySamples) { print(battery) }
     if !detail.unreadable.isEmpty {
       print("left out as unreadable (a damaged record): \(detail.unreadable.description)")
     }

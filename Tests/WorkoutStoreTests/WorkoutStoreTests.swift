@@ -471,6 +471,8 @@ struct MigrationTests {
         try db.execute(sql: "DROP TABLE web_client")
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v8:%'")
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v9:%'")
+        try db.execute(sql: "DROP TABLE battery_sample")
+        try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v10:%'")
       }
       let applied = try queue.read { db in try Schema.migrator.appliedIdentifiers(db) }
       #expect(applied.count == 2)
@@ -488,6 +490,7 @@ struct MigrationTests {
     #expect(try store.webClients().isEmpty, "v8 applied on start")
     let exportColumns = try DatabaseQueue(path: dir.database).read { db in try db.columns(in: "export").map(\.name) }
     #expect(exportColumns.contains("source_event_id"), "v9 applied on start")
+    #expect(try store.batterySamples(sessionID: 1).isEmpty, "v10 applied on start")
   }
 
   /// v8 keeps the phones paired with the web server: a token's hash, revocable, never removed.

@@ -61,6 +61,9 @@ public struct BatteryWatch: Sendable, Hashable {
   /// Whether the countdown ran out (once: the stop is asked for once).
   public private(set) var stopRequested = false
   private var samples: [Sample] = []
+  /// The session the last stored sample was of, and when it was taken.
+  private var sampledSession: Int64?
+  private var sampledAt = -Double.infinity
 
   public init(settings: BatterySettings = BatterySettings()) {
     self.settings = settings
@@ -117,6 +120,15 @@ public struct BatteryWatch: Sendable, Hashable {
       }
     }
     return judge(reading, at: now)
+  }
+
+  /// Whether a reading at `now` is to be stored with session `id`: its first, then one every
+  /// `sampleInterval` seconds (marked as taken when true).
+  public mutating func sampleDue(for id: Int64, at now: Double) -> Bool {
+    if sampledSession == id, now - sampledAt < settings.sampleInterval { return false }
+    sampledSession = id
+    sampledAt = now
+    return true
   }
 
   /// Lets time pass to `now`: the countdown's end asks for the stop, once.

@@ -272,6 +272,9 @@ public enum EngineCommand: Sendable, Hashable {
   /// A heart-rate strap's RR intervals (1/1024 s, oldest first) that arrived in the second the
   /// point `sequence` closes; in the same step, so the same transaction, as that point.
   case recordRRIntervals(sessionID: Int64, sequence: Int, [UInt16])
+  /// The battery as it was at `moment`: one a `[battery] sample_interval` (a minute) while the
+  /// session is under way, the ride's companion data (`battery_sample`).
+  case recordBatterySample(sessionID: Int64, BatterySample)
   indirect case recordLap(sessionID: Int64, LapSummary)
   /// Save the session's state and resume snapshot.
   indirect case saveSnapshot(ActiveSession)

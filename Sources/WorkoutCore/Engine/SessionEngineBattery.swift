@@ -5,7 +5,12 @@
 extension SessionEngine {
   /// A reading of the battery's gauge.
   mutating func observeBattery(_ reading: BatteryReading, at now: Moment, into step: inout EngineStep) -> Bool {
-    noteBattery(battery.observe(reading, at: now.monotonic), at: now, into: &step)
+    if let id = session?.id, let state = session?.state, state == .running || state == .paused,
+      battery.sampleDue(for: id, at: now.monotonic)
+    {
+      step.commands.append(.recordBatterySample(sessionID: id, BatterySample(reading, at: now)))
+    }
+    return noteBattery(battery.observe(reading, at: now.monotonic), at: now, into: &step)
   }
 
   /// Carries out what the battery watch said; true if the session changed.
@@ -106,5 +111,22 @@ extension EngineStatus {
       self.alert = alert
       self.countdownRemaining = countdownRemaining
     }
+  }
+}
+
+/// The battery at one moment of a ride, as `battery_sample` keeps it.
+public struct BatterySample: Sendable, Hashable, Codable {
+  public var moment: Moment
+  public var level: Double?
+  public var voltage: Double?
+  public var current: Double?
+  public var status: BatteryReading.Status
+
+  public init(_ reading: BatteryReading, at moment: Moment) {
+    self.moment = moment
+    level = reading.level
+    voltage = reading.voltage
+    current = reading.current
+    status = reading.status
   }
 }
