@@ -43,14 +43,7 @@ public struct UsbGadget: Sendable {
   /// The UDCs (USB device controllers) there are (`/sys/class/udc`): "fe980000.usb" on a Pi
   /// with dwc2, "dummy_udc.0" with dummy_hcd.
   public static func controllers(in directory: String = "/sys/class/udc") -> [String] {
-    guard let stream = opendir(directory) else { return [] }
-    defer { closedir(stream) }
-    var names: [String] = []
-    while let entry = readdir(stream) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-      if !name.hasPrefix(".") { names.append(name) }
-    }
-    return names.sorted()
+    ((try? directoryEntries(directory)) ?? []).filter { !$0.hasPrefix(".") }
   }
 
   /// Makes the gadget with no medium or `image`, binds it to `controller` (the host sees a
