@@ -335,6 +335,58 @@ struct ConfigurationTests {
     #expect(configuration.engineSettings.seaLevelPressure == 101_800)
   }
 
+  @Test func batteryKeysAreReadIntoTheEngineSettings() throws {
+    let defaults = try DaemonConfiguration.parse("", file: "t", environment: noSystemd)
+    #expect(defaults.battery.supply == .auto && defaults.battery.poll == 10)
+    #expect(defaults.engineSettings.battery == BatterySettings())
+    let configuration = try DaemonConfiguration.parse(
+      """
+      [battery]
+      supply = "sbs-1-000b"
+      low_percent = 20
+      critical_percent = 8
+      critical_minutes_left = 0
+      countdown_seconds = 30
+      power_off = false
+      poll_seconds = 5
+      """, file: "t", environment: noSystemd)
+    #expect(configuration.battery.supply == .named("sbs-1-000b"))
+    #expect(configuration.battery.poll == 5)
+    let battery = configuration.engineSettings.battery
+    #expect(battery.lowPercent == 20 && battery.criticalPercent == 8)
+    #expect(battery.criticalMinutesLeft == nil, "0 minutes: the level alone decides")
+    #expect(battery.countdown == 30 && !battery.powerOff)
+    let none = try DaemonConfiguration.parse("[battery]\nsupply = \"none\"\n", file: "t", environment: noSystemd)
+    #expect(none.battery.supply == nil)
+    let board = try DaemonConfiguration.load(
+      path: repositoryRoot + "/board/workoutd.toml", required: true, environment: noSystemd)
+    #expect(board.battery == defaults.battery, "the commented file says the defaults")
+  }
+
+  @Test func batteryValuesAreChecked() {
+    for (text, words) in [
+      (
+        "[battery]\ncritical_percent = 20\n",
+        "[battery] critical_percent must be below low_percent (20 is not below 15)"
+      ),
+      ("[battery]\nlow_percent = 5\n", "[battery] critical_percent must be below low_percent (5 is not below 5)"),
+      ("[battery]\nlow_percent = 120\n", "[battery] low_percent must be between 0 and 100 (got 120)"),
+      ("[battery]\ncritical_percent = -1\n", "[battery] critical_percent must be between 0 and 100 (got -1)"),
+      ("[battery]\nsupply = \"\"\n", "[battery] supply must be \"auto\", \"none\" or a name"),
+      ("[battery]\nsupply = \"../BAT0\"\n", "[battery] supply must be \"auto\", \"none\" or a name"),
+      ("[battery]\npoll_seconds = 0\n", "[battery] poll_seconds must be between 1 and 300 (got 0)"),
+      ("[battery]\npower_off = \"yes\"\n", "[battery] power_off must be true or false"),
+      ("[battery]\nlow = 10\n", "[battery] unknown key \"low\""),
+    ] {
+      do {
+        _ = try DaemonConfiguration.parse(text, file: "t", environment: noSystemd)
+        Issue.record("accepted: \(text)")
+      } catch {
+        #expect("\(error)".contains(words), "\(text): \(error)")
+      }
+    }
+  }
+
   @Test func aHeartRateStrapIsNamedByItsAddress() throws {
     let none = try DaemonConfiguration.parse("", file: "t", environment: noSystemd)
     #expect(none.sensors.heartRate == nil)

@@ -36,6 +36,7 @@ extension DaemonConfiguration {
     configuration.led.read(section("led"))
     configuration.buzzer.read(section("buzzer"))
     configuration.barometer.read(section("barometer"))
+    configuration.battery.read(section("battery"))
     configuration.sensors.read(section("sensors"))
     configuration.export.read(section("export"))
     configuration.usbDrive.read(section("usb_drive"), export: configuration.export)

@@ -220,6 +220,37 @@ extension DaemonConfiguration.Barometer {
   }
 }
 
+extension DaemonConfiguration.Battery {
+  /// `[battery]`
+  mutating func read(_ battery: TOMLSection) {
+    if let supply = battery.string("supply") {
+      switch supply {
+      case "auto": self.supply = .auto
+      case "none": self.supply = nil
+      case _ where supply.isEmpty || supply.contains("/") || supply == "." || supply == "..":
+        battery.problem(
+          "supply", "must be \"auto\", \"none\" or a name in /sys/class/power_supply, like \"BAT0\" (got \"\(supply)\")"
+        )
+      default: self.supply = .named(supply)
+      }
+    }
+    if let low = battery.number("low_percent", 0...100) { settings.lowPercent = low }
+    if let critical = battery.number("critical_percent", 0...100) { settings.criticalPercent = critical }
+    if settings.criticalPercent >= settings.lowPercent {
+      battery.problem(
+        "critical_percent",
+        "must be below low_percent (\(TOMLSection.decimal(settings.criticalPercent)) is not below \(TOMLSection.decimal(settings.lowPercent))): the warning comes first"
+      )
+    }
+    if let minutes = battery.number("critical_minutes_left", 0...600) {
+      settings.criticalMinutesLeft = minutes == 0 ? nil : minutes
+    }
+    if let countdown = battery.number("countdown_seconds", 0...600) { settings.countdown = countdown }
+    if let powerOff = battery.bool("power_off") { settings.powerOff = powerOff }
+    if let poll = battery.number("poll_seconds", 1...300) { self.poll = poll }
+  }
+}
+
 extension DaemonConfiguration.Sensors {
   /// `[sensors]`
   mutating func read(_ sensors: TOMLSection) {

@@ -107,6 +107,17 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var seaLevelPressure: Double?
   }
 
+  /// [battery]: the board's fuel gauge, and when a low battery warns and ends the ride.
+  public var battery = Battery()
+
+  public struct Battery: Sendable, Equatable {
+    /// The power_supply to read; nil: "none", no gauge is read at all.
+    public var supply: BatterySupply? = .auto
+    /// Seconds between the gauge's readings.
+    public var poll = 10.0
+    public var settings = BatterySettings()
+  }
+
   /// [sensors]: BLE sensors by address.
   public var sensors = Sensors()
 
@@ -231,6 +242,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     settings.autoLap = autoLap
     settings.activityPlan = activityPlan
     settings.targetZones = targetZones
+    settings.battery = battery.settings
     return settings
   }
 }

@@ -128,7 +128,7 @@ final class TOMLSection {
   }
 
   /// As the file would say it: 4000, not Swift's 4000.0; 2.1 as it is.
-  private static func decimal(_ number: Double) -> String {
+  static func decimal(_ number: Double) -> String {
     number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : "\(number)"
   }
 
