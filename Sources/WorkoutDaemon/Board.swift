@@ -153,9 +153,15 @@ final class LinuxBoard: Board {
   private let setsSystemClock: Bool
   private let led: GPIOOutputLine?
   private let buzzer: GPIOOutputLine?
+  private let powerOff: PowerOffRequest?
+  private let log: Logger
   let sensors: SensorRoster?
 
   init(_ configuration: DaemonConfiguration, log: Logger) throws(BoardSetupError) {
+    self.log = log
+    powerOff =
+      configuration.battery.supply != nil && configuration.battery.settings.powerOff
+      ? PowerOffRequest(runtimeDirectory: configuration.runtimeDirectory) : nil
     sensors = SensorRoster(configured: configuration.sensors, stateDirectory: configuration.stateDirectory, log: log)
     correctedClock = GPSCorrectedClock(base: LinuxBoardClock())
     clock = correctedClock
@@ -179,6 +185,17 @@ final class LinuxBoard: Board {
     var outputs = BoardOutputs(gpsClock: correctedClock, setsSystemClock: setsSystemClock)
     if let led { outputs.indicator = { led.play(OutputPattern($0)) } }
     if let buzzer { outputs.chirp = { buzzer.play(OutputPattern($0)) } }
+    if let powerOff {
+      let log = log
+      outputs.powerOff = {
+        do {
+          try powerOff.request(reason: "low battery: the ride is ended and exported")
+          log(.notice, "battery: powering off (asked systemd through \(powerOff.path))")
+        } catch {
+          log(.error, "battery: cannot ask for the poweroff (\(error)); the board stays on")
+        }
+      }
+    }
     return outputs
   }
 }

@@ -72,6 +72,12 @@ struct LinuxBoardDevices {
             bus: configuration.barometer.bus, address: UInt8(configuration.barometer.address),
             interval: configuration.barometer.interval)))
     }
+    // The battery's gauge and the Pi's supply flags ([battery] supply = "none": neither, the
+    // board is on a bench supply).
+    if let supply = configuration.battery.supply {
+      devices.append(BatteryGauge(settings: BatteryGaugeSettings(supply: supply, interval: configuration.battery.poll)))
+      devices.append(SupplyMonitor(settings: SupplyMonitorSettings(interval: configuration.battery.poll)))
+    }
     // The BLE sensors are the board's `SensorRoster`: chosen here or with `workoutctl sensors`.
     if !problems.isEmpty { throw ConfigurationError(problems: problems) }
   }
