@@ -378,12 +378,7 @@ struct ConfigurationTests {
       ("[battery]\npower_off = \"yes\"\n", "[battery] power_off must be true or false"),
       ("[battery]\nlow = 10\n", "[battery] unknown key \"low\""),
     ] {
-      do {
-        _ = try DaemonConfiguration.parse(text, file: "t", environment: noSystemd)
-        Issue.record("accepted: \(text)")
-      } catch {
-        #expect("\(error)".contains(words), "\(text): \(error)")
-      }
+      expectRefused(text, saying: words)
     }
   }
 
@@ -473,12 +468,7 @@ struct ConfigurationTests {
       ("[gps]\nport = 0\n", "[gps] port must be between 1 and 65535 (got 0)"),
       ("[gps]\nport = 2947.5\n", "[gps] port must be a whole number (got 2947.5)"),
     ] {
-      do {
-        _ = try DaemonConfiguration.parse(text, file: "t", environment: noSystemd)
-        Issue.record("accepted: \(text)")
-      } catch {
-        #expect("\(error)".contains(words), "\(text): \(error)")
-      }
+      expectRefused(text, saying: words)
     }
     #expect(try DaemonConfiguration.parse("[gps]\nport = 2948\n", file: "t", environment: noSystemd).gps.port == 2948)
     #expect(throws: ConfigurationError.self) {
@@ -540,3 +530,13 @@ struct ConfigurationTests {
 }
 
 let repositoryRoot = #filePath.split(separator: "/").dropLast(3).reduce("") { $0 + "/" + $1 }
+
+/// `text` is refused, the error saying `words`.
+private func expectRefused(_ text: String, saying words: String, sourceLocation: SourceLocation = #_sourceLocation) {
+  do {
+    _ = try DaemonConfiguration.parse(text, file: "t", environment: [:])
+    Issue.record("accepted: \(text)", sourceLocation: sourceLocation)
+  } catch {
+    #expect("\(error)".contains(words), "\(text): \(error)", sourceLocation: sourceLocation)
+  }
+}
