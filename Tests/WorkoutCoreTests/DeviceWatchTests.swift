@@ -316,4 +316,20 @@ struct StrapEventTests {
     #expect(older.sameConnection == nil)
     #expect(DeviceWatch.notice(for: older).kind == .sensorConnected)
   }
+
+  /// The gauge stays available whether or not there is a battery: the battery it reads
+  /// appearing (a power bank's gauge plugged in) or changing is recorded and logged once;
+  /// the same detail again is not.
+  @Test func aBatteryThatAppearsIsNewsThoughTheGaugeStaysAvailable() {
+    var h = running(with: .battery, address: "no battery information")
+    h.commands.removeAll()
+    h.send(.device(DeviceStatus(device: .battery, condition: .available, detail: "battery sbs-0-000b")))
+    h.advance(by: 61)
+    h.send(.device(DeviceStatus(device: .battery, condition: .available, detail: "battery sbs-0-000b")))
+    let details = recorded(h).map { $0.detail ?? "" }
+    #expect(details.count == 1, "\(details)")
+    #expect(details.first?.contains("sbs-0-000b") == true, "\(details)")
+    let logged = h.commands.contains { if case .log(_, let line) = $0 { line.contains("sbs-0-000b") } else { false } }
+    #expect(logged, "\(h.commands)")
+  }
 }

@@ -138,21 +138,24 @@ public struct DeviceWatch: Sendable, Hashable {
     return soonest
   }
 
-  /// A device's condition changed (sources report changes only). Returns what to record: the
-  /// change itself, or, for an unstable device, only the start of its instability.
   /// A device taken out of the configuration: nothing about it is kept.
   public mutating func forget(_ device: DeviceKind) {
     conditions.removeValue(forKey: device)
     flapping.removeValue(forKey: device)
   }
 
+  /// A device's condition changed (sources report changes only). Returns what to record: the
+  /// change itself, or, for an unstable device, only the start of its instability. The
+  /// battery's detail names which battery it reads (or none): a battery plugged in or swapped
+  /// while the gauge stays available is news as a condition's change is.
   public mutating func deviceReported(_ status: DeviceStatus, at now: Double) -> [Notice] {
     let previous = conditions[status.device]
     conditions[status.device] = status
     if status.condition != .available, status.device == .gps || status.device == .gpsReceiver {
       rejection = nil  // no gpsd, no receiver: no fixes, refused or not
     }
-    guard previous?.condition != status.condition else { return [] }
+    let batteryChanged = status.device == .battery && previous?.detail != status.detail
+    guard previous?.condition != status.condition || batteryChanged else { return [] }
     // A stick's condition changes when the rider plugs one in: each change is news, never a
     // flapping device.
     if status.device == .usbStick { return [Self.notice(for: status)] }

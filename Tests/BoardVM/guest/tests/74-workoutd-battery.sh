@@ -31,7 +31,7 @@ done | head -n 1)
 # Smart Battery Data Specification 1.1 registers, words: SpecificationInfo (1.1, no PEC),
 # BatteryMode (capacities in mA), Voltage (mV), Current (mA, signed), RelativeStateOfCharge (%),
 # AverageTimeToEmpty (min), BatteryStatus (INITIALIZED | DISCHARGING).
-sbs() { i2cset -y "$bus" 0x0b "$1" "$2" w; }
+sbs() { i2cset -f -y "$bus" 0x0b "$1" "$2" w; }
 sbs 0x1a 0x0021
 sbs 0x03 0x0000
 sbs 0x09 11100
