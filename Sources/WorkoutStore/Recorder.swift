@@ -61,7 +61,8 @@ extension WorkoutStore {
       }
     case .recordBatterySample(let sessionID, let sample):
       try db.cachedStatement(sql: BatterySampleRecord.insertSQL).execute(arguments: [
-        sessionID, sample.moment.monotonic, sample.moment.wall, sample.level, sample.voltage, sample.current,
+        sessionID, clock.epoch, sample.moment.monotonic, sample.moment.wall, sample.level, sample.voltage,
+        sample.current,
         sample.status.rawValue,
       ])
     case .recordLap(let sessionID, let lap):
@@ -91,9 +92,13 @@ extension WorkoutStore {
       try db.execute(
         sql: "UPDATE lap SET start_wall = start_wall + ?, end_wall = end_wall + ? WHERE session_id = ? AND number >= ?",
         arguments: [seconds, seconds, sessionID, firstLap])
-      // Events of this boot only: earlier boots' events were written with other clocks.
+      // Events and battery samples of this boot only: earlier boots' were written with other
+      // clocks.
       try db.execute(
         sql: "UPDATE event SET wall = wall + ? WHERE session_id = ? AND clock_epoch = ?",
+        arguments: [seconds, sessionID, clock.epoch])
+      try db.execute(
+        sql: "UPDATE battery_sample SET wall = wall + ? WHERE session_id = ? AND clock_epoch = ?",
         arguments: [seconds, sessionID, clock.epoch])
     case .correctBoardClock, .warmUpSensors, .indicate, .chirp, .log, .powerOff:
       break

@@ -248,6 +248,8 @@ public struct BatterySampleRecord: Codable, Sendable, Hashable, FetchableRecord,
   public static let databaseTableName = "battery_sample"
 
   public var sessionID: Int64
+  /// The service's run the monotonic time is of (`ClockStamp.epoch`).
+  public var clockEpoch: String
   public var monotonic: Double
   public var wall: Double
   /// %, volts, amperes (negative while discharging), where the gauge gives them.
@@ -258,8 +260,8 @@ public struct BatterySampleRecord: Codable, Sendable, Hashable, FetchableRecord,
   public var status: String
 
   static let insertSQL = """
-    INSERT OR REPLACE INTO battery_sample (session_id, monotonic, wall, level, voltage, current, status)
-    VALUES (?, ?, ?, ?, ?, ?, ?)
+    INSERT OR REPLACE INTO battery_sample (session_id, clock_epoch, monotonic, wall, level, voltage, current, status)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
     """
 
   /// The drain between the first and the last sample with a level on battery, % per hour (by

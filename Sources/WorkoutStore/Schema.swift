@@ -175,18 +175,21 @@ enum Schema {
     }
     migrator.registerMigration("v10: battery samples of sessions") { db in
       // The board's battery once a `[battery] sample_interval` (a minute) while a session is
-      // under way: what `show` reckons the level at start and end, and the drain, from.
+      // under way: what `show` reckons the level at start and end, and the drain, from. The
+      // monotonic time is the boot's (`clock_epoch`), as events' are: a GPS clock correction
+      // moves this boot's walls only.
       try db.execute(
         sql: """
           CREATE TABLE battery_sample (
             session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+            clock_epoch TEXT NOT NULL,
             monotonic REAL NOT NULL,
             wall REAL NOT NULL,
             level REAL,
             voltage REAL,
             current REAL,
             status TEXT NOT NULL,
-            PRIMARY KEY (session_id, monotonic)
+            PRIMARY KEY (session_id, clock_epoch, monotonic)
           ) WITHOUT ROWID;
           """)
     }

@@ -561,14 +561,25 @@ struct ClockCorrectionStoreTests {
     // Later points, in another boot (epoch) of the service.
     let otherBoot = ClockStamp(epoch: "second-boot", moment: h.now, wallTrusted: false)
     var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+    func battery(_ level: Double, at moment: Moment) -> EngineCommand {
+      .recordBatterySample(
+        sessionID: 1, BatterySample(BatteryReading(supply: "BAT0", level: level, status: .discharging), at: moment))
+    }
+    try store.write([battery(80, at: Moment(monotonic: 5, wall: 1005))], clock: testClock)
     h.commands.removeAll()
     h.ride(seconds: 5, speed: 6, from: &position)
     try store.write(
-      h.commands + [.correctWallTimes(sessionID: 1, seconds: 60, firstPoint: 10, firstLap: 1)], clock: otherBoot)
+      h.commands + [
+        battery(79, at: Moment(monotonic: 5, wall: 2005)),
+        .correctWallTimes(sessionID: 1, seconds: 60, firstPoint: 10, firstLap: 1),
+      ], clock: otherBoot)
     let after = try store.points(sessionID: 1)
     #expect(after.prefix(10).map(\.wall) == before.map(\.wall), "points of the earlier boot keep their times")
     #expect(zip(after.dropFirst(10), h.points).allSatisfy { $0.wall == $1.moment.wall + 60 })
     #expect(try store.events(sessionID: 1).prefix(eventsBefore.count).map(\.wall) == eventsBefore.map(\.wall))
+    // The same monotonic second in two boots is two samples; only this boot's moves.
+    let samples = try store.batterySamples(sessionID: 1)
+    #expect(samples.map(\.wall) == [1005, 2065], "\(samples)")
   }
 }
 
