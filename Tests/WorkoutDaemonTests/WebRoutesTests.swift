@@ -213,9 +213,37 @@ struct WebRoutesTests {
       h.commands, clock: ClockStamp(epoch: "t", moment: Moment(monotonic: 0, wall: 0), wallTrusted: true))
     let ride = try #require(try board.routes.ride(1))
     #expect(ride.laps.count == 2 && !ride.events.isEmpty)
+    #expect(ride.battery == nil, "no gauge, no battery")
     var pieces: [[UInt8]] = []
     try ride.write { pieces.append($0) }
     #expect(Array(pieces.joined()) == Array(try ControlJSON.encode(ride).utf8))
     #expect(try board.routes.ride(2) == nil)
+  }
+
+  @Test("the ride page's JSON has the battery through the ride where the board has a gauge")
+  func rideJSONWithTheBattery() throws {
+    let board = try Board()
+    var h = EngineHarness()
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 45.5, longitude: 7.25)
+    for minute in 0..<12 {
+      h.send(.reading(.battery(BatteryReading(supply: "BAT0", level: 80 - Double(minute), status: .discharging))))
+      h.ride(seconds: 60, speed: 8, from: &position)
+    }
+    _ = h.press(.stop)
+    try board.store.write(
+      h.commands, clock: ClockStamp(epoch: "t", moment: Moment(monotonic: 0, wall: 0), wallTrusted: true))
+    let ride = try #require(try board.routes.ride(1))
+    let battery = try #require(ride.battery)
+    #expect(battery.summary.hasPrefix("battery 80 % at the start, "), "\(battery.summary)")
+    #expect(battery.summary.contains("drain"), "\(battery.summary)")
+    #expect(battery.minutes.first == 0 && battery.level.first == 80)
+    #expect(battery.minutes.count == battery.level.count && battery.minutes.count >= 11)
+    var pieces: [[UInt8]] = []
+    try ride.write { pieces.append($0) }
+    let text = String(decoding: Array(pieces.joined()), as: UTF8.self)
+    #expect(text.hasPrefix("{\"battery\":{"))
+    #expect(Array(pieces.joined()) == Array(try ControlJSON.encode(ride).utf8))
   }
 }

@@ -381,6 +381,11 @@ window.loadRide = async function (id) {
     ["Ascent", fmt(s.ascent, 0) + " m"], ["Avg / max HR", fmt(s.averageHeartRate, 0) + " / " + fmt(s.maxHeartRate, 0)],
     ["Avg power / NP", fmt(ride.training.metrics.averagePower, 0) + " / " + fmt(ride.training.metrics.normalizedPower, 0) + " W"],
   ]) { const tr = el("tr"); tr.append(el("td", {}, label), el("td", {}, value)); summary.append(tr); }
+  if (ride.battery) {
+    const tr = el("tr");
+    tr.append(el("td", {}, "Battery"), el("td", {}, ride.battery.summary));
+    summary.append(tr);
+  }
   // Rows a damaged record made unreadable are left out of everything here: the rider is told.
   const unreadable = unreadableText(ride.unreadable);
   if (unreadable) {
@@ -402,6 +407,7 @@ window.loadRide = async function (id) {
     lineChart("Heart rate bpm, by minute", minutes, samples.heartRate, { bands: hrZone ? zoneBands(hrZone) : null }),
     lineChart("Power W, by minute", minutes, samples.power, { bands: powerZone ? zoneBands(powerZone) : null }),
   ];
+  if (ride.battery) charts.push(lineChart("Battery %, by minute", ride.battery.minutes, ride.battery.level));
   const zones = el("div");
   zones.append(el("h2", {}, "Time in zone"));
   if (!ride.training.zones.length) zones.append(el("p", {}, "no zones were set for this ride"));

@@ -41,6 +41,23 @@ extension WebRoutes {
     var formats: [String]
     /// Its rows a damaged record made unreadable, left out of all of the above (as `show` says).
     var unreadable: UnreadableRows
+    /// The board's battery through the ride (`show`'s line and the level a minute); none
+    /// without a gauge.
+    var battery: Battery?
+
+    struct Battery: Encodable {
+      var summary: String
+      /// Minutes from the first sample, and the level then, %.
+      var minutes: [Double]
+      var level: [Double?]
+
+      init?(_ samples: [BatterySampleRecord]) {
+        guard let summary = BatterySampleRecord.summaryLine(samples), let first = samples.first else { return nil }
+        self.summary = summary
+        minutes = samples.map { ($0.wall - first.wall) / 60 }
+        level = samples.map(\.level)
+      }
+    }
 
     struct Samples: Encodable {
       var timer: [Double] = []
@@ -68,7 +85,13 @@ extension WebRoutes {
         }
         try text("]")
       }
-      try text("{\"events\":")
+      try text("{")
+      if let battery {
+        try text("\"battery\":")
+        try json(battery)
+        try text(",")
+      }
+      try text("\"events\":")
       try list(events)
       try text(",\"formats\":")
       try json(formats)
@@ -118,7 +141,8 @@ extension WebRoutes {
     }
     return RideJSON(
       session: summary, laps: laps, events: events, training: training, samples: samples,
-      formats: ExportFormat.allCases.map(\.rawValue), unreadable: try reader.unreadableRows(sessionID: id))
+      formats: ExportFormat.allCases.map(\.rawValue), unreadable: try reader.unreadableRows(sessionID: id),
+      battery: RideJSON.Battery(try reader.batterySamples(sessionID: id)))
   }
 
 }
