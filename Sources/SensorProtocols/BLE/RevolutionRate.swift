@@ -98,11 +98,14 @@ public struct WheelSpeedCalculator: Sendable, Hashable {
   /// 0.1 m and 5 m. `stoppedAfter`: seconds without a new wheel event before `.stopped` (3 s by
   /// default: a 2.1 m wheel turning slower than once in 3 s is below 2.5 km/h, walking pace,
   /// which GPS loggers round to 0 as well), at most 16 s (half the roll-over of a 1/2048 s
-  /// event time).
-  public init?(circumference: Double, stoppedAfter: Double = 3) {
-    guard circumference >= 0.1, circumference <= 5, stoppedAfter > 0, stoppedAfter.isFinite else { return nil }
+  /// event time). `counterBits`: the width of the revolution counter, 8–32 (32 for BLE's uint32;
+  /// ANT+ speed sensors count in 16 bits and power meters' wheel torque events in 8).
+  public init?(circumference: Double, stoppedAfter: Double = 3, counterBits: Int = 32) {
+    guard circumference >= 0.1, circumference <= 5, stoppedAfter > 0, stoppedAfter.isFinite,
+      (8...32).contains(counterBits)
+    else { return nil }
     self.circumference = circumference
-    counter = RevolutionCounter(counterBits: 32, stoppedAfter: stoppedAfter)
+    counter = RevolutionCounter(counterBits: counterBits, stoppedAfter: stoppedAfter)
   }
 
   /// Metres the wheel covered between the two events of the last reading, when it was a
@@ -128,15 +131,24 @@ public struct CrankCadenceCalculator: Sendable, Hashable {
 
   /// `stoppedAfter`: seconds without a new crank event before `.stopped` (coasting); 4 s by
   /// default, as a crank turns once in 4 s at 15 rpm, below anyone's pedalling. At most 32 s.
-  public init?(stoppedAfter: Double = 4) {
-    guard stoppedAfter > 0, stoppedAfter.isFinite else { return nil }
-    counter = RevolutionCounter(counterBits: 16, stoppedAfter: stoppedAfter)
+  /// `counterBits`: the width of the revolution counter, 8–32 (16 for BLE and ANT+ cadence
+  /// sensors; 8 for an ANT+ power meter's crank torque event count).
+  public init?(stoppedAfter: Double = 4, counterBits: Int = 16) {
+    guard stoppedAfter > 0, stoppedAfter.isFinite, (8...32).contains(counterBits) else { return nil }
+    counter = RevolutionCounter(counterBits: counterBits, stoppedAfter: stoppedAfter)
   }
 
   /// The reading for the crank data of one notification; values in rpm.
   public mutating func update(_ data: CrankRevolutionData, at now: Double) -> RevolutionReading {
+    update(revolutions: UInt32(data.cumulativeRevolutions), eventTime: data.lastEventTime, unit: .oneOver1024, at: now)
+  }
+
+  /// The reading for a crank counter and event time in `unit` (an ANT+ power meter's crank
+  /// torque page counts its accumulated crank period in 1/2048 s); values in rpm.
+  public mutating func update(
+    revolutions: UInt32, eventTime: UInt16, unit: EventTimeUnit, at now: Double
+  ) -> RevolutionReading {
     counter.update(
-      revolutions: UInt32(data.cumulativeRevolutions), eventTime: data.lastEventTime, unit: .oneOver1024, at: now,
-      scale: 60, maximum: Self.maximumCadence)
+      revolutions: revolutions, eventTime: eventTime, unit: unit, at: now, scale: 60, maximum: Self.maximumCadence)
   }
 }

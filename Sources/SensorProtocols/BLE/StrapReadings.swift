@@ -100,13 +100,13 @@ public struct StrapReadings: Sendable {
       // Wheel data (a hub meter, or a crank meter with a wheel magnet) and crank data may come
       // together: each has its own counters and event time (1/2048 s for the wheel here).
       if let data = m.wheel {
-        addWheel(powerWheel.update(data, at: now), distance: powerWheel.lastDistance, to: &result)
+        Self.addWheel(powerWheel.update(data, at: now), distance: powerWheel.lastDistance, to: &result)
       }
-      if let data = m.crank { add(powerCrank.update(data, at: now), to: &result) }
+      if let data = m.crank { Self.add(powerCrank.update(data, at: now), to: &result) }
     case .cscMeasurement:
       let m = try CSCMeasurement(payload: value)
-      if let data = m.wheel { addWheel(wheel.update(data, at: now), distance: wheel.lastDistance, to: &result) }
-      if let data = m.crank { add(crank.update(data, at: now), to: &result) }
+      if let data = m.wheel { Self.addWheel(wheel.update(data, at: now), distance: wheel.lastDistance, to: &result) }
+      if let data = m.crank { Self.add(crank.update(data, at: now), to: &result) }
     case .batteryLevel:
       result.batteryPercent = Int(try BatteryLevel(payload: value).percent)
     default:
@@ -123,7 +123,8 @@ public struct StrapReadings: Sendable {
     if value > maximum { throw .implausible(characteristic, field, value: value, maximum: maximum, unit: unit) }
   }
 
-  private func addWheel(_ reading: RevolutionReading, distance: Double, to result: inout Result) {
+  /// Adds a wheel reading to `result` (ANT+ speed sensors share it, so both radios read alike).
+  static func addWheel(_ reading: RevolutionReading, distance: Double, to result: inout Result) {
     switch reading {
     case .value(let speed):
       result.readings.append(.wheelSpeed(metersPerSecond: speed, distance: distance))
@@ -136,7 +137,8 @@ public struct StrapReadings: Sendable {
     }
   }
 
-  private func add(_ reading: RevolutionReading, to result: inout Result) {
+  /// Adds a crank reading to `result`.
+  static func add(_ reading: RevolutionReading, to result: inout Result) {
     switch reading {
     case .value(let rpm):
       result.readings.append(.cadence(rpm: rpm))
