@@ -3,11 +3,16 @@
 public enum ANTDecodeError: Error, Sendable, Hashable, CustomStringConvertible {
   /// Message `id` (or a data page, id 0) needs `needed` bytes; only `available` came.
   case truncated(id: UInt8, needed: Int, available: Int)
+  /// A field holds a value its layout allows but no rider's sensor measures (a power meter's
+  /// 60,000 W): a faulty sensor, not a reading of the ride.
+  case implausible(field: String, value: Int, maximum: Int, unit: String)
 
   public var description: String {
     switch self {
     case .truncated(let id, let needed, let available):
       "ANT message \(hex8(id)): \(available) byte(s), its layout needs \(needed)"
+    case .implausible(let field, let value, let maximum, let unit):
+      "ANT+ \(field) \(value) \(unit) is beyond what a rider's sensor measures (at most \(maximum) \(unit))"
     }
   }
 }
