@@ -147,6 +147,8 @@ public struct ANTPowerReadings: Sendable {
       // 6.3); the distance from the wheel ticks, which count revolutions whether the meter
       // updates on wheel events or on time.
       StrapReadings.addWheel(wheel.update(data, at: now), distance: Double(ticks) * wheel.circumference, to: &result)
+    case .other(page: ANTCommonBatteryPage.pageNumber, _):
+      result.batteryStatus = try ANTCommonBatteryPage(payload: payload).battery
     case .other:
       break
     }

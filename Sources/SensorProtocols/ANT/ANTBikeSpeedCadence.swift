@@ -124,6 +124,14 @@ public struct ANTBikeSensorReadings: Sendable {
     case .speed, .cadence:
       let common = try ANTBikeSensorPage(payload: payload, legacy: true)
       let page = toggle.observe(payload[0]) ? try ANTBikeSensorPage(payload: payload) : common
+      switch page.content {
+      case .battery(let battery): result.batteryStatus = battery
+      case .other(page: ANTCommonBatteryPage.pageNumber, _):
+        // A common page's bytes 4–7 are its own, not an event (Common Pages, section 6.9).
+        result.batteryStatus = try ANTCommonBatteryPage(payload: payload).battery
+        return result
+      default: break
+      }
       if type == .speed {
         wheelReading(revolutions: page.revolutions, time: page.eventTime, at: now, into: &result)
       } else {

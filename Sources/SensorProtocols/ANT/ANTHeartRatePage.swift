@@ -84,10 +84,16 @@ public struct ANTHeartRateReadings: Sendable {
     let common = try ANTHeartRatePage(payload: payload, legacy: true)
     let page = toggle.observe(payload[0]) ? try ANTHeartRatePage(payload: payload) : common
     var result = StrapReadings.Result()
+    if case .other(page: ANTCommonBatteryPage.pageNumber, _) = page.content {
+      // A common page's bytes 4–7 are its own, not a heart beat (Common Pages, section 6.9).
+      result.batteryStatus = try ANTCommonBatteryPage(payload: payload).battery
+      return result
+    }
     // Section 5.3: the computed heart rate is the one to show; 0 means the sensor has none.
     if let bpm = page.computedHeartRate { result.readings.append(.heartRate(bpm: Int(bpm))) }
     if case .battery(let battery) = page.content {
       result.batteryPercent = battery.percent
+      result.batteryStatus = battery
     }
     defer { last = (page.heartBeatEventTime, page.heartBeatCount, now) }
     guard let last, page.heartBeatCount != last.count else { return result }

@@ -6,11 +6,14 @@ public enum ANTDecodeError: Error, Sendable, Hashable, CustomStringConvertible {
   /// A field holds a value its layout allows but no rider's sensor measures (a power meter's
   /// 60,000 W): a faulty sensor, not a reading of the ride.
   case implausible(field: String, value: Int, maximum: Int, unit: String)
+  /// A page decoder for page `expected` was given page `received`.
+  case notPage(UInt8, received: UInt8)
 
   public var description: String {
     switch self {
     case .truncated(let id, let needed, let available):
       "ANT message \(hex8(id)): \(available) byte(s), its layout needs \(needed)"
+    case .notPage(let expected, let received): "ANT+ page \(received) where page \(expected) was due"
     case .implausible(let field, let value, let maximum, let unit):
       "ANT+ \(field) \(value) \(unit) is beyond what a rider's sensor measures (at most \(maximum) \(unit))"
     }

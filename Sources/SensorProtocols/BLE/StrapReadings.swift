@@ -10,6 +10,8 @@ public struct StrapReadings: Sendable {
     public var readings: [SensorReading] = []
     /// Battery level, % (0x2A19): for status, not a reading of the ride.
     public var batteryPercent: Int?
+    /// An ANT+ sensor's battery voltage and status (its battery pages, Common Page 82), for status.
+    public var batteryStatus: ANTBatteryStatus?
     /// Heart-rate strap contact (0x2A37 flags bits 1–2), when the strap reports it.
     public var contact: HeartRateMeasurement.SensorContact?
     /// RR intervals in 1/1024 s, oldest first, exactly as sent.
