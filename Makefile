@@ -237,14 +237,16 @@ faults: build test-deps
 
 # The fuzz targets (Tests/Fuzz): libFuzzer with AddressSanitizer over the BLE decoders, the
 # speed/cadence calculators, the ATT PDU decoder, the scan's decoders, the web server's request
-# parser and gpsd's reports, FUZZ_SECONDS each (CI: FUZZ_SECONDS=30).
+# parser, gpsd's reports, the ANT frame reader and messages and the ANT+ profiles' pages,
+# FUZZ_SECONDS each (CI: FUZZ_SECONDS=30).
 # Built apart in .build/fuzz (its instrumented objects never mix with the ordinary build);
 # new inputs go to .build/fuzz/corpus/<target>, starting from Tests/Fuzz/seeds/<target>; an
 # input that fails lands in .build/fuzz/artifacts/ (keep it in Tests/Fuzz/regressions/<target>
 # once fixed: the unit tests replay those). Prints each target's executions per second.
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS  = fuzz-ble-heart-rate fuzz-ble-cycling-power fuzz-ble-csc fuzz-ble-readables \
-                fuzz-ble-revolutions fuzz-att-pdu fuzz-ble-scan fuzz-http-request fuzz-gpsd-json
+                fuzz-ble-revolutions fuzz-att-pdu fuzz-ble-scan fuzz-http-request fuzz-gpsd-json \
+                fuzz-ant-message fuzz-ant-pages
 FUZZ_BUILD    = $(SWIFT) build --scratch-path .build/fuzz -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
 fuzz: test-deps
 	@for t in $(FUZZ_TARGETS); do $(FUZZ_BUILD) --product $$t >/dev/null || { $(FUZZ_BUILD) --product $$t; exit 1; }; done

@@ -147,11 +147,12 @@ let package = Package(
     ),
   ]
     // make fuzz: libFuzzer targets for the BLE decoders, the speed/cadence calculators, the
-    // ATT codec, the scan's management/advertising decoders, the web server's request parser and
-    // gpsd's reports (Tests/Fuzz/<name>); an ordinary build makes harmless executables of them.
+    // ATT codec, the scan's management/advertising decoders, the web server's request parser,
+    // gpsd's reports, the ANT frame reader and messages, and the ANT+ profiles' pages
+    // (Tests/Fuzz/<name>); an ordinary build makes harmless executables of them.
     + [
       "fuzz-ble-heart-rate", "fuzz-ble-cycling-power", "fuzz-ble-csc", "fuzz-ble-readables", "fuzz-ble-revolutions",
-      "fuzz-att-pdu", "fuzz-ble-scan", "fuzz-http-request", "fuzz-gpsd-json",
+      "fuzz-att-pdu", "fuzz-ble-scan", "fuzz-http-request", "fuzz-gpsd-json", "fuzz-ant-message", "fuzz-ant-pages",
     ].map { .executableTarget(name: $0, dependencies: ["BLEFuzzChecks"], path: "Tests/Fuzz/" + $0) },
   swiftLanguageModes: [.v6]
 )

@@ -10,6 +10,7 @@ public enum FuzzChecks {
     "fuzz-ble-heart-rate": heartRate, "fuzz-ble-cycling-power": cyclingPower, "fuzz-ble-csc": csc,
     "fuzz-ble-readables": readables, "fuzz-ble-revolutions": revolutions, "fuzz-att-pdu": att,
     "fuzz-ble-scan": scan, "fuzz-http-request": httpRequest, "fuzz-gpsd-json": gpsdJSON,
+    "fuzz-ant-message": antMessage, "fuzz-ant-pages": antPages,
   ]
 
   /// The web server's request parser (not BLE, but the same kind of untrusted bytes): the first
