@@ -46,6 +46,27 @@ struct BLEFuzzSeedTests {
     for (name, bytes) in Self.inputs("seeds", "fuzz-att-pdu") {
       #expect(throws: Never.self, "\(name)") { try ATTPDU.decode(bytes.dropFirst(), mtu: 23 + Int(bytes[0])) }
     }
+    // ANT's: streams of messages the stick's decoder reads, and pages every reader takes.
+    for (name, bytes) in Self.inputs("seeds", "fuzz-ant-message") {
+      var reader = ANTFrameReader()
+      reader.append(bytes.dropFirst())
+      var messages = 0
+      while let output = reader.next() {
+        guard case .message(let message) = output else { continue }
+        messages += 1
+        #expect(throws: Never.self, "\(name)") { try ANTStickMessage(message) }
+      }
+      #expect(messages >= 1, "\(name)")
+    }
+    for (name, bytes) in Self.inputs("seeds", "fuzz-ant-pages") {
+      #expect((bytes.count - 1) % 9 == 0, "\(name) is whole pages")
+      var power = ANTPowerReadings()
+      for start in stride(from: 1, to: bytes.count - 8, by: 9) {
+        let page = Array(bytes[(start + 1)..<(start + 9)])
+        #expect(throws: Never.self, "\(name)") { try ANTHeartRatePage(payload: page) }
+        #expect(throws: Never.self, "\(name)") { try power.update(page, at: Double(start)) }
+      }
+    }
     // gpsd's: a report of a class the service reads (or one it skips, a SKY), a time, a number.
     for (name, bytes) in Self.inputs("seeds", "fuzz-gpsd-json") {
       let text = String(decoding: bytes, as: UTF8.self)
