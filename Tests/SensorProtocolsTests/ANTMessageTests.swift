@@ -152,6 +152,36 @@ struct ANTMessageTests {
       burst == .data(ANTChannelData(kind: .burst(sequence: 5), channel: 3, payload: page, extended: ANTExtendedData())))
   }
 
+  /// What a stick answered to a reset and a channel's set-up, as posted on the ANT forum
+  /// (thisisant.com/forum/viewthread/3280): a startup after a command reset, then one
+  /// RESPONSE_NO_ERROR per command, each naming the command's ID.
+  @Test func readsARealStickSetUp() throws {
+    let stream: [UInt8] = [
+      0xA4, 0x01, 0x6F, 0x20, 0xEA, 0xA4, 0x03, 0x40, 0x00, 0x46, 0x00, 0xA1, 0xA4, 0x03, 0x40, 0x01, 0x42, 0x00, 0xA4,
+      0xA4, 0x03, 0x40, 0x01, 0x51, 0x00, 0xB7, 0xA4, 0x03, 0x40, 0x01, 0x45, 0x00, 0xA3, 0xA4, 0x03, 0x40, 0x01, 0x43,
+      0x00, 0xA5, 0xA4, 0x03, 0x40, 0x01, 0x4B, 0x00, 0xAD,
+    ]
+    var reader = ANTFrameReader()
+    var decoded: [ANTStickMessage] = []
+    // In USB-sized pieces of 5 bytes, which never line up with the messages.
+    for start in stride(from: 0, to: stream.count, by: 5) {
+      reader.append(stream[start..<min(start + 5, stream.count)])
+      while let output = reader.next() {
+        guard case .message(let message) = output else { Issue.record("\(output)"); continue }
+        decoded.append(try ANTStickMessage(message))
+      }
+    }
+    #expect(
+      decoded == [
+        .startup(reason: 0x20), .channelResponse(channel: 0, to: 0x46, code: .responseNoError),
+        .channelResponse(channel: 1, to: 0x42, code: .responseNoError),
+        .channelResponse(channel: 1, to: 0x51, code: .responseNoError),
+        .channelResponse(channel: 1, to: 0x45, code: .responseNoError),
+        .channelResponse(channel: 1, to: 0x43, code: .responseNoError),
+        .channelResponse(channel: 1, to: 0x4B, code: .responseNoError),
+      ])
+  }
+
   @Test func refusesShortMessages() {
     let cases: [(UInt8, [UInt8], Int)] = [
       (0x6F, [], 1), (0x54, [8, 3, 0], 4), (0x40, [1, 0x01], 3), (0x4E, [0, 1, 2, 3, 4, 5, 6, 7], 9),
