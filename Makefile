@@ -238,7 +238,7 @@ faults: build test-deps
 # The fuzz targets (Tests/Fuzz): libFuzzer with AddressSanitizer over the BLE decoders, the
 # speed/cadence calculators, the ATT PDU decoder, the scan's decoders, the web server's request
 # parser, gpsd's reports, the ANT frame reader and messages and the ANT+ profiles' pages,
-# FUZZ_SECONDS each (CI: FUZZ_SECONDS=30).
+# FUZZ_SECONDS each (CI: FUZZ_SECONDS=15).
 # Built apart in .build/fuzz (its instrumented objects never mix with the ordinary build);
 # new inputs go to .build/fuzz/corpus/<target>, starting from Tests/Fuzz/seeds/<target>; an
 # input that fails lands in .build/fuzz/artifacts/ (keep it in Tests/Fuzz/regressions/<target>
