@@ -169,7 +169,7 @@ func connector(
 }
 
 let strap = StrapSource(
-  settings: StrapSettings(address: BluetoothAddress("A0:9E:1A:12:34:56")!, device: .heartRateStrap),
+  settings: StrapSettings(address: BluetoothAddress("A0:9E:1A:12:34:56")!),
   connect: connector { fd in
     Peer(descriptor: fd, gatt: .heartRateStrap(), interval: 1, measurement: .heartRateMeasurement) { n in
       // Flags 0x16: uint8, contact detected, RR present; one RR most seconds, two every third.
@@ -180,8 +180,10 @@ let strap = StrapSource(
       return value
     }
   })
+var meterSettings = StrapSettings(address: BluetoothAddress("C1:00:00:00:00:01")!)
+meterSettings.device = .powerMeter
 let meter = StrapSource(
-  settings: StrapSettings(address: BluetoothAddress("C1:00:00:00:00:01")!, device: .powerMeter),
+  settings: meterSettings,
   connect: connector { fd in
     Peer(descriptor: fd, gatt: powerMeter(), interval: 0.25, measurement: .cyclingPowerMeasurement) { n in
       // Flags 0x0020: crank revolution data; 250 W; 90 rpm (a revolution each 2/3 s).

@@ -33,12 +33,12 @@ struct LinuxBoardDevices {
       let wanted: [(ButtonID, String)] = [(.start, buttons.start), (.lap, buttons.lap), (.stop, buttons.stop)]
       switch buttons.source {
       case .gpio:
-        devices.append(
-          GPIOButtons(
-            settings: GPIOButtonSettings(
-              chip: buttons.chip,
-              lines: Dictionary(uniqueKeysWithValues: wanted.map { ($0.0, GPIOLineSpec(parsing: $0.1)) }),
-              bias: buttons.bias, configuration: buttonConfiguration)))
+        var settings = GPIOButtonSettings(
+          chip: buttons.chip,
+          lines: Dictionary(uniqueKeysWithValues: wanted.map { ($0.0, GPIOLineSpec(parsing: $0.1)) }))
+        settings.bias = buttons.bias
+        settings.configuration = buttonConfiguration
+        devices.append(GPIOButtons(settings: settings))
       case .input:
         var keys: [ButtonID: UInt16] = [:]
         for (button, key) in wanted {
@@ -57,26 +57,28 @@ struct LinuxBoardDevices {
     }
     func outputLine(_ output: DaemonConfiguration.OutputLine, role: String) -> GPIOOutputLine? {
       guard output.enabled else { return nil }
-      return GPIOOutputLine(
-        settings: GPIOOutputSettings(
-          chip: output.chip, line: GPIOLineSpec(parsing: output.line), activeLow: output.activeLow),
-        device: .indicator, role: role)
+      var settings = GPIOOutputSettings(chip: output.chip, line: GPIOLineSpec(parsing: output.line))
+      settings.activeLow = output.activeLow
+      return GPIOOutputLine(settings: settings, device: .indicator, role: role)
     }
     led = outputLine(configuration.led, role: "status LED")
     buzzer = outputLine(configuration.buzzer, role: "buzzer")
     devices += [led, buzzer].compactMap { $0 }
     if configuration.barometer.enabled {
-      devices.append(
-        BMP280Source(
-          settings: BarometerSettings(
-            bus: configuration.barometer.bus, address: UInt8(configuration.barometer.address),
-            interval: configuration.barometer.interval)))
+      var settings = BarometerSettings(bus: configuration.barometer.bus)
+      settings.address = UInt8(configuration.barometer.address)
+      settings.interval = configuration.barometer.interval
+      devices.append(BMP280Source(settings: settings))
     }
     // The battery's gauge and the Pi's supply flags ([battery] supply = "none": neither, the
     // board is on a bench supply).
     if let supply = configuration.battery.supply {
-      devices.append(BatteryGauge(settings: BatteryGaugeSettings(supply: supply, interval: configuration.battery.poll)))
-      devices.append(SupplyMonitor(settings: SupplyMonitorSettings(interval: configuration.battery.poll)))
+      var gauge = BatteryGaugeSettings()
+      gauge.supply = supply
+      gauge.interval = configuration.battery.poll
+      var monitor = SupplyMonitorSettings()
+      monitor.interval = configuration.battery.poll
+      devices += [BatteryGauge(settings: gauge), SupplyMonitor(settings: monitor)]
     }
     // The BLE sensors are the board's `SensorRoster`: chosen here or with `workoutctl sensors`.
     if !problems.isEmpty { throw ConfigurationError(problems: problems) }

@@ -167,7 +167,11 @@ final class SensorRoster: Sendable {
   }
 
   private func settings(_ address: BluetoothAddress, _ role: SensorRole) -> StrapSettings {
-    StrapSettings(address: address, device: role.device, wheelCircumference: wheelCircumference, adapter: adapter)
+    var settings = StrapSettings(address: address)
+    settings.device = role.device
+    settings.wheelCircumference = wheelCircumference
+    settings.adapter = adapter
+    return settings
   }
 
   /// What runs, for the start-up log and `sensors list`.

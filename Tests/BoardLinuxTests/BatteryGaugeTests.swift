@@ -63,7 +63,10 @@ final class BatteryGaugeTests {
 
   @Test func aBoardWithoutABatterySaysSoOnceAndTheReadingsComeWhenOneIsPlugged() throws {
     try supply("AC", ["type": "Mains", "online": "1"])
-    let gauge = BatteryGauge(settings: BatteryGaugeSettings(root: root, interval: 0.02))
+    var settings = BatteryGaugeSettings()
+    settings.root = root
+    settings.interval = 0.02
+    let gauge = BatteryGauge(settings: settings)
     let sink = Collector()
     gauge.start(sink: sink)
     defer { gauge.stop() }
@@ -80,9 +83,12 @@ final class BatteryGaugeTests {
 
   @Test func malformedValuesAreFailingAndRecoverWhenTheyMakeSenseAgain() throws {
     try sbs(capacity: "n/a")
-    let gauge = BatteryGauge(
-      settings: BatteryGaugeSettings(
-        supply: .named("sbs-1-000b"), root: root, interval: 0.02, backoff: Backoff(initial: 0.02, maximum: 0.05)))
+    var settings = BatteryGaugeSettings()
+    settings.supply = .named("sbs-1-000b")
+    settings.root = root
+    settings.interval = 0.02
+    settings.backoff = Backoff(initial: 0.02, maximum: 0.05)
+    let gauge = BatteryGauge(settings: settings)
     let sink = Collector()
     gauge.start(sink: sink)
     defer { gauge.stop() }

@@ -10,10 +10,16 @@ import WorkoutTestSupport
 @Suite struct StrapLinkTests {
   static let address = BluetoothAddress("00:AA:01:01:00:01")!
   static let heartRate = BluetoothUUID(0x2A37)
+  /// The silence limit the deadlines below are reckoned from.
+  static var settings: StrapSettings {
+    var settings = StrapSettings(address: address)
+    settings.silenceLimit = 15
+    return settings
+  }
 
   /// A link and its peer, every PDU the link sends answered by the peer at once.
   struct Strap {
-    var link = StrapLink(settings: StrapSettings(address: StrapLinkTests.address, silenceLimit: 15))
+    var link = StrapLink(settings: StrapLinkTests.settings)
     var peer = GATTTestPeer.heartRateStrap()
     var actions: [StrapLink.Action] = []
     var now = 100.0

@@ -140,10 +140,10 @@ struct StrapSourceTests {
   let address = BluetoothAddress("A0:9E:1A:12:34:56")!
 
   private func source(_ factory: SensorFactory, silence: Double = 15) -> StrapSource {
-    StrapSource(
-      settings: StrapSettings(
-        address: address, silenceLimit: silence, backoff: Backoff(initial: 0.05, maximum: 0.2))
-    ) { _, _ throws(SystemError) in try factory.connect() }
+    var settings = StrapSettings(address: address)
+    settings.silenceLimit = silence
+    settings.backoff = Backoff(initial: 0.05, maximum: 0.2)
+    return StrapSource(settings: settings) { _, _ throws(SystemError) in try factory.connect() }
   }
 
   /// Runs a source on `factory`'s sensors while `body` looks at what it posted; stops both.
@@ -193,10 +193,10 @@ struct StrapSourceTests {
   @Test func aControllerBusyWithAnotherConnectionIsTriedAgainSoonNotAfterTheBackoff() {
     let factory = SensorFactory { _ in .notify([[0x00, 77]], interval: 0.02) }
     let attempts = Atomic<Int>(0)
-    let strap = StrapSource(
-      settings: StrapSettings(
-        address: address, backoff: Backoff(initial: 30, maximum: 30), busyRetry: 0.05)
-    ) { _, _ throws(SystemError) in
+    var settings = StrapSettings(address: address)
+    settings.backoff = Backoff(initial: 30, maximum: 30)
+    settings.busyRetry = 0.05
+    let strap = StrapSource(settings: settings) { _, _ throws(SystemError) in
       if attempts.add(1, ordering: .relaxed).newValue <= 3 { throw SystemError("connect", errno: EBUSY) }
       return try factory.connect()
     }
@@ -308,10 +308,10 @@ struct StrapSourceTests {
       }, measurement: .cscMeasurement
     ) { _ in .notify(payloads, interval: 0.02) }
     let sink = Collector()
-    let sensor = StrapSource(
-      settings: StrapSettings(
-        address: address, device: .speedCadenceSensor, backoff: Backoff(initial: 0.05, maximum: 0.2))
-    ) { _, _ throws(SystemError) in try factory.connect() }
+    var settings = StrapSettings(address: address)
+    settings.device = .speedCadenceSensor
+    settings.backoff = Backoff(initial: 0.05, maximum: 0.2)
+    let sensor = StrapSource(settings: settings) { _, _ throws(SystemError) in try factory.connect() }
     sensor.start(sink: sink)
     defer {
       sensor.stop()
@@ -335,9 +335,11 @@ struct StrapSourceTests {
 
   @Test func aStrapThatCannotBeReachedIsAbsent() {
     let sink = Collector()
-    let strap = StrapSource(
-      settings: StrapSettings(address: address, backoff: Backoff(initial: 0.05, maximum: 0.1))
-    ) { _, _ throws(SystemError) in throw SystemError("connect", errno: EHOSTDOWN) }
+    var settings = StrapSettings(address: address)
+    settings.backoff = Backoff(initial: 0.05, maximum: 0.1)
+    let strap = StrapSource(settings: settings) { _, _ throws(SystemError) in
+      throw SystemError("connect", errno: EHOSTDOWN)
+    }
     strap.start(sink: sink)
     defer { strap.stop() }
     #expect(sink.wait { !$0.statuses.isEmpty })

@@ -48,10 +48,12 @@ final class SupplyMonitorTests {
   }
 
   private func monitor() -> SupplyMonitor {
-    SupplyMonitor(
-      settings: SupplyMonitorSettings(
-        firmware: root + "/soc:firmware/get_throttled", hwmon: root + "/hwmon", interval: 0.02,
-        backoff: Backoff(initial: 0.02, maximum: 0.05)))
+    var settings = SupplyMonitorSettings()
+    settings.firmware = root + "/soc:firmware/get_throttled"
+    settings.hwmon = root + "/hwmon"
+    settings.interval = 0.02
+    settings.backoff = Backoff(initial: 0.02, maximum: 0.05)
+    return SupplyMonitor(settings: settings)
   }
 
   @Test func underVoltageIsAFaultOncePerChange() throws {

@@ -9,36 +9,23 @@ import WorkoutCore
 
 public struct StrapSettings: DeviceSettings, Hashable {
   public var address: BluetoothAddress
-  /// The device it is reported as (a heart-rate strap).
-  public var device: DeviceKind
+  /// The device it is reported as.
+  public var device = DeviceKind.heartRateStrap
   /// How long a connect may take before it is retried.
-  public var connectTimeout: Double
+  public var connectTimeout = 20.0
   /// A connected sensor that sends nothing for this long is taken as gone, and reconnected.
-  public var silenceLimit: Double
-  public var backoff: Backoff
+  public var silenceLimit = 15.0
+  public var backoff = Backoff(initial: 1, maximum: 30)
   /// Seconds before trying again when the controller is busy with another connection attempt
   /// (EBUSY: the kernel makes one LE connection at a time), instead of the backoff.
-  public var busyRetry: Double
+  public var busyRetry = 2.0
   /// Metres a wheel revolution covers (wheel speed from CSC or Cycling Power wheel data).
-  public var wheelCircumference: Double
+  public var wheelCircumference = StrapReadings.defaultWheelCircumference
   /// The controller to connect from ("hci0" is 0), the one scans use; nil: the lowest-numbered
   /// one that is up.
   public var adapter: UInt16?
 
-  public init(
-    address: BluetoothAddress, device: DeviceKind = .heartRateStrap, connectTimeout: Double = 20,
-    silenceLimit: Double = 15, backoff: Backoff = Backoff(initial: 1, maximum: 30), busyRetry: Double = 2,
-    wheelCircumference: Double = StrapReadings.defaultWheelCircumference, adapter: UInt16? = nil
-  ) {
-    self.wheelCircumference = wheelCircumference
-    self.adapter = adapter
-    self.address = address
-    self.device = device
-    self.connectTimeout = connectTimeout
-    self.silenceLimit = silenceLimit
-    self.backoff = backoff
-    self.busyRetry = busyRetry
-  }
+  public init(address: BluetoothAddress) { self.address = address }
 }
 
 /// A BLE sensor (heart-rate strap, power meter, speed/cadence pod) on its own thread: connects

@@ -11,23 +11,14 @@ public struct BarometerSettings: DeviceSettings, Hashable {
   /// The I2C bus: its adapter name (found in /sys/class/i2c-dev), a number, or a /dev path.
   public var bus: String
   /// 0x76 (SDO to ground) or 0x77 (SDO to VDDIO).
-  public var address: UInt8
+  public var address: UInt8 = 0x76
   /// Seconds between readings (the chip measures continuously in normal mode; this is how
   /// often the service takes its filtered value).
-  public var interval: Double
-  public var sensor: BMP280Settings
-  public var backoff: Backoff
+  public var interval = 1.0
+  public var sensor = BMP280Settings.rideLogger
+  public var backoff = Backoff(initial: 1, maximum: 30)
 
-  public init(
-    bus: String, address: UInt8 = 0x76, interval: Double = 1, sensor: BMP280Settings = .rideLogger,
-    backoff: Backoff = Backoff(initial: 1, maximum: 30)
-  ) {
-    self.bus = bus
-    self.address = address
-    self.interval = interval
-    self.sensor = sensor
-    self.backoff = backoff
-  }
+  public init(bus: String) { self.bus = bus }
 }
 
 /// A BMP280 or BME280 on I2C (Bosch BST-BMP280-DS001, BST-BME280-DS002): checks the chip id,

@@ -11,20 +11,14 @@ public struct GPIOButtonSettings: DeviceSettings, Hashable {
   /// The chip: label, name, number or /dev path.
   public var chip: String
   public var lines: [ButtonID: GPIOLineSpec]
-  public var bias: GPIOBias
+  public var bias = GPIOBias.pullUp
   /// Debounce, long press and the pressed level.
-  public var configuration: ButtonConfiguration
-  public var backoff: Backoff
+  public var configuration = ButtonConfiguration.standard
+  public var backoff = Backoff(initial: 1, maximum: 30)
 
-  public init(
-    chip: String, lines: [ButtonID: GPIOLineSpec], bias: GPIOBias = .pullUp,
-    configuration: ButtonConfiguration = .standard, backoff: Backoff = Backoff(initial: 1, maximum: 30)
-  ) {
+  public init(chip: String, lines: [ButtonID: GPIOLineSpec]) {
     self.chip = chip
     self.lines = lines
-    self.bias = bias
-    self.configuration = configuration
-    self.backoff = backoff
   }
 }
 

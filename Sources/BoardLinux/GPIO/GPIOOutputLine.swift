@@ -10,16 +10,12 @@ public struct GPIOOutputSettings: Sendable, Hashable {
   public var chip: String
   public var line: GPIOLineSpec
   /// The LED lights (the buzzer sounds) when the line is low.
-  public var activeLow: Bool
-  public var backoff: Backoff
+  public var activeLow = false
+  public var backoff = Backoff(initial: 1, maximum: 30)
 
-  public init(
-    chip: String, line: GPIOLineSpec, activeLow: Bool = false, backoff: Backoff = Backoff(initial: 1, maximum: 30)
-  ) {
+  public init(chip: String, line: GPIOLineSpec) {
     self.chip = chip
     self.line = line
-    self.activeLow = activeLow
-    self.backoff = backoff
   }
 }
 

@@ -14,16 +14,12 @@ public struct InputEventButtonSettings: DeviceSettings, Hashable {
   /// Key codes (linux/input-event-codes.h) of each button.
   public var keys: [ButtonID: UInt16]
   public var configuration: ButtonConfiguration
-  public var backoff: Backoff
+  public var backoff = Backoff(initial: 1, maximum: 30)
 
-  public init(
-    device: String, keys: [ButtonID: UInt16], configuration: ButtonConfiguration,
-    backoff: Backoff = Backoff(initial: 1, maximum: 30)
-  ) {
+  public init(device: String, keys: [ButtonID: UInt16], configuration: ButtonConfiguration) {
     self.device = device
     self.keys = keys
     self.configuration = configuration
-    self.backoff = backoff
   }
 
   /// A key given as a name (KEY_PROG1, BTN_0, ...) or a number.

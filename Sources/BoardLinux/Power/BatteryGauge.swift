@@ -9,22 +9,14 @@ import WorkoutCore
 public struct BatteryGaugeSettings: DeviceSettings, Hashable {
   public static let defaultRoot = "/sys/class/power_supply"
   /// `[battery] supply`: found, or named.
-  public var supply: BatterySupply
+  public var supply = BatterySupply.auto
   /// The power_supply class directory (a test's tree instead of sysfs).
-  public var root: String
+  public var root = defaultRoot
   /// Seconds between readings: the engine keeps what it needs (a level a minute with the ride).
-  public var interval: Double
-  public var backoff: Backoff
+  public var interval = 10.0
+  public var backoff = Backoff(initial: 5, maximum: 60)
 
-  public init(
-    supply: BatterySupply = .auto, root: String = BatteryGaugeSettings.defaultRoot, interval: Double = 10,
-    backoff: Backoff = Backoff(initial: 5, maximum: 60)
-  ) {
-    self.supply = supply
-    self.root = root
-    self.interval = interval
-    self.backoff = backoff
-  }
+  public init() {}
 }
 
 /// The battery through the kernel's power_supply class, whatever its gauge's driver

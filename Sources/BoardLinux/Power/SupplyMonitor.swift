@@ -55,21 +55,13 @@ public struct ThrottleFlags: OptionSet, Sendable, Hashable {
 public struct SupplyMonitorSettings: DeviceSettings, Hashable {
   /// The Raspberry Pi kernel's firmware attribute.
   public static let defaultFirmware = "/sys/devices/platform/soc/soc:firmware/get_throttled"
-  public var firmware: String
+  public var firmware = defaultFirmware
   /// The hwmon class, where mainline's raspberrypi-hwmon ("rpi_volt") gives `in0_lcrit_alarm`.
-  public var hwmon: String
-  public var interval: Double
-  public var backoff: Backoff
+  public var hwmon = "/sys/class/hwmon"
+  public var interval = 10.0
+  public var backoff = Backoff(initial: 5, maximum: 60)
 
-  public init(
-    firmware: String = SupplyMonitorSettings.defaultFirmware, hwmon: String = "/sys/class/hwmon",
-    interval: Double = 10, backoff: Backoff = Backoff(initial: 5, maximum: 60)
-  ) {
-    self.firmware = firmware
-    self.hwmon = hwmon
-    self.interval = interval
-    self.backoff = backoff
-  }
+  public init() {}
 }
 
 /// The Raspberry Pi's supply: under-voltage as the firmware reports it, the Raspberry Pi
