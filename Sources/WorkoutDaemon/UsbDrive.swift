@@ -114,15 +114,12 @@ final class UsbDrive: @unchecked Sendable {
           retryAfter: Self.waitForGadget)
       }
       return note(
-        .noGadget,
-        DeviceStatus(
-          device: .usbDrive, condition: .available,
-          detail: "\(summary) in \(image); the board is not a USB drive yet (workoutd-usb-drive.service sets it up)"),
+        .noGadget, "\(summary) in \(image); the board is not a USB drive yet (workoutd-usb-drive.service sets it up)",
         retryAfter: Self.waitForGadget)
     }
     absentLooks = 0
     let host = gadget.connection().map { $0.state == "configured" ? "a computer has it" : "no computer" } ?? "not bound"
-    let current = DeviceStatus(device: .usbDrive, condition: .available, detail: "\(summary); \(host)")
+    let current = "\(summary); \(host)"
     if Self.holds(medium, image) && !built { return note(.current, current, retryAfter: nil) }
     do {
       try gadget.changeMedium(to: image)
@@ -133,10 +130,7 @@ final class UsbDrive: @unchecked Sendable {
         log(.notice, "a computer has the USB drive mounted: the new rides go onto it once the computer ejects it")
       }
       return note(
-        .waiting,
-        DeviceStatus(
-          device: .usbDrive, condition: .available,
-          detail: "\(summary) ready; the computer that has the drive sees the new ones once it ejects it"),
+        .waiting, "\(summary) ready; the computer that has the drive sees the new ones once it ejects it",
         retryAfter: Self.waitForHost)
     } catch {
       return failed("cannot put \(image) in the USB drive: \(error)")
@@ -168,12 +162,15 @@ final class UsbDrive: @unchecked Sendable {
 
   private func failed(_ detail: String, retryAfter: Double = UsbDrive.retryFailure) -> Outcome {
     if lastKind != .failed { log(.warning, detail + "; tried again in \(Int(retryAfter)) s") }
-    return note(.failed, DeviceStatus(device: .usbDrive, condition: .failing, detail: detail), retryAfter: retryAfter)
+    return note(.failed, detail, condition: .failing, retryAfter: retryAfter)
   }
 
-  private func note(_ kind: Kind, _ status: DeviceStatus, retryAfter: Double?) -> Outcome {
+  private func note(
+    _ kind: Kind, _ detail: String, condition: DeviceStatus.Condition = .available, retryAfter: Double?
+  ) -> Outcome {
     lastKind = kind
-    return Outcome(status: status, retryAfter: retryAfter, kind: kind)
+    return Outcome(
+      status: DeviceStatus(device: .usbDrive, condition: condition, detail: detail), retryAfter: retryAfter, kind: kind)
   }
 
   static func readText(_ path: String) -> String? {
