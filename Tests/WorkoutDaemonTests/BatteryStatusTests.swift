@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import WorkoutControl
-import WorkoutCore
 import WorkoutTestSupport
+
+@testable import WorkoutCore
 
 /// The battery in `workoutctl status`: its line, and `--json`'s `battery` object beside the
 /// keys scripts already read.
@@ -53,7 +54,8 @@ struct BatteryStatusTests {
     )
     let charging = report { $0.send(Self.reading(40, status: .charging)) }
     #expect(BatteryText.line(charging.battery) == "battery 40 % charging")
-    let voltageOnly = BatteryText.line(.init(supply: "ups", voltage: 3.905, status: .discharging))
+    let voltageOnly = BatteryText.line(
+      .init(supply: "ups", voltage: 3.905, status: .discharging, onCharger: false, alert: .normal))
     #expect(voltageOnly == "battery discharging, 3.91 V")
   }
 

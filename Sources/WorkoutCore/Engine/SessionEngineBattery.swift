@@ -94,23 +94,6 @@ extension EngineStatus {
     public var alert: BatteryWatch.Alert
     /// Seconds until the system stops the ride (and powers the board off), while critical.
     public var countdownRemaining: Double?
-
-    public init(
-      supply: String, level: Double? = nil, voltage: Double? = nil, current: Double? = nil,
-      status: BatteryReading.Status = .unknown, onCharger: Bool = false, timeLeft: Double? = nil,
-      drainPerHour: Double? = nil, alert: BatteryWatch.Alert = .normal, countdownRemaining: Double? = nil
-    ) {
-      self.supply = supply
-      self.level = level
-      self.voltage = voltage
-      self.current = current
-      self.status = status
-      self.onCharger = onCharger
-      self.timeLeft = timeLeft
-      self.drainPerHour = drainPerHour
-      self.alert = alert
-      self.countdownRemaining = countdownRemaining
-    }
   }
 }
 
