@@ -265,6 +265,18 @@ public enum ATTPDU: Sendable, Hashable {
       handle(r.start)
       handle(r.end)
     }
+    // The entries' handles, then their values of the first one's length: 255 bytes an entry
+    // at the most.
+    func dataList(_ entries: [(handles: [UInt16], value: [UInt8])], handles: Int) {
+      let most = 255 - 2 * handles
+      let length = min(entries.first?.value.count ?? 0, most)
+      out.append(UInt8(2 * handles + length))
+      for entry in entries {
+        guard entry.value.count == length || (length == most && entry.value.count > most) else { break }
+        entry.handles.forEach(handle)
+        out += entry.value.prefix(length)
+      }
+    }
     switch self {
     case .errorResponse(let request, let h, let error):
       out.append(request)
@@ -286,22 +298,9 @@ public enum ATTPDU: Sendable, Hashable {
       range(r)
       out += uuid.attBytes
     case .readByTypeResponse(let entries):
-      let length = min(entries.first?.value.count ?? 0, 253)
-      out.append(UInt8(2 + length))
-      for entry in entries {
-        guard entry.value.count == length || (length == 253 && entry.value.count > 253) else { break }
-        handle(entry.handle)
-        out += entry.value.prefix(length)
-      }
+      dataList(entries.map { ([$0.handle], $0.value) }, handles: 1)
     case .readByGroupTypeResponse(let entries):
-      let length = min(entries.first?.value.count ?? 0, 251)
-      out.append(UInt8(4 + length))
-      for entry in entries {
-        guard entry.value.count == length || (length == 251 && entry.value.count > 251) else { break }
-        handle(entry.handle)
-        handle(entry.endGroupHandle)
-        out += entry.value.prefix(length)
-      }
+      dataList(entries.map { ([$0.handle, $0.endGroupHandle], $0.value) }, handles: 2)
     case .readRequest(let h):
       handle(h)
     case .readResponse(let value):
