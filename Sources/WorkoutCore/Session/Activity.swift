@@ -57,32 +57,32 @@ public struct AutoPauseDetector: Sendable, Hashable, Codable {
     switch state {
     case .running:
       movingSince = nil
-      guard speed < settings.stopSpeed else {
-        slowSince = nil
-        return nil
-      }
-      let since = slowSince ?? time
-      slowSince = since
-      if time - since >= settings.stopAfter {
-        slowSince = nil
+      if Self.held(speed < settings.stopSpeed, since: &slowSince, at: time, for: settings.stopAfter) {
         return .stationary
       }
     case .paused where pausedBySystem:
       slowSince = nil
-      guard speed >= settings.resumeSpeed else {
-        movingSince = nil
-        return nil
-      }
-      let since = movingSince ?? time
-      movingSince = since
-      if time - since >= settings.resumeAfter {
-        movingSince = nil
+      if Self.held(speed >= settings.resumeSpeed, since: &movingSince, at: time, for: settings.resumeAfter) {
         return .movingAgain
       }
     default:
       reset()
     }
     return nil
+  }
+
+  /// Whether `holds` has held for `duration` seconds at `time`, `since` being when it began
+  /// (nil: it does not hold). The run starts again once it has been reported.
+  private static func held(_ holds: Bool, since: inout Double?, at time: Double, for duration: Double) -> Bool {
+    guard holds else {
+      since = nil
+      return false
+    }
+    let start = since ?? time
+    since = start
+    guard time - start >= duration else { return false }
+    since = nil
+    return true
   }
 
   /// Forgets partial runs (after a restart, the old samples' clock means nothing).
