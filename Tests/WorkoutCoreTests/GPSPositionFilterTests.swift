@@ -53,7 +53,10 @@ struct GPSPositionFilterTests {
 
   @Test("restarts: the first fix, a long gap, time going back, a run of outliers")
   func restarts() {
-    var filter = PositionFilter(settings: PositionFilterSettings(maxGap: 30, maxConsecutiveOutliers: 3))
+    var settings = PositionFilterSettings.standard
+    settings.maxGap = 30
+    settings.maxConsecutiveOutliers = 3
+    var filter = PositionFilter(settings: settings)
     let fix = GPSFix(dimension: .twoD, latitude: origin.latitude, longitude: origin.longitude, horizontalError: 10)
     #expect(filter.update(with: fix, at: 0) == .started(.first))
     #expect(filter.update(with: fix, at: 1) == .updated)

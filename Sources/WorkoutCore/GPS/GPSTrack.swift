@@ -19,19 +19,10 @@ public struct GPSTrackSettings: Sendable, Hashable, Codable {
   /// beyond it the jump is not believed and a new segment starts.
   public var maxBridgeSpeed: Double
 
-  public init(
-    filter: PositionFilterSettings = PositionFilterSettings(), stationarySpeed: Double = 0.3,
-    stationaryWindowSpeed: Double = 0.5, motionWindow: Double = 10, deadbandSigmas: Double = 2,
-    minimumStep: Double = 1, maxBridgeSpeed: Double = 40
-  ) {
-    self.filter = filter
-    self.stationarySpeed = stationarySpeed
-    self.stationaryWindowSpeed = stationaryWindowSpeed
-    self.motionWindow = motionWindow
-    self.deadbandSigmas = deadbandSigmas
-    self.minimumStep = minimumStep
-    self.maxBridgeSpeed = maxBridgeSpeed
-  }
+  /// The tuning above; another starts from it and changes what it needs.
+  public static let standard = GPSTrackSettings(
+    filter: .standard, stationarySpeed: 0.3, stationaryWindowSpeed: 0.5, motionWindow: 10, deadbandSigmas: 2,
+    minimumStep: 1, maxBridgeSpeed: 40)
 }
 
 /// What one fix did to the track.
@@ -100,7 +91,7 @@ public struct GPSTrack: Sendable, Hashable, Codable {
     var longitude: Double
   }
 
-  public init(settings: GPSTrackSettings = GPSTrackSettings()) {
+  public init(settings: GPSTrackSettings = .standard) {
     self.settings = settings
     self.filter = PositionFilter(settings: settings.filter)
   }

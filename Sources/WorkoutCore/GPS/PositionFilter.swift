@@ -29,17 +29,10 @@ public struct PositionFilterSettings: Sendable, Hashable, Codable {
   /// moved, or the filter was wrong) and starts afresh from the latest.
   public var maxConsecutiveOutliers: Int
 
-  public init(
-    accelerationNoise: Double = 2, unknownErrorSigma: Double = 5, velocitySigma: Double = 0.5,
-    maxGap: Double = 30, outlierGate: Double = 25, maxConsecutiveOutliers: Int = 3
-  ) {
-    self.accelerationNoise = accelerationNoise
-    self.unknownErrorSigma = unknownErrorSigma
-    self.velocitySigma = velocitySigma
-    self.maxGap = maxGap
-    self.outlierGate = outlierGate
-    self.maxConsecutiveOutliers = maxConsecutiveOutliers
-  }
+  /// The tuning above; another starts from it and changes what it needs.
+  public static let standard = PositionFilterSettings(
+    accelerationNoise: 2, unknownErrorSigma: 5, velocitySigma: 0.5, maxGap: 30, outlierGate: 25,
+    maxConsecutiveOutliers: 3)
 
   /// gpsd's `eph` is a 95 % radius; for a circular Gaussian error that radius is
   /// σ·√(2·ln 20) ≈ 2.4477 σ (σ per axis).
@@ -100,7 +93,7 @@ public struct PositionFilter: Sendable, Hashable, Codable {
   /// Updates since the last restart (velocity is meaningless before the second).
   public private(set) var updatesSinceStart = 0
 
-  public init(settings: PositionFilterSettings = PositionFilterSettings()) {
+  public init(settings: PositionFilterSettings = .standard) {
     self.settings = settings
   }
 
