@@ -15,14 +15,34 @@ final class BatteryGaugeTests {
     root = String(cString: made)
   }
 
-  deinit { try? FileManager.default.removeItem(atPath: root) }
+  deinit {
+    try? FileManager.default.removeItem(atPath: root)
+    try? FileManager.default.removeItem(atPath: staging)
+  }
+
+  /// Beside the class directory: supplies are made here and renamed in (or out), so a gauge
+  /// reading meanwhile sees a supply whole or not at all, as the kernel's sysfs shows it.
+  var staging: String { root + ".staging" }
 
   private func supply(_ name: String, _ attributes: [String: String]) throws {
     let directory = root + "/" + name
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    for (attribute, value) in attributes {
-      try (value + "\n").write(toFile: directory + "/" + attribute, atomically: false, encoding: .utf8)
+    if FileManager.default.fileExists(atPath: directory) {
+      for (attribute, value) in attributes {
+        try (value + "\n").write(toFile: directory + "/" + attribute, atomically: true, encoding: .utf8)
+      }
+      return
     }
+    let made = staging + "/" + name
+    try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+    for (attribute, value) in attributes {
+      try (value + "\n").write(toFile: made + "/" + attribute, atomically: false, encoding: .utf8)
+    }
+    guard rename(made, directory) == 0 else { throw SystemError.last("rename") }
+  }
+
+  private func unplug(_ name: String) throws {
+    try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+    guard rename(root + "/" + name, staging + "/gone-" + name) == 0 else { throw SystemError.last("rename") }
   }
 
   private func sbs(capacity: String = "72") throws {
@@ -102,7 +122,7 @@ final class BatteryGaugeTests {
     #expect(sink.wait { !$0.batteries.isEmpty })
     #expect(sink.batteries.first?.level == 64)
     #expect(sink.statuses.map(\.condition) == [.failing, .available])
-    try FileManager.default.removeItem(atPath: root + "/sbs-1-000b")
+    try unplug("sbs-1-000b")
     #expect(sink.wait { $0.statuses.count == 3 })
     #expect(sink.statuses.last?.condition == .lost, "a named battery that was there and went is lost")
   }
