@@ -85,26 +85,20 @@ extension WebRoutes {
         }
         try text("]")
       }
-      try text("{")
-      if let battery {
-        try text("\"battery\":")
-        try json(battery)
-        try text(",")
+      var opening = "{"
+      func member(_ key: String, _ value: () throws -> Void) throws {
+        try text(opening + "\"" + key + "\":")
+        opening = ","
+        try value()
       }
-      try text("\"events\":")
-      try list(events)
-      try text(",\"formats\":")
-      try json(formats)
-      try text(",\"laps\":")
-      try list(laps)
-      try text(",\"samples\":")
-      try json(samples)
-      try text(",\"session\":")
-      try json(session)
-      try text(",\"training\":")
-      try json(training)
-      try text(",\"unreadable\":")
-      try json(unreadable)
+      if let battery { try member("battery") { try json(battery) } }
+      try member("events") { try list(events) }
+      try member("formats") { try json(formats) }
+      try member("laps") { try list(laps) }
+      try member("samples") { try json(samples) }
+      try member("session") { try json(session) }
+      try member("training") { try json(training) }
+      try member("unreadable") { try json(unreadable) }
       try text("}")
     }
   }
