@@ -87,8 +87,12 @@ final class ControlServer: @unchecked Sendable {
       }
       guard let client else { continue }
       let user = (try? client.peerCredentials()).map { "uid \($0.uid)" } ?? "unknown"
+      // The request's deadline runs from its accept, not from when its thread first runs: a
+      // stop waits for the clients accepted before it no longer than the deadline and a second.
+      let deadline = SystemClocks.monotonic() + Self.requestDeadline
       if let refusal = clients.start(
-        name: "control client", peer: user, { [self] in handle(client) }, closing: { client.close() })
+        name: "control client", peer: user, { [self] in handle(client, deadline: deadline) },
+        closing: { client.close() })
       {
         refuseBusy(client, refusal)
       }
@@ -137,10 +141,10 @@ final class ControlServer: @unchecked Sendable {
   }
 
   /// Answers one request; the client's socket is closed by `clients` once its place is free.
-  private func handle(_ client: UnixSocket) {
+  private func handle(_ client: UnixSocket, deadline: Double) {
     do {
       try client.setTimeouts(seconds: Self.requestDeadline)
-      guard let line = try client.readLine(limit: 4096, deadline: SystemClocks.monotonic() + Self.requestDeadline)
+      guard let line = try client.readLine(limit: 4096, deadline: deadline)
       else { return }
       let reply: ControlReply
       if let request = try? ControlJSON.decode(ControlRequest.self, from: line),
