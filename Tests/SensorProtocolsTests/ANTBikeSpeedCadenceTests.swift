@@ -26,13 +26,13 @@ struct ANTBikeSpeedCadenceTests {
     #expect(p0.content == .default && p0.toggle && p0.eventTime == 0x1234 && p0.revolutions == 0xABCD)
     #expect(
       try ANTBikeSensorPage(payload: page(1, 0x10, 0x27, 0, time: 0, revs: 0)).content
-        == .operatingTime(seconds: 20_000))
+        == .background(.operatingTime(seconds: 20_000)))
     #expect(
       try ANTBikeSensorPage(payload: page(2, 7, 0x34, 0x12, time: 0, revs: 0)).content
-        == .manufacturer(id: 7, serialUpper: 0x1234))
+        == .background(.manufacturer(id: 7, serialUpper: 0x1234)))
     #expect(
       try ANTBikeSensorPage(payload: page(3, 1, 2, 3, time: 0, revs: 0)).content
-        == .product(hardware: 1, software: 2, model: 3))
+        == .background(.product(hardware: 1, software: 2, model: 3)))
     // Page 4: 0x40/256 = 0.25 V plus coarse 2 V; status 3, "ok"; no percent in this page.
     let p4 = try ANTBikeSensorPage(payload: page(4, 0xFF, 0x40, 0x32, time: 0, revs: 0))
     guard case .battery(let b) = p4.content else { Issue.record("\(p4)"); return }

@@ -17,15 +17,15 @@ struct ANTHeartRateTests {
     // Page 1: 0x002710 = 10,000 units of 2 s.
     #expect(
       try ANTHeartRatePage(payload: hr(1, 0x10, 0x27, 0, time: 0, count: 0, bpm: 60)).content
-        == .operatingTime(seconds: 20_000))
+        == .background(.operatingTime(seconds: 20_000)))
     // Page 2: manufacturer 1, serial number upper bits 0x1234.
     #expect(
       try ANTHeartRatePage(payload: hr(2, 1, 0x34, 0x12, time: 0, count: 0, bpm: 60)).content
-        == .manufacturer(id: 1, serialUpper: 0x1234))
+        == .background(.manufacturer(id: 1, serialUpper: 0x1234)))
     // Page 3: hardware 5, software 10, model 33.
     #expect(
       try ANTHeartRatePage(payload: hr(3, 5, 10, 33, time: 0, count: 0, bpm: 60)).content
-        == .product(hardware: 5, software: 10, model: 33))
+        == .background(.product(hardware: 5, software: 10, model: 33)))
     // Page 4: previous beat at 0x1000.
     #expect(
       try ANTHeartRatePage(payload: hr(0x84, 0xAB, 0x00, 0x10, time: 0x1355, count: 34, bpm: 72)).content

@@ -17,12 +17,8 @@ public struct ANTHeartRatePage: Sendable, Hashable {
   public enum Content: Sendable, Hashable {
     /// Page 0 (default), or a legacy sensor's page whose byte 0 is not a page number.
     case `default`
-    /// Page 1: cumulative operating time, 24 bits of 2 s units, in seconds.
-    case operatingTime(seconds: UInt32)
-    /// Page 2: manufacturer ID and the serial number's upper 16 bits.
-    case manufacturer(id: UInt8, serialUpper: UInt16)
-    /// Page 3: hardware version, software version, model number.
-    case product(hardware: UInt8, software: UInt8, model: UInt8)
+    /// Pages 1–3: operating time, manufacturer, product.
+    case background(ANTBackgroundPage)
     /// Page 4: a manufacturer-specific byte and the previous heart beat's event time
     /// (1/1024 s), so one RR interval comes from every page 4.
     case previousHeartBeat(manufacturerSpecific: UInt8, eventTime: UInt16)
@@ -52,11 +48,12 @@ public struct ANTHeartRatePage: Sendable, Hashable {
       content = .default
       return
     }
+    if let background = p.background {
+      content = .background(background)
+      return
+    }
     switch p.pageNumber {
     case 0: content = .default
-    case 1: content = .operatingTime(seconds: p.u24(1) * 2)
-    case 2: content = .manufacturer(id: p[1], serialUpper: p.u16(2))
-    case 3: content = .product(hardware: p[1], software: p[2], model: p[3])
     case 4: content = .previousHeartBeat(manufacturerSpecific: p[1], eventTime: p.u16(2))
     case 7: content = .battery(ANTBatteryStatus(fractionalVoltage: p[2], descriptive: p[3], percent: p[1]))
     default: content = .other(page: p.pageNumber, bytes: [p[1], p[2], p[3]])

@@ -15,6 +15,28 @@ struct ANTPageBytes {
   var pageNumber: UInt8 { b[0] & 0x7F }
   /// Byte 0 bit 7: the page change toggle, flipped every fourth message by profiles that page.
   var toggle: Bool { b[0] & 0x80 != 0 }
+
+  /// Pages 1–3 of the profiles that page their background data this way (heart rate, speed
+  /// and cadence); nil for any other page.
+  var background: ANTBackgroundPage? {
+    switch pageNumber {
+    case 1: .operatingTime(seconds: u24(1) * 2)
+    case 2: .manufacturer(id: b[1], serialUpper: u16(2))
+    case 3: .product(hardware: b[1], software: b[2], model: b[3])
+    default: nil
+    }
+  }
+}
+
+/// The background pages the heart-rate and speed/cadence profiles share (ANT+ Heart Rate
+/// 5.3, Bike Speed and Cadence 5.3: pages 1–3, bytes 1–3).
+public enum ANTBackgroundPage: Sendable, Hashable {
+  /// Page 1: cumulative operating time, 24 bits of 2 s units, in seconds.
+  case operatingTime(seconds: UInt32)
+  /// Page 2: manufacturer ID and the serial number's upper 16 bits.
+  case manufacturer(id: UInt8, serialUpper: UInt16)
+  /// Page 3: hardware version, software version, model number.
+  case product(hardware: UInt8, software: UInt8, model: UInt8)
 }
 
 /// A battery's state as ANT+ sensors report it: in the Common Data Page 82 "Battery Status"
