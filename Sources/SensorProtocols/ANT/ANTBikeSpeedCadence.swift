@@ -73,19 +73,12 @@ public struct ANTBikeSensorPage: Sendable, Hashable {
     toggle = p.toggle
     eventTime = p.u16(4)
     revolutions = p.u16(6)
-    if legacy {
-      content = .default
-      return
-    }
-    if let background = p.background {
-      content = .background(background)
-      return
-    }
-    switch p.pageNumber {
-    case 0: content = .default
-    case 4: content = .battery(ANTBatteryStatus(fractionalVoltage: p[2], descriptive: p[3]))
-    case 5: content = .motion(stopped: p[1] & 0x01 != 0)
-    default: content = .other(page: p.pageNumber, bytes: [p[1], p[2], p[3]])
+    content = p.content(legacy: legacy, default: .default, background: Content.background) { page in
+      switch page {
+      case 4: .battery(ANTBatteryStatus(fractionalVoltage: p[2], descriptive: p[3]))
+      case 5: .motion(stopped: p[1] & 0x01 != 0)
+      default: .other(page: page, bytes: [p[1], p[2], p[3]])
+      }
     }
   }
 }

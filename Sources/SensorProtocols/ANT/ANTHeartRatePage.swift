@@ -44,19 +44,12 @@ public struct ANTHeartRatePage: Sendable, Hashable {
     heartBeatEventTime = p.u16(4)
     heartBeatCount = p[6]
     computedHeartRate = p[7] == 0 ? nil : p[7]
-    if legacy {
-      content = .default
-      return
-    }
-    if let background = p.background {
-      content = .background(background)
-      return
-    }
-    switch p.pageNumber {
-    case 0: content = .default
-    case 4: content = .previousHeartBeat(manufacturerSpecific: p[1], eventTime: p.u16(2))
-    case 7: content = .battery(ANTBatteryStatus(fractionalVoltage: p[2], descriptive: p[3], percent: p[1]))
-    default: content = .other(page: p.pageNumber, bytes: [p[1], p[2], p[3]])
+    content = p.content(legacy: legacy, default: .default, background: Content.background) { page in
+      switch page {
+      case 4: .previousHeartBeat(manufacturerSpecific: p[1], eventTime: p.u16(2))
+      case 7: .battery(ANTBatteryStatus(fractionalVoltage: p[2], descriptive: p[3], percent: p[1]))
+      default: .other(page: page, bytes: [p[1], p[2], p[3]])
+      }
     }
   }
 }

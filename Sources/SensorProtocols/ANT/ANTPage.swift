@@ -26,6 +26,16 @@ struct ANTPageBytes {
     default: nil
     }
   }
+
+  /// What a paging profile's page holds: a legacy sensor's (byte 0 not a page number) and
+  /// page 0 are the default page, pages 1–3 the shared background, the rest `specific`'s.
+  func content<Content>(
+    legacy: Bool, default: Content, background: (ANTBackgroundPage) -> Content, specific: (UInt8) -> Content
+  ) -> Content {
+    if legacy || pageNumber == 0 { return `default` }
+    if let page = self.background { return background(page) }
+    return specific(pageNumber)
+  }
 }
 
 /// The background pages the heart-rate and speed/cadence profiles share (ANT+ Heart Rate
