@@ -198,52 +198,57 @@ struct WebRoutesTests {
     }
   }
 
-  @Test("the ride page's JSON, written a piece at a time, is the JSON of it whole")
-  func rideJSONInPieces() throws {
+  /// Session 1 ridden by `riding` and stopped, stored on a board: the board, for its routes.
+  func boardWithARide(_ riding: (inout EngineHarness, inout GeoPoint) -> Void) throws -> Board {
     let board = try Board()
     var h = EngineHarness()
     _ = h.press(.start)
     h.finishCountdown()
     var position = GeoPoint(latitude: 45.5, longitude: 7.25)
-    h.ride(seconds: 30, speed: 8, heartRate: 140, from: &position)
-    _ = h.press(.lap)
-    h.ride(seconds: 30, speed: 8, heartRate: 150, from: &position)
+    riding(&h, &position)
     _ = h.press(.stop)
     try board.store.write(
       h.commands, clock: ClockStamp(epoch: "t", moment: Moment(monotonic: 0, wall: 0), wallTrusted: true))
+    return board
+  }
+
+  /// The bytes `RideJSON.write` streams.
+  func streamed(_ ride: WebRoutes.RideJSON) throws -> [UInt8] {
+    var pieces: [[UInt8]] = []
+    try ride.write { pieces.append($0) }
+    return Array(pieces.joined())
+  }
+
+  @Test("the ride page's JSON, written a piece at a time, is the JSON of it whole")
+  func rideJSONInPieces() throws {
+    let board = try boardWithARide { h, position in
+      h.ride(seconds: 30, speed: 8, heartRate: 140, from: &position)
+      _ = h.press(.lap)
+      h.ride(seconds: 30, speed: 8, heartRate: 150, from: &position)
+    }
     let ride = try #require(try board.routes.ride(1))
     #expect(ride.laps.count == 2 && !ride.events.isEmpty)
     #expect(ride.battery == nil, "no gauge, no battery")
-    var pieces: [[UInt8]] = []
-    try ride.write { pieces.append($0) }
-    #expect(Array(pieces.joined()) == Array(try ControlJSON.encode(ride).utf8))
+    #expect(try streamed(ride) == Array(try ControlJSON.encode(ride).utf8))
     #expect(try board.routes.ride(2) == nil)
   }
 
   @Test("the ride page's JSON has the battery through the ride where the board has a gauge")
   func rideJSONWithTheBattery() throws {
-    let board = try Board()
-    var h = EngineHarness()
-    _ = h.press(.start)
-    h.finishCountdown()
-    var position = GeoPoint(latitude: 45.5, longitude: 7.25)
-    for minute in 0..<12 {
-      h.send(.reading(.battery(BatteryReading(supply: "BAT0", level: 80 - Double(minute), status: .discharging))))
-      h.ride(seconds: 60, speed: 8, from: &position)
+    let board = try boardWithARide { h, position in
+      for minute in 0..<12 {
+        h.send(.reading(.battery(BatteryReading(supply: "BAT0", level: 80 - Double(minute), status: .discharging))))
+        h.ride(seconds: 60, speed: 8, from: &position)
+      }
     }
-    _ = h.press(.stop)
-    try board.store.write(
-      h.commands, clock: ClockStamp(epoch: "t", moment: Moment(monotonic: 0, wall: 0), wallTrusted: true))
     let ride = try #require(try board.routes.ride(1))
     let battery = try #require(ride.battery)
     #expect(battery.summary.hasPrefix("battery 80 % at the start, "), "\(battery.summary)")
     #expect(battery.summary.contains("drain"), "\(battery.summary)")
     #expect(battery.minutes.first == 0 && battery.level.first == 80)
     #expect(battery.minutes.count == battery.level.count && battery.minutes.count >= 11)
-    var pieces: [[UInt8]] = []
-    try ride.write { pieces.append($0) }
-    let text = String(decoding: Array(pieces.joined()), as: UTF8.self)
-    #expect(text.hasPrefix("{\"battery\":{"))
-    #expect(Array(pieces.joined()) == Array(try ControlJSON.encode(ride).utf8))
+    let bytes = try streamed(ride)
+    #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("{\"battery\":{"))
+    #expect(bytes == Array(try ControlJSON.encode(ride).utf8))
   }
 }
