@@ -7,117 +7,41 @@ import Synchronization
 import WorkoutControl
 import WorkoutCore
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
-/// What a BLE sensor is to the service: one sensor in each role.
-enum SensorRole: String, CaseIterable, Codable, Sendable, Hashable {
-  case heartRate = "heart_rate"
-  case power = "power"
-  case speedCadence = "speed_cadence"
-
-  var device: DeviceKind {
-    switch self {
-    case .heartRate: .heartRateStrap
-    case .power: .powerMeter
-    case .speedCadence: .speedCadenceSensor
-    }
-  }
-
-  /// The role a scanned sensor plays: a power meter that also offers speed/cadence is a power
-  /// meter (its power is what it is for).
-  init?(advertised services: [SensorService]) {
-    if services.contains(.cyclingPower) {
-      self = .power
-    } else if services.contains(.heartRate) {
-      self = .heartRate
-    } else if services.contains(.speedAndCadence) {
-      self = .speedCadence
-    } else {
-      return nil
-    }
-  }
-}
-
-/// The sensors chosen with `workoutctl sensors add|remove`, kept in the state directory as
-/// `sensors.json`. For each role it lists, it overrides the configuration file: an address, or
-/// null for a sensor removed. Versioned: a file this binary cannot read (a newer format, or
-/// damaged) is left as it is, reported, and not written over.
-struct ChosenSensorsFile {
-  static let version = 1
-
-  struct Entry: Codable, Hashable, Sendable {
-    var role: SensorRole
-    /// nil: no sensor in this role, whatever the configuration file says.
-    var address: String?
-    var addressType: BluetoothAddress.Kind?
-  }
-
-  struct Contents: Codable {
-    var version: Int
-    var sensors: [Entry]
-  }
-
-  enum Loaded: Sendable {
-    case entries([Entry])
-    /// Why it cannot be used (said in the log and in refusals).
-    case unreadable(String)
-  }
-
-  let path: String
-
-  func load() -> Loaded {
-    guard let data = FileManager.default.contents(atPath: path) else {
-      return FileManager.default.fileExists(atPath: path)
-        ? .unreadable("\(path) cannot be read") : .entries([])
-    }
-    struct Version: Decodable { var version: Int }
-    guard let version = try? JSONDecoder().decode(Version.self, from: data) else {
-      return .unreadable("\(path) is not a sensors file (no version)")
-    }
-    guard version.version == Self.version else {
-      return .unreadable(
-        "\(path) is version \(version.version), written by a newer workoutd (this one reads \(Self.version))")
-    }
-    do {
-      return .entries(try JSONDecoder().decode(Contents.self, from: data).sensors)
-    } catch {
-      return .unreadable("\(path) is damaged: \(error)")
-    }
-  }
-
-  /// Written to a temporary name, synced, renamed over the old one and the directory synced
-  /// (`DurableFile`): a power cut leaves the old file or the new one, never half of one.
-  func save(_ entries: [Entry]) throws(DurableFileError) {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    guard let data = try? encoder.encode(Contents(version: Self.version, sensors: entries)) else {
-      throw DurableFileError("cannot encode \(path)", errno: EINVAL)
-    }
-    let file = try DurableFile.begin(path: path, temporarySuffix: ".tmp")
-    try file.write(Array(data) + [10])
-    try file.commit()
-  }
-}
-
-/// The BLE sensors the service runs: those the configuration names and those chosen with
-/// `workoutctl sensors add` (which win for their roles), each a `StrapSource` on its own
-/// thread. Sensors are added, replaced and removed while the service runs; the choice is kept
-/// in `sensors.json` for the next start. Also answers `sensors scan`, and remembers what the
-/// last scan heard so that `sensors add ADDRESS` knows what the sensor is.
+/// The sensors the service runs: those the configuration names and those chosen with
+/// `workoutctl sensors add` (which win for their roles). Each BLE sensor is a `StrapSource` on
+/// its own thread; the ANT+ sensors share one stick, a source of its own with a channel for
+/// each. Sensors are added, replaced and removed while the service runs; the choice is kept in
+/// `sensors.json` for the next start, and so is the sensor an ANT+ wildcard paired with. Also
+/// answers `sensors scan`, and remembers what the last scan heard so that `sensors add ADDRESS`
+/// knows what the sensor is.
 final class SensorRoster: Sendable {
   struct Chosen: Sendable, Hashable {
-    var address: BluetoothAddress
-    /// "configuration" or "workoutctl".
+    var choice: SensorChoice
+    /// "configuration", "workoutctl", or "paired" (an ANT+ wildcard's sensor, found).
     var origin: String
+  }
+
+  /// Makes the stick's source for these sensors, telling `paired` each sensor a wildcard
+  /// channel finds; nil when ANT+ cannot run (no network key: the board said why).
+  typealias MakeANTStick =
+    @Sendable (_ sensors: [ANTSensor], _ paired: @escaping @Sendable (ANTSensor) -> Void) -> (any DeviceSource)?
+
+  private struct Running {
+    var choice: SensorChoice
+    var source: any DeviceSource
+  }
+
+  private struct RunningStick {
+    var sensors: [ANTSensor]
+    var source: any DeviceSource
   }
 
   private struct State: ~Copyable {
     var chosen: [SensorRole: Chosen] = [:]
     var fileEntries: [ChosenSensorsFile.Entry] = []
     var fileProblem: String?
-    var sources: [SensorRole: any DeviceSource] = [:]
+    var straps: [SensorRole: Running] = [:]
+    var stick: RunningStick?
     var sink: (any InputSink)?
     var heard: [BluetoothAddress: [SensorService]] = [:]
   }
@@ -126,33 +50,35 @@ final class SensorRoster: Sendable {
   private let file: ChosenSensorsFile
   private let scanner: SensorScanService
   private let makeSource: @Sendable (StrapSettings) -> any DeviceSource
+  private let makeANTStick: MakeANTStick
   private let log: Logger
   private let wheelCircumference: Double
   private let adapter: UInt16?
 
   init(
     configured: DaemonConfiguration.Sensors, stateDirectory: String, log: Logger,
-    makeSource: @escaping @Sendable (StrapSettings) -> any DeviceSource = { StrapSource(settings: $0) }
+    makeSource: @escaping @Sendable (StrapSettings) -> any DeviceSource = { StrapSource(settings: $0) },
+    makeANTStick: @escaping MakeANTStick = { _, _ in nil }
   ) {
     file = ChosenSensorsFile(path: stateDirectory + "/sensors.json")
     scanner = SensorScanService(adapter: configured.adapter)
     self.makeSource = makeSource
+    self.makeANTStick = makeANTStick
     self.log = log
     wheelCircumference = configured.wheelCircumference
     adapter = configured.adapter
     var initial = State()
-    let fromConfiguration: [(SensorRole, BluetoothAddress?)] = [
-      (.heartRate, configured.heartRate), (.power, configured.power), (.speedCadence, configured.speedCadence),
-    ]
-    for case (let role, let address?) in fromConfiguration {
-      initial.chosen[role] = Chosen(address: address, origin: "configuration")
+    for role in SensorRole.allCases {
+      if let choice = configured.choice(role) { initial.chosen[role] = Chosen(choice: choice, origin: "configuration") }
     }
     switch file.load() {
     case .entries(let entries):
       initial.fileEntries = entries
       for entry in entries {
-        if let text = entry.address, let address = BluetoothAddress(text, kind: entry.addressType) {
-          initial.chosen[entry.role] = Chosen(address: address, origin: "workoutctl")
+        if let ant = entry.ant {
+          initial.chosen[entry.role] = Chosen(choice: .ant(ant), origin: "workoutctl")
+        } else if let text = entry.address, let address = BluetoothAddress(text, kind: entry.addressType) {
+          initial.chosen[entry.role] = Chosen(choice: .ble(address), origin: "workoutctl")
         } else if entry.address == nil {
           initial.chosen[entry.role] = nil
         } else {
@@ -166,6 +92,79 @@ final class SensorRoster: Sendable {
     state = Mutex(initial)
   }
 
+  /// What runs, for the start-up log and `sensors list`.
+  var chosen: [SensorRole: Chosen] { state.withLock { $0.chosen } }
+
+  func start(sink: any InputSink) {
+    let changes = state.withLock { state in
+      state.sink = sink
+      return reconcile(&state)
+    }
+    apply(changes)
+  }
+
+  func stop() {
+    let sources = state.withLock { state in
+      state.sink = nil
+      defer {
+        state.straps.removeAll()
+        state.stick = nil
+      }
+      return state.straps.values.map(\.source) + (state.stick.map { [$0.source] } ?? [])
+    }
+    for source in sources { source.stop() }
+  }
+
+  // MARK: - Running what is chosen
+
+  private struct Changes {
+    var stopped: [any DeviceSource] = []
+    var started: [(any DeviceSource, String)] = []
+    var sink: (any InputSink)?
+  }
+
+  /// Brings what runs in line with what is chosen (while the devices run): a BLE sensor whose
+  /// choice changed is replaced; the stick is made again when its list of ANT+ sensors changed.
+  private func reconcile(_ state: inout State) -> Changes {
+    var changes = Changes(sink: state.sink)
+    guard state.sink != nil else { return changes }
+    for role in SensorRole.allCases {
+      let wanted = state.chosen[role]?.choice.ble
+      if let running = state.straps[role], running.choice.ble != wanted {
+        changes.stopped.append(running.source)
+        state.straps[role] = nil
+      }
+      if let wanted, state.straps[role] == nil {
+        let source = makeSource(settings(wanted, role))
+        state.straps[role] = Running(choice: .ble(wanted), source: source)
+        changes.started.append((source, role.rawValue))
+      }
+    }
+    let antSensors = SensorRole.allCases.compactMap { state.chosen[$0]?.choice.ant }
+    if state.stick?.sensors != antSensors {
+      if let old = state.stick { changes.stopped.append(old.source) }
+      state.stick = nil
+      if !antSensors.isEmpty {
+        if let source = makeANTStick(antSensors, { [weak self] in self?.paired($0) }) {
+          state.stick = RunningStick(sensors: antSensors, source: source)
+          changes.started.append((source, antSensors.map(\.description).joined(separator: ", ")))
+        } else {
+          log(.error, "ANT+ sensors are not started (\(antSensors.map(\.text).joined(separator: ", "))): see above")
+        }
+      }
+    }
+    return changes
+  }
+
+  private func apply(_ changes: Changes) {
+    for source in changes.stopped { source.stop() }
+    guard let sink = changes.sink else { return }
+    for (source, what) in changes.started {
+      log(.info, "starting \(source.name) (\(what))")
+      source.start(sink: sink)
+    }
+  }
+
   private func settings(_ address: BluetoothAddress, _ role: SensorRole) -> StrapSettings {
     var settings = StrapSettings(address: address)
     settings.device = role.device
@@ -174,34 +173,33 @@ final class SensorRoster: Sendable {
     return settings
   }
 
-  /// What runs, for the start-up log and `sensors list`.
-  var chosen: [SensorRole: Chosen] { state.withLock { $0.chosen } }
-
-  func start(sink: any InputSink) {
-    let started: [(SensorRole, any DeviceSource)] = state.withLock { state in
-      state.sink = sink
-      var started: [(SensorRole, any DeviceSource)] = []
-      for role in SensorRole.allCases {
-        guard let chosen = state.chosen[role] else { continue }
-        let source = makeSource(settings(chosen.address, role))
-        state.sources[role] = source
-        started.append((role, source))
+  /// A wildcard channel found its sensor: kept in `sensors.json`, so that the next start pairs
+  /// with the same one and not the first one in range. The stick runs on as it is.
+  private func paired(_ sensor: ANTSensor) {
+    let role = SensorRole(sensor.profile)
+    /// nil: not a wildcard's sensor; otherwise why it could not be kept, or nil.
+    let outcome = state.withLock { state -> String?? in
+      guard let chosen = state.chosen[role], let wildcard = chosen.choice.ant, wildcard.isWildcard,
+        wildcard.profile == sensor.profile
+      else { return nil }
+      state.chosen[role] = Chosen(choice: .ant(sensor), origin: "paired")
+      if let index = state.stick?.sensors.firstIndex(of: wildcard) { state.stick?.sensors[index] = sensor }
+      if let problem = state.fileProblem { return .some(problem) }
+      let entries = state.fileEntries.filter { $0.role != role } + [.init(role: role, .ant(sensor))]
+      do {
+        try file.save(entries.sorted { $0.role.rawValue < $1.role.rawValue })
+      } catch {
+        return .some("\(error)")
       }
-      return started
+      state.fileEntries = entries
+      return .some(nil)
     }
-    for (role, source) in started {
-      log(.info, "starting \(source.name) (\(role.rawValue))")
-      source.start(sink: sink)
+    switch outcome {
+    case .none: break
+    case .some(.none): log(.notice, "\(role.rawValue): paired with \(sensor) (kept in \(file.path))")
+    case .some(.some(let problem)):
+      log(.warning, "\(role.rawValue): paired with \(sensor), but it cannot be kept in \(file.path): \(problem)")
     }
-  }
-
-  func stop() {
-    let sources = state.withLock { state in
-      state.sink = nil
-      defer { state.sources.removeAll() }
-      return Array(state.sources.values)
-    }
-    for source in sources { source.stop() }
   }
 
   // MARK: - Control
@@ -232,7 +230,7 @@ final class SensorRoster: Sendable {
       SensorRole.allCases.compactMap { role in
         state.chosen[role].map {
           SensorEntryReport(
-            role: role.rawValue, address: $0.address.description, addressType: $0.address.kind.rawValue,
+            role: role.rawValue, address: $0.choice.description, addressType: $0.choice.addressType,
             origin: $0.origin, device: role.device.rawValue)
         }
       }
@@ -244,118 +242,156 @@ final class SensorRoster: Sendable {
     state.withLock { $0.heard[address] = services }
   }
 
-  private func add(_ request: ControlRequest) -> ControlReply {
-    guard let text = request.address else { return ControlReply(ok: false, message: "sensors add needs an address") }
-    let kind = request.addressType.flatMap(BluetoothAddress.Kind.init(rawValue:))
-    if request.addressType != nil && kind == nil {
-      return ControlReply(
-        ok: false, message: "the address type is \"public\" or \"random\", not \"\(request.addressType!)\"")
-    }
-    guard var address = BluetoothAddress(text, kind: kind) else {
-      return ControlReply(ok: false, message: "\"\(text)\" is not a Bluetooth address like A0:9E:1A:12:34:56")
-    }
-    var role: SensorRole?
-    if let named = request.role {
-      guard let parsed = SensorRole(rawValue: named) else {
-        return ControlReply(
-          ok: false,
-          message: "the role is one of \(SensorRole.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(named)\""
-        )
-      }
-      role = parsed
-    }
-    let outcome: Result<(SensorRole, (any DeviceSource)?, (any DeviceSource)?, (any InputSink)?), AddRefusal> =
-      state.withLock { state in
-        if let problem = state.fileProblem {
-          return .failure(AddRefusal("\(problem); move it away to choose sensors with workoutctl again"))
-        }
-        // A scan heard it: what it is, and its address type as it advertised.
-        if let heard = state.heard.first(where: { $0.key.bytes == address.bytes }) {
-          if kind == nil { address = heard.key }
-          if role == nil { role = SensorRole(advertised: heard.value) }
-        }
-        guard let role else {
-          return .failure(
-            AddRefusal(
-              "what \(address) is is not known: scan for it first (workoutctl sensors scan, with the sensor awake) or give its role (--role heart_rate, power or speed_cadence)"
-            ))
-        }
-        var entries = state.fileEntries.filter { $0.role != role }
-        entries.append(.init(role: role, address: address.description, addressType: address.kind))
-        // One sensor, one role: taken from any other role it had.
-        var vacated: [SensorRole] = []
-        for (other, chosen) in state.chosen where other != role && chosen.address.bytes == address.bytes {
-          entries.removeAll { $0.role == other }
-          entries.append(.init(role: other, address: nil, addressType: nil))
-          vacated.append(other)
-        }
-        do {
-          try file.save(entries.sorted { $0.role.rawValue < $1.role.rawValue })
-        } catch {
-          return .failure(AddRefusal("cannot save the choice in \(file.path): \(error)"))
-        }
-        state.fileEntries = entries
-        state.chosen[role] = Chosen(address: address, origin: "workoutctl")
-        var old = state.sources.removeValue(forKey: role)
-        for other in vacated {
-          state.chosen[other] = nil
-          if let source = state.sources.removeValue(forKey: other) { old = old ?? source }
-        }
-        var new: (any DeviceSource)?
-        if state.sink != nil {
-          new = makeSource(settings(address, role))
-          state.sources[role] = new
-        }
-        return .success((role, old, new, state.sink))
-      }
-    switch outcome {
-    case .failure(let refusal):
-      return ControlReply(ok: false, message: refusal.text)
-    case .success(let (role, old, new, sink)):
-      old?.stop()
-      if let new, let sink { new.start(sink: sink) }
-      log(.notice, "sensor \(address) (\(address.kind.rawValue)) added as \(role.rawValue) by workoutctl")
-      return ControlReply(
-        ok: true, message: "\(role.rawValue): \(address) (\(address.kind.rawValue)), connecting", sensors: list())
-    }
-  }
-
-  private struct AddRefusal: Error {
+  private struct Refusal: Error {
     var text: String
     init(_ text: String) { self.text = text }
   }
 
-  private func remove(_ request: ControlRequest) -> ControlReply {
-    guard let text = request.address, let address = BluetoothAddress(text) else {
-      return ControlReply(ok: false, message: "sensors remove needs an address like A0:9E:1A:12:34:56")
-    }
-    let outcome: Result<(SensorRole, (any DeviceSource)?, (any InputSink)?), AddRefusal> = state.withLock { state in
-      if let problem = state.fileProblem {
-        return .failure(AddRefusal("\(problem); move it away to choose sensors with workoutctl again"))
+  private static let roleList = SensorRole.allCases.map(\.rawValue).joined(separator: ", ")
+
+  private func add(_ request: ControlRequest) -> ControlReply {
+    guard let text = request.address else { return ControlReply(ok: false, message: "sensors add needs an address") }
+    var role: SensorRole?
+    if let named = request.role {
+      guard let parsed = SensorRole(rawValue: named) else {
+        return ControlReply(ok: false, message: "the role is one of \(Self.roleList), not \"\(named)\"")
       }
-      guard let role = state.chosen.first(where: { $0.value.address.bytes == address.bytes })?.key else {
-        let known = state.chosen.values.map(\.address.description).sorted().joined(separator: ", ")
-        return .failure(AddRefusal("\(address) is not one of the sensors (\(known.isEmpty ? "none" : known))"))
+      role = parsed
+    }
+    let outcome: Result<(SensorRole, SensorChoice, Changes), Refusal> = state.withLock { state in
+      if let problem = state.fileProblem {
+        return .failure(Refusal("\(problem); move it away to choose sensors with workoutctl again"))
+      }
+      let choice: SensorChoice
+      switch Self.choice(text, addressType: request.addressType, role: role, heard: state.heard) {
+      case .failure(let refusal): return .failure(refusal)
+      case .success(let (found, foundRole)):
+        choice = found
+        role = role ?? foundRole
+      }
+      guard let role else {
+        return .failure(
+          Refusal(
+            "what \(choice) is is not known: scan for it first (workoutctl sensors scan, with the sensor awake) or give its role (--role heart_rate, power or speed_cadence)"
+          ))
       }
       var entries = state.fileEntries.filter { $0.role != role }
-      entries.append(.init(role: role, address: nil, addressType: nil))
+      entries.append(.init(role: role, choice))
+      // One sensor, one role: taken from any other role it had.
+      var vacated: [SensorRole] = []
+      for (other, chosen) in state.chosen where other != role && chosen.choice.isSameSensor(as: choice) {
+        entries.removeAll { $0.role == other }
+        entries.append(.init(role: other, nil))
+        vacated.append(other)
+      }
       do {
         try file.save(entries.sorted { $0.role.rawValue < $1.role.rawValue })
       } catch {
-        return .failure(AddRefusal("cannot save the choice in \(file.path): \(error)"))
+        return .failure(Refusal("cannot save the choice in \(file.path): \(error)"))
       }
       state.fileEntries = entries
-      state.chosen[role] = nil
-      return .success((role, state.sources.removeValue(forKey: role), state.sink))
+      state.chosen[role] = Chosen(choice: choice, origin: "workoutctl")
+      for other in vacated { state.chosen[other] = nil }
+      return .success((role, choice, reconcile(&state)))
     }
     switch outcome {
     case .failure(let refusal):
       return ControlReply(ok: false, message: refusal.text)
-    case .success(let (role, source, sink)):
-      source?.stop()
-      sink?.post(.deviceRemoved(role.device))
-      log(.notice, "sensor \(address) (\(role.rawValue)) removed by workoutctl")
-      return ControlReply(ok: true, message: "\(role.rawValue): \(address) removed", sensors: list())
+    case .success(let (role, choice, changes)):
+      apply(changes)
+      log(.notice, "sensor \(choice) (\(choice.addressType)) added as \(role.rawValue) by workoutctl")
+      return ControlReply(
+        ok: true, message: "\(role.rawValue): \(choice) (\(choice.addressType)), connecting", sensors: list())
+    }
+  }
+
+  /// The sensor `text` names, and its role when what it is is known (an ANT+ profile, or what
+  /// the last scan heard of a BLE address).
+  private static func choice(
+    _ text: String, addressType: String?, role: SensorRole?, heard: [BluetoothAddress: [SensorService]]
+  ) -> Result<(SensorChoice, SensorRole?), Refusal> {
+    if text.lowercased().hasPrefix("ant:") {
+      guard ANTSensor.namesProfile(text) || role != nil else {
+        return .failure(
+          Refusal(
+            "what \(text) is is not known: give its role (--role \(roleList)) or its profile (ant:heart_rate:4242)"))
+      }
+      guard let sensor = ANTSensor(text: text, role: role) else {
+        return .failure(
+          Refusal("\"\(text)\" is not an ANT+ sensor for \(role?.rawValue ?? "any role"): \(ANTSensor.syntax)"))
+      }
+      return .success((.ant(sensor), SensorRole(sensor.profile)))
+    }
+    let kind = addressType.flatMap(BluetoothAddress.Kind.init(rawValue:))
+    if let addressType, kind == nil {
+      return .failure(Refusal("the address type is \"public\" or \"random\", not \"\(addressType)\""))
+    }
+    guard var address = BluetoothAddress(text, kind: kind) else {
+      return .failure(
+        Refusal(
+          "\"\(text)\" is not a Bluetooth address like A0:9E:1A:12:34:56, nor an ANT+ sensor (\(ANTSensor.syntax))"))
+    }
+    // A scan heard it: what it is, and its address type as it advertised.
+    var role: SensorRole?
+    if let heard = heard.first(where: { $0.key.bytes == address.bytes }) {
+      if kind == nil { address = heard.key }
+      role = SensorRole(advertised: heard.value)
+    }
+    return .success((.ble(address), role))
+  }
+
+  private func remove(_ request: ControlRequest) -> ControlReply {
+    let removing: SensorChoice
+    var profileNamed = false
+    if let text = request.address, let address = BluetoothAddress(text) {
+      removing = .ble(address)
+    } else if let text = request.address,
+      let sensor = ANTSensor(text: text, role: nil) ?? ANTSensor(text: text, role: .heartRate)
+    {
+      removing = .ant(sensor)
+      profileNamed = ANTSensor.namesProfile(text)
+    } else {
+      return ControlReply(
+        ok: false, message: "sensors remove needs an address like A0:9E:1A:12:34:56 or an ANT+ sensor like ant:4242")
+    }
+    let outcome: Result<(SensorRole, Changes), Refusal> = state.withLock { state in
+      if let problem = state.fileProblem {
+        return .failure(Refusal("\(problem); move it away to choose sensors with workoutctl again"))
+      }
+      guard
+        let role = state.chosen.first(where: { Self.matches($0.value.choice, removing, profileNamed) })?.key
+      else {
+        let known = state.chosen.values.map(\.choice.description).sorted().joined(separator: ", ")
+        return .failure(Refusal("\(removing) is not one of the sensors (\(known.isEmpty ? "none" : known))"))
+      }
+      var entries = state.fileEntries.filter { $0.role != role }
+      entries.append(.init(role: role, nil))
+      do {
+        try file.save(entries.sorted { $0.role.rawValue < $1.role.rawValue })
+      } catch {
+        return .failure(Refusal("cannot save the choice in \(file.path): \(error)"))
+      }
+      state.fileEntries = entries
+      state.chosen[role] = nil
+      return .success((role, reconcile(&state)))
+    }
+    switch outcome {
+    case .failure(let refusal):
+      return ControlReply(ok: false, message: refusal.text)
+    case .success(let (role, changes)):
+      apply(changes)
+      changes.sink?.post(.deviceRemoved(role.device))
+      log(.notice, "sensor \(removing) (\(role.rawValue)) removed by workoutctl")
+      return ControlReply(ok: true, message: "\(role.rawValue): \(removing) removed", sensors: list())
+    }
+  }
+
+  /// Whether a sensor given to `sensors remove` is this chosen one: an ANT+ sensor by its
+  /// device number ("ant:any" a wildcard not paired yet), and by its profile when one is named.
+  private static func matches(_ chosen: SensorChoice, _ removing: SensorChoice, _ profileNamed: Bool) -> Bool {
+    switch (chosen, removing) {
+    case (.ant(let a), .ant(let b)): a.deviceNumber == b.deviceNumber && (!profileNamed || a.profile == b.profile)
+    default: chosen.isSameSensor(as: removing)
     }
   }
 }

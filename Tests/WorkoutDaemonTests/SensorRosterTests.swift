@@ -24,11 +24,30 @@ private final class RecordingSource: DeviceSource, Sendable {
   func stop() { journal.add("stop \(settings.device.rawValue) \(settings.address)") }
 }
 
+/// The ANT stick's source, saying which sensors it was made for; `pair` plays a wildcard
+/// channel finding its sensor.
+private final class RecordingStick: DeviceSource, Sendable {
+  let sensors: [ANTSensor]
+  let paired: @Sendable (ANTSensor) -> Void
+  let journal: Journal
+  init(_ sensors: [ANTSensor], _ paired: @escaping @Sendable (ANTSensor) -> Void, _ journal: Journal) {
+    self.sensors = sensors
+    self.paired = paired
+    self.journal = journal
+  }
+  var name: String { "ANT stick" }
+  func start(sink: any InputSink) { journal.add("start stick \(sensors.map(\.text))") }
+  func stop() { journal.add("stop stick \(sensors.map(\.text))") }
+}
+
 private final class Journal: Sendable {
   private let entries = Mutex<[String]>([])
   func add(_ entry: String) { entries.withLock { $0.append(entry) } }
   var all: [String] { entries.withLock { $0 } }
   func clear() { entries.withLock { $0.removeAll() } }
+  private let sticks = Mutex<[RecordingStick]>([])
+  func stick(_ stick: RecordingStick) { sticks.withLock { $0.append(stick) } }
+  var lastStick: RecordingStick? { sticks.withLock { $0.last } }
 }
 
 private final class RecordingSink: InputSink {
@@ -56,7 +75,12 @@ final class SensorRosterTests {
   ) -> SensorRoster {
     SensorRoster(
       configured: configured, stateDirectory: dir, log: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-      makeSource: { RecordingSource($0, journal) })
+      makeSource: { RecordingSource($0, journal) },
+      makeANTStick: { sensors, paired in
+        let stick = RecordingStick(sensors, paired, journal)
+        journal.stick(stick)
+        return stick
+      })
   }
 
   private func ask(
@@ -139,7 +163,7 @@ final class SensorRosterTests {
   @Test(
     "a sensors.json this binary cannot read is reported and left alone: the configuration's sensors run, choices are refused",
     arguments: [
-      #"{"version": 2, "sensors": [], "groups": {}}"#, "not json", #"{"version": 1, "sensors": [{"role": "x"}]}"#,
+      #"{"version": 3, "sensors": [], "groups": {}}"#, "not json", #"{"version": 1, "sensors": [{"role": "x"}]}"#,
     ])
   func unreadable(_ text: String) throws {
     try text.write(toFile: dir + "/sensors.json", atomically: true, encoding: .utf8)
@@ -166,5 +190,73 @@ final class SensorRosterTests {
     #expect(journal.all == ["start heartRateStrap A0:9E:1A:12:34:56"])
     sensors.stop()
     #expect(journal.all.last == "stop heartRateStrap A0:9E:1A:12:34:56")
+  }
+
+  @Test("ANT+ sensors share one stick: made again when its sensors change, BLE sensors untouched")
+  func antSensorsShareTheStick() throws {
+    let journal = Journal()
+    var configured = DaemonConfiguration.Sensors()
+    configured.heartRate = strap
+    configured.ant[.power] = ANTSensor(profile: .bicyclePower, deviceNumber: 5151, transmissionType: 5)
+    let sensors = roster(dir, configured: configured, journal: journal)
+    sensors.start(sink: RecordingSink())
+    #expect(journal.all == ["start heartRateStrap A0:9E:1A:12:34:56", "start stick [\"ant:5151/5\"]"])
+
+    // An ANT+ strap in the BLE strap's place: the strap stops, the stick is made for both.
+    journal.clear()
+    let added = ask(sensors, .addSensor, "ant:4242", role: "heart_rate")
+    #expect(added.message == "heart_rate: ant:4242 (ant+), connecting", "\(added.message ?? "")")
+    #expect(
+      journal.all == [
+        "stop heartRateStrap A0:9E:1A:12:34:56", "stop stick [\"ant:5151/5\"]",
+        "start stick [\"ant:4242\", \"ant:5151/5\"]",
+      ])
+    // The profile says the role; a speed-only sensor is a speed/cadence one.
+    journal.clear()
+    #expect(ask(sensors, .addSensor, "ant:speed:17").ok)
+    #expect(journal.all.last == "start stick [\"ant:4242\", \"ant:5151/5\", \"ant:speed:17\"]")
+    #expect(
+      ask(sensors, .listSensors).sensors?.map { "\($0.role) \($0.address) \($0.addressType) \($0.origin)" } == [
+        "heart_rate ant:4242 ant+ workoutctl", "power ant:5151/5 ant+ configuration",
+        "speed_cadence ant:speed:17 ant+ workoutctl",
+      ])
+    #expect(!ask(sensors, .addSensor, "ant:4242").ok, "no role and no profile")
+    #expect(!ask(sensors, .addSensor, "ant:speed:17", role: "power").ok, "a speed sensor is no power meter")
+    #expect(!ask(sensors, .addSensor, "ant:70000", role: "power").ok)
+
+    // Removed by its number: the stick goes on with the others.
+    journal.clear()
+    #expect(ask(sensors, .removeSensor, "ant:17").ok)
+    #expect(
+      journal.all == [
+        "stop stick [\"ant:4242\", \"ant:5151/5\", \"ant:speed:17\"]", "start stick [\"ant:4242\", \"ant:5151/5\"]",
+      ])
+    let saved = try String(contentsOfFile: dir + "/sensors.json", encoding: .utf8)
+    #expect(saved.contains("\"version\" : 2"))
+
+    // Kept for the next start; a BLE-only file stays version 1 (see addAndRemove).
+    let again = Journal()
+    roster(dir, configured: configured, journal: again).start(sink: RecordingSink())
+    #expect(again.all == ["start stick [\"ant:4242\", \"ant:5151/5\"]"])
+  }
+
+  @Test("a wildcard's sensor, once found, is kept: the next start pairs with it, not the first in range")
+  func wildcardPairingIsKept() throws {
+    let journal = Journal()
+    var configured = DaemonConfiguration.Sensors()
+    configured.ant[.heartRate] = ANTSensor(profile: .heartRate)
+    let sensors = roster(dir, configured: configured, journal: journal)
+    sensors.start(sink: RecordingSink())
+    #expect(journal.all == ["start stick [\"ant:any\"]"])
+    let found = ANTSensor(profile: .heartRate, deviceNumber: 4242, transmissionType: 1)
+    journal.lastStick?.paired(found)
+    #expect(journal.all == ["start stick [\"ant:any\"]"], "the stick runs on: it has the sensor")
+    #expect(ask(sensors, .listSensors).sensors?.map { "\($0.address) \($0.origin)" } == ["ant:4242/1 paired"])
+    journal.lastStick?.paired(ANTSensor(profile: .heartRate, deviceNumber: 7, transmissionType: 1))
+    #expect(ask(sensors, .listSensors).sensors?.map(\.address) == ["ant:4242/1"], "paired once")
+
+    let again = Journal()
+    roster(dir, configured: configured, journal: again).start(sink: RecordingSink())
+    #expect(again.all == ["start stick [\"ant:4242/1\"]"])
   }
 }

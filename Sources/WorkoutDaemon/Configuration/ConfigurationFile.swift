@@ -38,6 +38,14 @@ extension DaemonConfiguration {
     configuration.barometer.read(section("barometer"))
     configuration.battery.read(section("battery"))
     configuration.sensors.read(section("sensors"))
+    let ant = section("ant")
+    configuration.ant.read(ant)
+    if !configuration.sensors.ant.isEmpty && configuration.ant.networkKeyFile == nil {
+      ant.problem(
+        "network_key_file",
+        "must name the file with the ANT+ network key, as [sensors] names ANT+ sensors (none ships with workoutd: see the README's \"ANT+ sensors\")"
+      )
+    }
     configuration.export.read(section("export"))
     configuration.usbDrive.read(section("usb_drive"), export: configuration.export)
     let rider = section("rider")

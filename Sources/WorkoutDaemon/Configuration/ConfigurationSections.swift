@@ -256,20 +256,28 @@ extension DaemonConfiguration.Sensors {
   mutating func read(_ sensors: TOMLSection) {
     // "AA:BB:CC:DD:EE:FF", or with "/public" or "/random" when the address's kind is not the
     // one its first byte suggests.
-    func address(_ key: String) -> BluetoothAddress? {
+    func address(_ key: String, _ role: SensorRole) -> BluetoothAddress? {
       guard let text = sensors.string(key), !text.isEmpty else { return nil }
+      if text.lowercased().hasPrefix("ant:") {
+        if let sensor = ANTSensor(text: text, role: role) {
+          ant[role] = sensor
+        } else {
+          sensors.problem(key, "must be an ANT+ sensor like \(ANTSensor.syntax) (got \"\(text)\")")
+        }
+        return nil
+      }
       let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
       let kind = parts.count == 2 ? BluetoothAddress.Kind(rawValue: parts[1]) : nil
       if let address = BluetoothAddress(parts[0], kind: kind), parts.count == 1 || kind != nil { return address }
       sensors.problem(
         key,
-        "must be a Bluetooth address like \"A0:9E:1A:12:34:56\", optionally with \"/public\" or \"/random\" (got \"\(text)\")"
+        "must be a Bluetooth address like \"A0:9E:1A:12:34:56\", optionally with \"/public\" or \"/random\", or an ANT+ sensor like \"ant:any\" (got \"\(text)\")"
       )
       return nil
     }
-    heartRate = address("heart_rate")
-    power = address("power")
-    speedCadence = address("speed_cadence")
+    heartRate = address("heart_rate", .heartRate)
+    power = address("power", .power)
+    speedCadence = address("speed_cadence", .speedCadence)
     let named = [heartRate, power, speedCadence].compactMap { $0 }
     if Set(named.map(\.bytes)).count < named.count {
       sensors.problem(
@@ -286,6 +294,13 @@ extension DaemonConfiguration.Sensors {
         sensors.problem("adapter", "must name a Bluetooth controller like \"hci0\" (got \"\(text)\")")
       }
     }
+  }
+}
+
+extension DaemonConfiguration.ANT {
+  /// `[ant]`
+  mutating func read(_ ant: TOMLSection) {
+    if let file = ant.path("network_key_file") { networkKeyFile = file }
   }
 }
 

@@ -118,10 +118,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var settings = BatterySettings()
   }
 
-  /// [sensors]: BLE sensors by address.
+  /// [sensors]: BLE sensors by address, ANT+ sensors by device number.
   public var sensors = Sensors()
 
   public struct Sensors: Sendable, Equatable {
+    /// The roles given an ANT+ sensor ("ant:..."); their BLE addresses are nil.
+    var ant: [SensorRole: ANTSensor] = [:]
     /// A heart-rate strap; nil for none.
     public var heartRate: BluetoothAddress?
     /// A cycling power meter; nil for none.
@@ -133,6 +135,27 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Metres a wheel revolution covers, for speed and distance from a wheel sensor (CSC or a
     /// hub power meter); `wheel_circumference_mm` in the file, as tyre makers' tables give it.
     public var wheelCircumference = StrapReadings.defaultWheelCircumference
+
+    /// The sensor the file names for `role`.
+    func choice(_ role: SensorRole) -> SensorChoice? {
+      if let sensor = ant[role] { return .ant(sensor) }
+      let address =
+        switch role {
+        case .heartRate: heartRate
+        case .power: power
+        case .speedCadence: speedCadence
+        }
+      return address.map(SensorChoice.ble)
+    }
+  }
+
+  /// [ant]: the USB ANT stick the ANT+ sensors in `[sensors]` are received with.
+  public var ant = ANT()
+
+  public struct ANT: Sendable, Equatable {
+    /// A file holding the network key (16 hexadecimal digits), readable only by the service's
+    /// user: the ANT+ key is licensed to ANT+ adopters, so none ships with workoutd.
+    public var networkKeyFile: String?
   }
 
   /// [export]: each session's files, written by the service when it ends.
