@@ -5,7 +5,8 @@ import WorkoutCore
 
 struct Sensors: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Bluetooth LE sensors: find the straps, power meters and speed/cadence pods around, and choose them.",
+    abstract:
+      "BLE and ANT+ sensors: find the straps, power meters and speed/cadence pods around, and choose them.",
     subcommands: [List.self, Scan.self, Add.self, Remove.self])
 
   static func printList(_ sensors: [SensorEntryReport]) {
@@ -41,10 +42,10 @@ struct Sensors: ParsableCommand {
       abstract:
         "Choose a sensor: connected at once, kept for the next start (over the configuration file's for its role).",
       discussion:
-        "What it is (heart rate, power, speed/cadence) is known from the last scan; otherwise give --role. One sensor per role: adding one replaces the one before."
+        "What a BLE sensor is (heart rate, power, speed/cadence) is known from the last scan; otherwise give --role. An ANT+ sensor is ant:DEVICE_NUMBER (or ant:any, the first found) with --role, or with its profile: ant:heart_rate:4242, ant:power:5151, ant:speed:17. One sensor per role: adding one replaces the one before."
     )
     @OptionGroup var locations: Locations
-    @Argument(help: "Its address, as sensors scan shows it.") var address: String
+    @Argument(help: "Its address, or ant:NUMBER for an ANT+ sensor, as sensors scan shows it.") var address: String
     @Option(help: "heart_rate, power or speed_cadence.") var role: String?
     @Option(help: "public or random (default: as the scan heard it).") var type: String?
 
@@ -60,7 +61,7 @@ struct Sensors: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Stop using a sensor (also one the configuration file names), now and at the next start.")
     @OptionGroup var locations: Locations
-    @Argument(help: "Its address.") var address: String
+    @Argument(help: "Its address, or ant:NUMBER.") var address: String
 
     func run() throws {
       let reply = try request(ControlRequest(command: .removeSensor, address: address), to: locations, timeout: 20)
