@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 dest=$root/usr/lib/workoutd-hil
 
 rm -rf "$dest"; mkdir -p "$dest"
-cp -r "$here/lib.sh" "$here/run.sh" "$here/wkd.py" "$here/uinput_keys.py" "$here/ble_strap.py" "$here/ble_link.py" "$here/tests" "$here/powercut" "$dest/"
+cp -r "$here/lib.sh" "$here/run.sh" "$here/wkd.py" "$here/uinput_keys.py" "$here/ble_strap.py" "$here/ble_link.py" "$here/ant_stick.py" "$here/tests" "$here/powercut" "$dest/"
 for unit in "$here"/units/*.service; do
   install -m 0644 "$unit" "$root/etc/systemd/system/"
   ln -sf "/etc/systemd/system/$(basename "$unit")" "$root/etc/systemd/system/multi-user.target.wants/"
