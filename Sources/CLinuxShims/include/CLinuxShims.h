@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /// Names the calling thread (prctl PR_SET_NAME; at most 15 characters are kept).
@@ -102,5 +103,27 @@ int shim_input_key_is_down(int fd, unsigned short code);
 /// The code of a key or button name ("KEY_PROG1", "BTN_0", ...) from a small table of the
 /// ones gpio-keys overlays use, or -1.
 int shim_input_key_code(const char *name);
+
+/// usbfs (usbfs.c): USBDEVFS_DISCONNECT_CLAIM of `interface`, taking it from a kernel driver
+/// but not from another usbfs user. 0 or -1 with errno set.
+int shim_usb_claim_interface(int fd, unsigned int interface);
+/// USBDEVFS_RELEASEINTERFACE. 0 or -1 with errno set.
+int shim_usb_release_interface(int fd, unsigned int interface);
+/// USBDEVFS_BULK: one synchronous bulk transfer on `endpoint` (bit 7 set: IN), `timeout` ms
+/// (0: none). The bytes transferred, or -1 with errno set (ETIMEDOUT, ENODEV, EPIPE: a stall).
+int shim_usb_bulk(int fd, unsigned char endpoint, void *data, unsigned int length, unsigned int timeout);
+/// The size of a `struct usbdevfs_urb`, for the caller to keep one where it stays put while the
+/// kernel holds it (from submit to reap).
+size_t shim_usb_urb_size(void);
+/// USBDEVFS_SUBMITURB of a bulk URB made in `urb` for `length` bytes of `buffer`. 0 or -1.
+int shim_usb_submit_bulk(int fd, void *urb, unsigned char endpoint, void *buffer, int length);
+/// USBDEVFS_DISCARDURB. 0 or -1 with errno set (EINVAL: it had already completed).
+int shim_usb_discard(int fd, void *urb);
+/// USBDEVFS_REAPURBNDELAY: a completed URB's address in `*urb`, its data copied into its
+/// buffer. 0, or -1 with errno set (EAGAIN: none has completed; ENODEV: the device is gone).
+int shim_usb_reap(int fd, void **urb);
+/// A reaped URB's status (0, or a negative errno: -ENODEV, -ESHUTDOWN, -EPIPE, -ENOENT when
+/// discarded) and the bytes it transferred.
+void shim_usb_urb_result(const void *urb, int *status, int *actual_length);
 
 #endif
