@@ -116,9 +116,14 @@ struct ANTMessageTests {
 
   @Test func decodesStartupCapabilitiesAndChannelMessages() throws {
     #expect(try ANTStickMessage(ANTMessage(id: 0x6F, content: [0x20])) == .startup(reason: 0x20))
-    let caps = try ANTStickMessage(ANTMessage(id: 0x54, content: [8, 3, 0x00, 0xBA, 0x80, 0, 0, 0]))
+    // An ANTUSB2's answer (mvillalba/python-ant#21: A4 06 54 08 03 00 BA 36 00 71): advanced
+    // options 2 0x36, extended messages (0x02) among them.
+    let caps = try ANTStickMessage(ANTMessage(id: 0x54, content: [8, 3, 0x00, 0xBA, 0x36, 0x00]))
     guard case .capabilities(let c) = caps else { Issue.record("\(caps)"); return }
     #expect(c.maxChannels == 8 && c.maxNetworks == 3 && c.advancedOptions == 0xBA && c.extendedMessagesEnabled)
+    let old = try ANTStickMessage(ANTMessage(id: 0x54, content: [8, 3, 0x00, 0xBA, 0x80]))
+    guard case .capabilities(let o) = old else { Issue.record("\(old)"); return }
+    #expect(!o.extendedMessagesEnabled, "0x80 is FIT1, not extended messages")
     #expect(
       try ANTStickMessage(ANTMessage(id: 0x40, content: [1, 0x01, 0x07]))
         == .channelEvent(channel: 1, code: .channelClosed))

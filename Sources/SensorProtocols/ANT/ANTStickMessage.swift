@@ -75,9 +75,10 @@ public struct ANTCapabilities: Sendable, Hashable {
   /// Advanced options 2, SensRcore channels, advanced options 3 and 4, as far as sent.
   public var moreOptions: [UInt8]
 
-  /// Advanced options 2 bit 7 (ANT Message Protocol 9.5.7.4): the stick can add extended fields
-  /// (the sender's channel ID) to received data messages.
-  public var extendedMessagesEnabled: Bool { (moreOptions.first ?? 0) & 0x80 != 0 }
+  /// Advanced options 2 bit 1, CAPABILITIES_EXT_MESSAGE_ENABLED (ANT Message Protocol 9.5.7.4;
+  /// 0x02 in the ANT library's antdefines.h): the stick can add extended fields (the sender's
+  /// channel ID) to received data messages.
+  public var extendedMessagesEnabled: Bool { (moreOptions.first ?? 0) & 0x02 != 0 }
 }
 
 /// The extended fields after a data message's 8 bytes (ANT Message Protocol 7.1.1, "Flagged
