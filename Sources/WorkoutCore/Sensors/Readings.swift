@@ -140,6 +140,9 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
   /// The board's supply: under-voltage and throttling (the Raspberry Pi firmware's flags) are
   /// its faults.
   case powerSupply
+  /// A USB ANT stick (Dynastream's ANTUSB2 or ANTUSB-m): the radio the ANT+ sensors come
+  /// through; its sensors are reported as their own devices.
+  case antStick
 }
 
 extension DeviceKind {
@@ -168,6 +171,7 @@ extension DeviceKind {
     case .simulation: 12
     case .battery: 13
     case .powerSupply: 14
+    case .antStick: 15
     }
   }
 
