@@ -105,4 +105,24 @@ public enum ANTCommand: Sendable, Hashable {
 
   /// The bytes to write to the stick.
   public var bytes: [UInt8] { message.bytes }
+
+  /// The channel (or network) byte a Channel Response to it carries: its content's first.
+  public var responseChannel: UInt8 { message.content.first ?? 0 }
+
+  /// Its name in the ANT Message Protocol (section 9.5), for a problem that names it.
+  public var name: String {
+    switch self {
+    case .resetSystem: "Reset System"
+    case .setNetworkKey: "Set Network Key"
+    case .assignChannel: "Assign Channel"
+    case .setChannelID: "Channel ID"
+    case .setChannelPeriod: "Channel Period"
+    case .setRFFrequency: "Channel RF Frequency"
+    case .setSearchTimeout: "Search Timeout"
+    case .libConfig: "Lib Config"
+    case .openChannel: "Open Channel"
+    case .closeChannel: "Close Channel"
+    case .requestMessage: "Request Message"
+    }
+  }
 }
