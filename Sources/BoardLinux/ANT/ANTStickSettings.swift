@@ -90,6 +90,9 @@ public struct ANTStickSettings: DeviceSettings, Hashable {
   /// A channel whose sensor sends nothing for this long is reported lost (the stick goes back
   /// to searching by itself: ANT's "RX fail go to search").
   public var silenceLimit = 15.0
+  /// Seconds a channel searches before its sensor is reported absent and the search starts
+  /// again (Search Timeout, 2.5 s units, at most 637.5 s; ANT+ profiles suggest 30 s).
+  public var searchTimeout = 30.0
   public var backoff = Backoff(initial: 1, maximum: 30)
 
   public init(networkKey: ANTNetworkKey, sensors: [ANTSensor]) {
