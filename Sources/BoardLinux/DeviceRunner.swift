@@ -181,6 +181,18 @@ public final class BoardDevice<Settings: DeviceSettings>: DeviceSource, Sendable
     }
   }
 
+  typealias ThreadSession = (Settings, StopSignal, inout DeviceReporter) throws(DeviceProblem) -> Void
+
+  /// `makeSession` is called once, on the device's thread: what the session keeps from one
+  /// attempt to the next (the reporters of devices it reports itself) lives in what it returns.
+  init(settings: Settings, name: String, device: DeviceKind, makeSession: @escaping @Sendable () -> ThreadSession) {
+    self.settings = settings
+    runner = DeviceRunner(name: name, device: device, backoff: settings.backoff) {
+      let session = makeSession()
+      return { reporter, signal throws(DeviceProblem) in try session(settings, signal, &reporter) }
+    }
+  }
+
   public var name: String { runner.name }
   public func start(sink: any InputSink) { runner.start(sink: sink) }
   public func stop() { runner.stop() }
