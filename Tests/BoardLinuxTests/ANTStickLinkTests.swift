@@ -299,6 +299,18 @@ import WorkoutCore
     #expect(h.reports(0).isEmpty)
   }
 
+  @Test func aPowerOnStartupStillHeldBeforeTheResetsIsTakenInStride() {
+    var h = Harness([Self.heartRate])
+    _ = h.link.start(now: h.now)
+    // The power-on Startup (reason 0) comes first and is taken for the reset's; the reset's
+    // own comes while the capabilities are asked for, and starts the configuration again.
+    let request = ANTCommand.requestMessage(channel: 0, id: 0x54).bytes
+    #expect(h.link.received(ANTMessage(id: 0x6F, content: [0x00]), now: h.now) == [.send(request)])
+    h.settle(h.link.received(ANTMessage(id: 0x6F, content: [0x20]), now: h.now))
+    #expect(h.ended == nil)
+    #expect(h.stickAvailable == "ANT stick, 8 channels; 1 ANT+ sensor(s)")
+  }
+
   @Test func aStickThatRestartsByItselfEndsTheAttempt() {
     var h = Harness([Self.heartRate])
     h.start()

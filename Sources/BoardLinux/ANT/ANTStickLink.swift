@@ -93,19 +93,19 @@ struct ANTStickLink {
     do { decoded = try ANTStickMessage(message) } catch { return unreadableMessage() }
     switch decoded {
     case .startup(let reason):
-      guard case .startup = awaited?.what else {
-        // Its channels are gone with the restart: start over with a reset of our own.
-        return [
-          .end(
-            DeviceProblem(
-              condition: .failing,
-              description: "the ANT stick restarted by itself (reason 0x\(String(reason, radix: 16, uppercase: true)))")
-          )
-        ]
+      // Before the channels are up a Startup starts the configuration (again): a stick just
+      // plugged in may still hold its power-on Startup when the reset's comes.
+      guard phase == .running else {
+        phase = .configuring
+        queue = [.requestMessage(channel: 0, id: 0x54)]
+        awaited = nil
+        return sendNext(now: now)
       }
-      phase = .configuring
-      queue = [.requestMessage(channel: 0, id: 0x54)]
-      return sendNext(now: now)
+      // Its channels are gone with the restart: start over with a reset of our own.
+      let hex = String(reason, radix: 16, uppercase: true)
+      return [
+        .end(DeviceProblem(condition: .failing, description: "the ANT stick restarted by itself (reason 0x\(hex))"))
+      ]
     case .capabilities(let capabilities):
       guard case .answer(_, id: 0x54) = awaited?.what else { return [] }
       return configure(capabilities, now: now)
