@@ -299,6 +299,36 @@ import WorkoutCore
     #expect(h.reports(0).isEmpty)
   }
 
+  @Test func aScanOpensChannelZeroInRxScanModeAndListsEachSensorOnce() {
+    var h = Harness([])
+    h.link = ANTStickLink(settings: Self.settings([Self.heartRate]), mode: .scan)
+    h.start()
+    #expect(h.stick.commandIDs == [0x4A, 0x4D, 0x46, 0x6E, 0x42, 0x51, 0x45, 0x5B], "no sensor channel")
+    #expect(h.stick.commands[5].content == [0, 0, 0, 0, 0], "any device")
+    #expect(h.stickAvailable == "ANT stick, 8 channels; scanning")
+    let strap = ANTSensor(profile: .heartRate, deviceNumber: 51, transmissionType: 1)
+    let pod = ANTSensor(profile: .speedCadence, deviceNumber: 52, transmissionType: 1)
+    let other = ANTChannelID(deviceNumber: 53, deviceType: 17, transmissionType: 5)
+    // Every message comes on channel 0, whoever sent it.
+    for _ in 0..<3 {
+      h.page(ANTPages.heartRate(bpm: 70, count: 1, time: 1024), on: 0, from: strap)
+      h.page(ANTPages.speedCadence(crankTime: 1, crank: 1, wheelTime: 1, wheel: 1), on: 0, from: pod)
+      h.receive(h.stick.broadcast([0x10, 0, 0, 0, 0, 0, 0, 0], on: 0, from: other))
+    }
+    let found = h.actions.compactMap { if case .found(let sensor) = $0 { sensor } else { nil } }
+    #expect(found == [strap, pod], "once each; fitness equipment (17) is no profile read here")
+    #expect(h.readings.isEmpty && h.reports(0).isEmpty, "a scan records nothing")
+  }
+
+  @Test func aStickWithoutExtendedMessagesCannotScan() {
+    var stick = ANTTestStick()
+    stick.extendedMessages = false
+    var h = Harness([], stick: stick)
+    h.link = ANTStickLink(settings: Self.settings([]), mode: .scan)
+    h.start()
+    #expect(h.ended?.description == "the ANT stick cannot scan: it does not send the sender's channel ID")
+  }
+
   @Test func aPowerOnStartupStillHeldBeforeTheResetsIsTakenInStride() {
     var h = Harness([Self.heartRate])
     _ = h.link.start(now: h.now)

@@ -27,6 +27,8 @@ struct ANTStickLink {
     case sensor(channel: Int, Report)
     /// A wildcard channel found this sensor: keep it, so the channel asks for it by number.
     case paired(channel: Int, ANTSensor)
+    /// A scan heard this sensor (once each).
+    case found(ANTSensor)
     /// The attempt is over: report it and start again after the backoff.
     case end(DeviceProblem)
   }
@@ -40,6 +42,14 @@ struct ANTStickLink {
   static let malformedLimit = 5
   /// Wheel or crank pairs refused in a row before a sensor is failing (as `StrapLink`).
   static let refusedPairLimit = 5
+
+  enum Mode: Sendable, Hashable {
+    /// A channel for each of `settings.sensors`, as the service runs.
+    case sensors
+    /// Every ANT+ sensor in range, heard on channel 0 in Rx Scan Mode (`workoutctl sensors
+    /// scan`); no sensor channel is opened.
+    case scan
+  }
 
   private enum Phase {
     case starting
@@ -57,6 +67,7 @@ struct ANTStickLink {
   }
 
   let settings: ANTStickSettings
+  let mode: Mode
   private var phase = Phase.starting
   private var awaited: (what: Awaited, deadline: Double)?
   private var queue: [ANTCommand] = []
@@ -64,10 +75,14 @@ struct ANTStickLink {
   private var channels: [ANTSensorChannel]
   /// Runs of bytes the frame reader skipped, and messages it found that could not be decoded.
   private var unreadable = 0
+  /// What a scan has heard.
+  private var heard: Set<ANTSensor> = []
 
-  init(settings: ANTStickSettings) {
+  init(settings: ANTStickSettings, mode: Mode = .sensors) {
     self.settings = settings
-    channels = settings.sensors.map { ANTSensorChannel(sensor: $0, wheelCircumference: settings.wheelCircumference) }
+    self.mode = mode
+    let sensors = mode == .sensors ? settings.sensors : []
+    channels = sensors.map { ANTSensorChannel(sensor: $0, wheelCircumference: settings.wheelCircumference) }
   }
 
   /// Whether the stick adds the sender's channel ID to data messages (Lib Config 0x80).
@@ -166,7 +181,8 @@ struct ANTStickLink {
   /// Capabilities came: refuse what the stick cannot hold, else queue its configuration.
   private mutating func configure(_ capabilities: ANTCapabilities, now: Double) -> [Action] {
     self.capabilities = capabilities
-    let wanted = settings.sensors.count
+    if mode == .scan { return configureScan(capabilities, now: now) }
+    let wanted = channels.count
     guard wanted <= Int(capabilities.maxChannels) else {
       let problem = DeviceProblem(
         condition: .failing,
@@ -191,6 +207,23 @@ struct ANTStickLink {
         .openChannel(channel: channel),
       ]
     }
+    return sendNext(now: now)
+  }
+
+  /// Rx Scan Mode needs the sender's channel ID in each message (Lib Config 0x80) to tell
+  /// one sensor from another; channel 0 is a receiver with a wildcard ID on ANT+'s frequency.
+  private mutating func configureScan(_ capabilities: ANTCapabilities, now: Double) -> [Action] {
+    guard capabilities.extendedMessagesEnabled else {
+      let problem = DeviceProblem(
+        condition: .failing, description: "the ANT stick cannot scan: it does not send the sender's channel ID")
+      return [.end(problem)]
+    }
+    queue = [
+      .setNetworkKey(network: 0, key: settings.networkKey), .libConfig(flags: 0x80),
+      .assignChannel(channel: 0, type: .bidirectionalReceive, network: 0),
+      .setChannelID(channel: 0, .wildcard(deviceType: 0)),
+      .setRFFrequency(channel: 0, offset: ANTCommand.antPlusFrequency), .openRxScanMode,
+    ]
     return sendNext(now: now)
   }
 
@@ -241,7 +274,8 @@ struct ANTStickLink {
   }
 
   private var stickDetail: String {
-    var detail = "ANT stick, \(capabilities?.maxChannels ?? 0) channels; \(settings.sensors.count) ANT+ sensor(s)"
+    var detail = "ANT stick, \(capabilities?.maxChannels ?? 0) channels; "
+    detail += mode == .scan ? "scanning" : "\(channels.count) ANT+ sensor(s)"
     if unreadable > 0 { detail += "; \(unreadable) unreadable message(s) skipped" }
     return detail
   }
@@ -293,6 +327,7 @@ struct ANTStickLink {
 
   /// A data message: the sensor is there; its page is a reading.
   private mutating func data(_ data: ANTChannelData, now: Double) -> [Action] {
+    if mode == .scan { return scanned(data) }
     let index = Int(data.channel)
     guard channels.indices.contains(index) else { return [] }
     if case .burst = data.kind { return [] }
@@ -312,6 +347,15 @@ struct ANTStickLink {
       actions.append(.sensor(channel: index, .available(channels[index].detail)))
     }
     return actions + channels[index].readings(of: data.payload, at: now, channel: index)
+  }
+
+  /// A message heard in Rx Scan Mode: its sender, if of a profile the service reads.
+  private mutating func scanned(_ data: ANTChannelData) -> [Action] {
+    guard let id = data.extended.channelID, id.deviceNumber != 0,
+      let profile = ANTProfile(deviceType: id.deviceType)
+    else { return [] }
+    let sensor = ANTSensor(profile: profile, deviceNumber: id.deviceNumber, transmissionType: id.transmissionType)
+    return heard.insert(sensor).inserted ? [.found(sensor)] : []
   }
 
   /// The channel on `index` knows its sensor's ID (extended data, or 0x51's answer).

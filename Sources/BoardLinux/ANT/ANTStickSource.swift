@@ -121,6 +121,9 @@ final class ANTStickSession {
         guard paired[channel] != sensor else { continue }
         paired[channel] = sensor
         onPaired(sensor)
+      case .found:
+        // Only a scan's link hears sensors it was not set up for.
+        continue
       case .end(let problem): throw problem
       }
     }

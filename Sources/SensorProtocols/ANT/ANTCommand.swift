@@ -81,6 +81,9 @@ public enum ANTCommand: Sendable, Hashable {
   case closeChannel(channel: UInt8)
   /// 0x4D: asks the stick to send message `id` (0x54 capabilities, 0x51 a channel's ID).
   case requestMessage(channel: UInt8, id: UInt8)
+  /// 0x5B (9.5.4.5): channel 0, set up as a receiver, hears every device on its RF frequency
+  /// at once; the stick's other channels stay closed meanwhile.
+  case openRxScanMode
 
   /// ANT+'s RF channel offset: 2457 MHz.
   public static let antPlusFrequency: UInt8 = 57
@@ -100,6 +103,7 @@ public enum ANTCommand: Sendable, Hashable {
     case .openChannel(let channel): ANTMessage(id: 0x4B, content: [channel])
     case .closeChannel(let channel): ANTMessage(id: 0x4C, content: [channel])
     case .requestMessage(let channel, let id): ANTMessage(id: 0x4D, content: [channel, id])
+    case .openRxScanMode: ANTMessage(id: 0x5B, content: [0x00])
     }
   }
 
@@ -123,6 +127,7 @@ public enum ANTCommand: Sendable, Hashable {
     case .openChannel: "Open Channel"
     case .closeChannel: "Close Channel"
     case .requestMessage: "Request Message"
+    case .openRxScanMode: "Open Rx Scan Mode"
     }
   }
 }
