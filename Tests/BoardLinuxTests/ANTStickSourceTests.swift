@@ -164,6 +164,15 @@ struct ANTStickSourceTests {
     }
   }
 
+  @Test func aScanListsTheSensorItHearsOnce() throws {
+    let (stick, transport) = try ScriptedStick.plugIn(
+      sensor: ANTChannelID(deviceNumber: 4243, deviceType: 120, transmissionType: 1), vanishAfter: nil)
+    defer { stick.stop() }
+    let settings = ANTStickSettings(networkKey: ANTNetworkKey([1, 2, 3, 4, 5, 6, 7, 8])!, sensors: [])
+    let found = try ANTStickScan.run(settings: settings, transport: transport, seconds: 0.3, signal: StopSignal())
+    #expect(found == [ANTSensor(profile: .heartRate, deviceNumber: 4243, transmissionType: 1)])
+  }
+
   @Test func noStickIsAbsentAndSoAreItsSensorsOnceEach() {
     let factory = StickFactory { _ in nil }
     withStick(factory) { sink, _ in

@@ -36,7 +36,9 @@ struct ANTTestStick {
       if let refused, refused.id == command.id {
         return [ANTMessage(id: 0x40, content: [c.first ?? 0, command.id, refused.code])]
       }
+      // Open Channel, or Open Rx Scan Mode (channel 0).
       if command.id == 0x4B, let channel = c.first { open.insert(channel) }
+      if command.id == 0x5B { open.insert(0) }
       if command.id == 0x6E, c.count >= 2 { libConfig = c[1] }
       return [ANTMessage(id: 0x40, content: [c.first ?? 0, command.id, 0x00])]
     }

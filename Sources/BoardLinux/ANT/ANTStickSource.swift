@@ -40,8 +40,6 @@ final class ANTStickSession {
   private var sensors: [DeviceReporter] = []
   /// Each channel's last find reported to `onPaired`.
   private var paired: [ANTSensor?] = []
-  /// Runs of bytes the frame reader skipped, since the service started.
-  private(set) var framingErrors = 0
 
   init(
     open: @escaping @Sendable (StopSignal) throws(SystemError) -> (any ANTTransport)?,
@@ -81,26 +79,38 @@ final class ANTStickSession {
       throw DeviceProblem(condition: .absent, description: Self.noStick)
     }
     var link = ANTStickLink(settings: settings)
+    try Self.drive(&link, over: transport, signal: signal) { actions throws(DeviceProblem) in
+      try perform(actions, on: transport, &reporter)
+    }
+  }
+
+  /// Runs `link` over `transport` until `end` (monotonic seconds), a stop, or the link's end
+  /// (thrown): feeds it the messages `ANTFrameReader` finds and the time, and hands each
+  /// batch of actions to `perform`, which carries out all but the sends' failures.
+  static func drive(
+    _ link: inout ANTStickLink, over transport: any ANTTransport, signal: StopSignal, until end: Double? = nil,
+    perform: ([ANTStickLink.Action]) throws(DeviceProblem) -> Void
+  ) throws(DeviceProblem) {
     var reader = ANTFrameReader()
     var actions = link.start(now: SystemClocks.monotonic())
     while true {
-      try perform(actions, on: transport, &reporter)
+      try perform(actions)
+      let deadline = [link.deadline, end].compactMap { $0 }.min()
       let bytes: [UInt8]
       do {
-        guard let received = try transport.receive(until: link.deadline, signal: signal) else { return }
+        guard let received = try transport.receive(until: deadline, signal: signal) else { return }
         bytes = received
       } catch {
-        throw Self.gone(error)
+        throw gone(error)
       }
       let now = SystemClocks.monotonic()
+      if let end, now >= end { return }
       actions = []
       reader.append(bytes)
       while let output = reader.next() {
         switch output {
         case .message(let message): actions += link.received(message, now: now)
-        case .skipped(let error):
-          framingErrors += 1
-          actions += link.skipped(error)
+        case .skipped(let error): actions += link.skipped(error)
         }
       }
       actions += link.timeElapsed(now: now)
@@ -112,8 +122,7 @@ final class ANTStickSession {
   ) throws(DeviceProblem) {
     for action in actions {
       switch action {
-      case .send(let bytes):
-        do { try transport.send(bytes) } catch { throw Self.gone(error) }
+      case .send(let bytes): try Self.send(bytes, to: transport)
       case .post(let input): reporter.sink.post(input)
       case .stick(let report): Self.apply(report, to: &reporter)
       case .sensor(let channel, let report): Self.apply(report, to: &sensors[channel])
@@ -127,6 +136,10 @@ final class ANTStickSession {
       case .end(let problem): throw problem
       }
     }
+  }
+
+  static func send(_ bytes: [UInt8], to transport: any ANTTransport) throws(DeviceProblem) {
+    do { try transport.send(bytes) } catch { throw gone(error) }
   }
 
   /// The transport failed: the stick was unplugged, or its USB device went away.
