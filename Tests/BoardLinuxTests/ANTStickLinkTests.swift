@@ -271,6 +271,34 @@ import WorkoutCore
       h.readings == [.power(watts: 250), .cadence(rpm: 88), .power(watts: 230), .cadence(rpm: 90)])
   }
 
+  @Test func aPowerMetersBatteryPageShowsItsStatusAndVoltage() {
+    let meter = ANTSensor(profile: .bicyclePower, deviceNumber: 31, transmissionType: 5)
+    var h = Harness([meter])
+    h.start()
+    h.page(ANTPages.powerOnly(count: 1, accumulated: 250, watts: 250, rpm: 88), on: 0, from: meter)
+    // Common page 82: status good (2), 3 + 240/256 V.
+    h.page([0x52, 0xFF, 0xFF, 0, 0, 0, 0xF0, 0x23], on: 0, from: meter)
+    #expect(h.reports(0).last == .availableDetail("ANT+ power meter 31, battery good, 3.94 V"))
+  }
+
+  @Test func aRunOfUnusablePagesIsAFaultUntilAGoodOne() {
+    let meter = ANTSensor(profile: .bicyclePower, deviceNumber: 31, transmissionType: 5)
+    var h = Harness([meter])
+    h.start()
+    // 60,000 W: no rider's power, five times in a row; then 200 W.
+    for count in UInt8(1)...5 {
+      h.page(ANTPages.powerOnly(count: count, accumulated: 0, watts: 60000, rpm: 90), on: 0, from: meter)
+    }
+    let failing = h.reports(0).compactMap { if case .failing(let detail) = $0 { detail } else { nil } }
+    #expect(failing.count == 1)
+    #expect(failing.first?.hasPrefix("ANT+ power meter 31: 5 unusable pages in a row (ANT+ power 60000 W") == true)
+    #expect(h.readings.isEmpty)
+    h.page(ANTPages.powerOnly(count: 6, accumulated: 200, watts: 200, rpm: 90), on: 0, from: meter)
+    #expect(h.reports(0).last == .recovered("ANT+ power meter 31"))
+    #expect(h.readings.contains(.power(watts: 200)))
+    #expect(h.ended == nil, "one sensor's fault is not the stick's")
+  }
+
   @Test func speedAndCadenceMessagesGiveWheelSpeedAndCadence() throws {
     let pod = ANTSensor(profile: .speedCadence, deviceNumber: 12, transmissionType: 1)
     var h = Harness([pod])
