@@ -193,6 +193,23 @@ import WorkoutCore
     #expect(h.reports(0).contains(.availableDetail("ANT+ power meter 778")))
   }
 
+  @Test func aWildcardReopenedLearnsItsNextFindAfresh() {
+    var stick = ANTTestStick()
+    stick.extendedMessages = false
+    let first = ANTSensor(profile: .bicyclePower, deviceNumber: 778, transmissionType: 5)
+    let second = ANTSensor(profile: .bicyclePower, deviceNumber: 779, transmissionType: 5)
+    stick.sensors[0] = first.channelID
+    var h = Harness([Self.anyPower], stick: stick)
+    h.start()
+    h.page(ANTPages.powerOnly(count: 1, accumulated: 200, watts: 200, rpm: 90), on: 0, from: first)
+    h.receive(ANTTestStick.event(.channelClosed, on: 0))
+    h.stick.sensors[0] = second.channelID
+    h.page(ANTPages.powerOnly(count: 1, accumulated: 200, watts: 200, rpm: 90), on: 0, from: second)
+    let paired = h.actions.compactMap { if case .paired(_, let sensor) = $0 { sensor } else { nil } }
+    #expect(paired == [first, second])
+    #expect(h.reports(0).last == .availableDetail("ANT+ power meter 779"))
+  }
+
   @Test func aSearchThatTimesOutIsAbsentAndTheChannelIsOpenedAgain() {
     var h = Harness([Self.heartRate])
     h.start()

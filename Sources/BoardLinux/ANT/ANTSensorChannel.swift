@@ -55,6 +55,13 @@ struct ANTSensorChannel {
     failing = false
   }
 
+  /// The channel closed: a wildcard's next search may find another sensor.
+  mutating func forgetFind() {
+    guard sensor.isWildcard else { return }
+    found = nil
+    idRequested = false
+  }
+
   /// One page received at `now`: its readings as posts, and the sensor's condition as it
   /// changes (battery, a run of unusable pages or refused pairs), for `channel`.
   mutating func readings(of payload: [UInt8], at now: Double, channel: Int) -> [ANTStickLink.Action] {

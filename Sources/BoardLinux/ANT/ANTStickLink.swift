@@ -319,6 +319,8 @@ struct ANTStickLink {
         let problem = DeviceProblem(condition: .lost, description: "\(label): the channel closed; reopening it")
         actions.append(.sensor(channel: index, .problem(problem)))
       }
+      // A wildcard channel searches for any sensor again: its next find is learnt afresh.
+      channels[index].forgetFind()
       return actions + enqueue(.openChannel(channel: UInt8(index)), now: now)
     default:
       return []
