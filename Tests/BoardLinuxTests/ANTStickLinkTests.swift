@@ -319,6 +319,9 @@ import WorkoutCore
   @Test func speedAndCadenceMessagesGiveWheelSpeedAndCadence() throws {
     let pod = ANTSensor(profile: .speedCadence, deviceNumber: 12, transmissionType: 1)
     var h = Harness([pod])
+    var settings = Self.settings([pod])
+    settings.wheelCircumference = 2.0
+    h.link = ANTStickLink(settings: settings)
     h.start()
     h.page(ANTPages.speedCadence(crankTime: 1024, crank: 10, wheelTime: 1024, wheel: 100), on: 0, from: pod)
     h.now += 1
@@ -327,9 +330,8 @@ import WorkoutCore
     let cadence = h.readings.compactMap { if case .cadence(let rpm) = $0 { rpm } else { nil } }
     let speed = h.readings.compactMap { if case .wheelSpeed(let speed, _) = $0 { speed } else { nil } }
     #expect(cadence == [60])
-    let circumference = StrapReadings.defaultWheelCircumference
     #expect(speed.count == 1)
-    #expect(abs(try #require(speed.first) - 2 * circumference) < 1e-9)
+    #expect(abs(try #require(speed.first) - 4.0) < 1e-9, "two revolutions of the 2 m wheel set")
   }
 
   @Test func unreadableMessagesAreCountedNotATrap() {
