@@ -28,7 +28,8 @@ struct ANTTestStick {
       libConfig = 0
       return answersReset ? [ANTMessage(id: 0x6F, content: [0x20])] : []
     case 0x4D where c.count >= 2 && c[1] == 0x54:
-      return [ANTMessage(id: 0x54, content: [maxChannels, 3, 0x00, 0xBA, extendedMessages ? 0x80 : 0x00, 0])]
+      // Advanced options 2 as an ANTUSB2 gives them (0x36), bit 1 the extended messages.
+      return [ANTMessage(id: 0x54, content: [maxChannels, 3, 0x00, 0xBA, extendedMessages ? 0x36 : 0x34, 0])]
     case 0x4D where c.count >= 2 && c[1] == 0x51:
       let id = sensors[c[0]] ?? ANTChannelID(deviceNumber: 0, deviceType: 0, transmissionType: 0)
       return [ANTMessage(id: 0x51, content: [c[0]] + Self.bytes(id))]

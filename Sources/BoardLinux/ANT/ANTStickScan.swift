@@ -4,6 +4,8 @@ import SensorProtocols
 /// Why a scan with the ANT stick could not be made.
 public struct ANTScanError: Error, Sendable, Hashable, CustomStringConvertible {
   public var description: String
+
+  public init(description: String) { self.description = description }
 }
 
 /// The ANT+ sensors in range, as a stick in Rx Scan Mode hears them (`workoutctl sensors
