@@ -153,6 +153,9 @@ public struct SensorScanReport: Codable, Sendable, Hashable {
   /// Discovery was already running for another client; the scan listened to it.
   public var sharedDiscovery: Bool
   public var devices: [Device]
+  /// What the ANT stick's scan came to, where the board has `[ant]`: how many it heard, or why
+  /// it could not scan (no stick plugged in).
+  public var antStick: String?
 
   public init(controller: String, seconds: Double, sharedDiscovery: Bool, devices: [Device]) {
     self.controller = controller

@@ -21,8 +21,8 @@ protocol Board: AnyObject {
   var gpsClockSettings: GPSClockSettings? { get }
   /// The board time of the first tick, when it is not now (a fresh simulated world).
   var firstTick: Double? { get }
-  /// The BLE sensors (started and stopped with the devices, changed by `workoutctl sensors`);
-  /// nil where the board has no Bluetooth.
+  /// The BLE and ANT+ sensors (started and stopped with the devices, changed by `workoutctl
+  /// sensors`); nil where the board has no radios.
   var sensors: SensorRoster? { get }
   /// The board's outputs, its replay or its GPS-corrected clock, for the loop.
   var outputs: BoardOutputs { get }
@@ -162,7 +162,14 @@ final class LinuxBoard: Board {
     powerOff =
       configuration.battery.supply != nil && configuration.battery.settings.powerOff
       ? PowerOffRequest(runtimeDirectory: configuration.runtimeDirectory) : nil
-    sensors = SensorRoster(configured: configuration.sensors, stateDirectory: configuration.stateDirectory, log: log)
+    let ant = configuration.ant.networkKeyFile.map {
+      ANTStickParts(keyFile: $0, wheelCircumference: configuration.sensors.wheelCircumference, log: log)
+    }
+    sensors = SensorRoster(
+      configured: configuration.sensors, stateDirectory: configuration.stateDirectory, log: log,
+      ant: ant.map { parts in
+        SensorRoster.ANTRadio(makeStick: parts.source, scan: parts.scan)
+      })
     correctedClock = GPSCorrectedClock(base: LinuxBoardClock())
     clock = correctedClock
     gpsClockSettings = GPSClockSettings(earliestPlausible: earliestPlausibleGPSTime)

@@ -21,10 +21,15 @@ final class SensorRoster: Sendable {
     var origin: String
   }
 
-  /// Makes the stick's source for these sensors, telling `paired` each sensor a wildcard
-  /// channel finds; nil when ANT+ cannot run (no network key: the board said why).
-  typealias MakeANTStick =
-    @Sendable (_ sensors: [ANTSensor], _ paired: @escaping @Sendable (ANTSensor) -> Void) -> (any DeviceSource)?
+  /// The board's ANT stick, where `[ant]` is configured.
+  struct ANTRadio: Sendable {
+    /// Makes the stick's source for these sensors, telling `paired` each sensor a wildcard
+    /// channel finds.
+    var makeStick:
+      @Sendable (_ sensors: [ANTSensor], _ paired: @escaping @Sendable (ANTSensor) -> Void) -> any DeviceSource
+    /// The ANT+ sensors in range, with the stick to itself.
+    var scan: @Sendable (_ seconds: Double, _ signal: StopSignal) -> Result<[SensorScanReport.Device], ANTScanError>
+  }
 
   private struct Running {
     var choice: SensorChoice
@@ -50,7 +55,7 @@ final class SensorRoster: Sendable {
   private let file: ChosenSensorsFile
   private let scanner: SensorScanService
   private let makeSource: @Sendable (StrapSettings) -> any DeviceSource
-  private let makeANTStick: MakeANTStick
+  private let ant: ANTRadio?
   private let log: Logger
   private let wheelCircumference: Double
   private let adapter: UInt16?
@@ -58,12 +63,12 @@ final class SensorRoster: Sendable {
   init(
     configured: DaemonConfiguration.Sensors, stateDirectory: String, log: Logger,
     makeSource: @escaping @Sendable (StrapSettings) -> any DeviceSource = { StrapSource(settings: $0) },
-    makeANTStick: @escaping MakeANTStick = { _, _ in nil }
+    ant: ANTRadio? = nil
   ) {
     file = ChosenSensorsFile(path: stateDirectory + "/sensors.json")
     scanner = SensorScanService(adapter: configured.adapter)
     self.makeSource = makeSource
-    self.makeANTStick = makeANTStick
+    self.ant = ant
     self.log = log
     wheelCircumference = configured.wheelCircumference
     adapter = configured.adapter
@@ -145,12 +150,15 @@ final class SensorRoster: Sendable {
       if let old = state.stick { changes.stopped.append(old.source) }
       state.stick = nil
       if !antSensors.isEmpty {
-        if let source = makeANTStick(antSensors, { [weak self] in self?.paired($0) }) {
-          state.stick = RunningStick(sensors: antSensors, source: source)
-          changes.started.append((source, antSensors.map(\.description).joined(separator: ", ")))
-        } else {
-          log(.error, "ANT+ sensors are not started (\(antSensors.map(\.text).joined(separator: ", "))): see above")
-        }
+        let source =
+          ant?.makeStick(antSensors) { [weak self] in self?.paired($0) }
+          ?? UnusableDevice(
+            name: "ANT stick",
+            status: DeviceStatus(
+              device: .antStick, condition: .failing,
+              detail: "ANT+ sensors are chosen (in sensors.json) but [ant] network_key_file is not set"))
+        state.stick = RunningStick(sensors: antSensors, source: source)
+        changes.started.append((source, antSensors.map(\.description).joined(separator: ", ")))
       }
     }
     return changes
@@ -208,21 +216,71 @@ final class SensorRoster: Sendable {
 
   func handle(_ request: ControlRequest, stop: StopSignal) -> ControlReply {
     switch request.command {
-    case .scanSensors:
-      let (reply, outcome) = scanner.scan(request, stop: stop)
-      if let outcome {
-        state.withLock { state in
-          for device in outcome.devices where !device.sensorServices.isEmpty {
-            state.heard[device.address] = device.sensorServices
-          }
-        }
-      }
-      return reply
+    case .scanSensors: return scan(request, stop: stop)
     case .addSensor: return add(request)
     case .removeSensor: return remove(request)
     case .listSensors: return ControlReply(ok: true, sensors: list())
     default: return ControlReply(ok: false, message: "not a sensor command: \(request.command.rawValue)")
     }
+  }
+
+  /// BLE's discovery and, with the stick, ANT+'s scan at once. The scan resets the stick, so
+  /// its source (the ANT+ sensors chosen) stops meanwhile and starts again after.
+  private func scan(_ request: ControlRequest, stop: StopSignal) -> ControlReply {
+    var antResult: Result<[SensorScanReport.Device], ANTScanError>?
+    var antThread: DeviceThread?
+    if let ant {
+      let paused = state.withLock { state in
+        defer { state.stick = nil }
+        return state.stick?.source
+      }
+      paused?.stop()
+      let result = Mutex<Result<[SensorScanReport.Device], ANTScanError>?>(nil)
+      let seconds = request.scanSeconds
+      do {
+        antThread = try DeviceThread.start(name: "antScan") { result.withLock { $0 = ant.scan(seconds, stop) } }
+      } catch {
+        antResult = .failure(ANTScanError(description: "cannot start the scan: \(error)"))
+      }
+      let (reply, outcome) = scanner.scan(request, stop: stop)
+      antThread?.join()
+      antResult = antResult ?? result.withLock { $0 }
+      apply(state.withLock { reconcile(&$0) })
+      return merged(reply, outcome, ant: antResult, request: request)
+    }
+    let (reply, outcome) = scanner.scan(request, stop: stop)
+    return merged(reply, outcome, ant: nil, request: request)
+  }
+
+  private func merged(
+    _ reply: ControlReply, _ outcome: ScanOutcome?, ant: Result<[SensorScanReport.Device], ANTScanError>?,
+    request: ControlRequest
+  ) -> ControlReply {
+    if let outcome {
+      state.withLock { state in
+        for device in outcome.devices where !device.sensorServices.isEmpty {
+          state.heard[device.address] = device.sensorServices
+        }
+      }
+    }
+    guard let ant else { return reply }
+    var reply = reply
+    var scan =
+      reply.scan
+      ?? SensorScanReport(
+        controller: "no Bluetooth (\(reply.message ?? "the scan failed"))", seconds: request.scanSeconds,
+        sharedDiscovery: false, devices: [])
+    switch ant {
+    case .success(let devices):
+      scan.devices += devices
+      scan.antStick = "\(devices.count) ANT+ sensor\(devices.count == 1 ? "" : "s") heard"
+    case .failure(let error):
+      scan.antStick = "no ANT+ scan: \(error)"
+    }
+    reply.ok = true
+    reply.message = nil
+    reply.scan = scan
+    return reply
   }
 
   func list() -> [SensorEntryReport] {
@@ -263,7 +321,9 @@ final class SensorRoster: Sendable {
         return .failure(Refusal("\(problem); move it away to choose sensors with workoutctl again"))
       }
       let choice: SensorChoice
-      switch Self.choice(text, addressType: request.addressType, role: role, heard: state.heard) {
+      switch Self.choice(
+        text, addressType: request.addressType, role: role, heard: state.heard, antAvailable: ant != nil)
+      {
       case .failure(let refusal): return .failure(refusal)
       case .success(let (found, foundRole)):
         choice = found
@@ -308,9 +368,15 @@ final class SensorRoster: Sendable {
   /// The sensor `text` names, and its role when what it is is known (an ANT+ profile, or what
   /// the last scan heard of a BLE address).
   private static func choice(
-    _ text: String, addressType: String?, role: SensorRole?, heard: [BluetoothAddress: [SensorService]]
+    _ text: String, addressType: String?, role: SensorRole?, heard: [BluetoothAddress: [SensorService]],
+    antAvailable: Bool
   ) -> Result<(SensorChoice, SensorRole?), Refusal> {
     if text.lowercased().hasPrefix("ant:") {
+      guard antAvailable else {
+        return .failure(
+          Refusal(
+            "ANT+ sensors need a USB ANT stick and its network key: set [ant] network_key_file (README: ANT+ sensors)"))
+      }
       guard ANTSensor.namesProfile(text) || role != nil else {
         return .failure(
           Refusal(

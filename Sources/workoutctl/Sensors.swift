@@ -94,6 +94,7 @@ struct Sensors: ParsableCommand {
       }
       let shared = scan.sharedDiscovery ? " (discovery was already running for another client: its results)" : ""
       print("\(scan.controller), \(wholeNumberText(scan.seconds)) s\(shared)")
+      if let antStick = scan.antStick { print("ANT stick: \(antStick)") }
       guard !scan.devices.isEmpty else {
         print(
           all
@@ -127,6 +128,7 @@ struct Sensors: ParsableCommand {
     /// The address as `[sensors]` takes it: with its type when the address alone would be read
     /// as the other one (a random static address has its two top bits set).
     static func configValue(_ device: SensorScanReport.Device) -> String {
+      if device.addressType == "ant+" { return device.address }
       let first = UInt8(device.address.prefix(2), radix: 16) ?? 0
       let guessed = first & 0xC0 == 0xC0 ? "random" : "public"
       return guessed == device.addressType ? device.address : "\(device.address)/\(device.addressType)"

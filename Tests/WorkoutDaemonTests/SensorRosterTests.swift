@@ -57,7 +57,7 @@ private final class RecordingSink: InputSink {
   var all: [EngineInput] { inputs.withLock { $0 } }
 }
 
-@Suite("BLE sensors chosen with workoutctl: the roster and sensors.json")
+@Suite("BLE and ANT+ sensors chosen with workoutctl: the roster and sensors.json")
 final class SensorRosterTests {
   let strap = BluetoothAddress("A0:9E:1A:12:34:56")!
   let meter = BluetoothAddress("C1:00:00:00:00:01")!
@@ -70,17 +70,25 @@ final class SensorRosterTests {
 
   deinit { try? FileManager.default.removeItem(atPath: dir) }
 
+  /// With an ANT stick unless `antStick` is false; its scan hears `heard`.
   private func roster(
-    _ dir: String, configured: DaemonConfiguration.Sensors = .init(), journal: Journal
+    _ dir: String, configured: DaemonConfiguration.Sensors = .init(), journal: Journal, antStick: Bool = true,
+    heard: [ANTSensor] = []
   ) -> SensorRoster {
     SensorRoster(
       configured: configured, stateDirectory: dir, log: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
       makeSource: { RecordingSource($0, journal) },
-      makeANTStick: { sensors, paired in
-        let stick = RecordingStick(sensors, paired, journal)
-        journal.stick(stick)
-        return stick
-      })
+      ant: antStick
+        ? SensorRoster.ANTRadio(
+          makeStick: { sensors, paired in
+            let stick = RecordingStick(sensors, paired, journal)
+            journal.stick(stick)
+            return stick
+          },
+          scan: { _, _ in
+            journal.add("ant scan")
+            return .success(heard.map(ANTStickParts.report))
+          }) : nil)
   }
 
   private func ask(
@@ -258,5 +266,52 @@ final class SensorRosterTests {
     let again = Journal()
     roster(dir, configured: configured, journal: again).start(sink: RecordingSink())
     #expect(again.all == ["start stick [\"ant:4242/1\"]"])
+  }
+
+  @Test("sensors scan lists the ANT+ sensors beside BLE's, the stick's own sensors paused meanwhile")
+  func scanListsANTSensors() throws {
+    let journal = Journal()
+    var configured = DaemonConfiguration.Sensors()
+    configured.ant[.heartRate] = ANTSensor(profile: .heartRate, deviceNumber: 4242, transmissionType: 1)
+    let sensors = roster(
+      dir, configured: configured, journal: journal,
+      heard: [
+        ANTSensor(profile: .heartRate, deviceNumber: 4242, transmissionType: 1),
+        ANTSensor(profile: .speed, deviceNumber: 17, transmissionType: 1),
+      ])
+    sensors.start(sink: RecordingSink())
+    journal.clear()
+    let scanned = sensors.handle(ControlRequest(command: .scanSensors, seconds: 1), stop: StopSignal())
+    #expect(scanned.ok, "whatever Bluetooth says: \(scanned.message ?? "")")
+    let ant = scanned.scan?.devices.filter { $0.addressType == "ant+" }
+    #expect(ant?.map(\.address) == ["ant:heart_rate:4242/1", "ant:speed:17/1"])
+    #expect(ant?.map(\.sensors) == [["heart rate"], ["speed"]])
+    #expect(scanned.scan?.antStick == "2 ANT+ sensors heard")
+    #expect(
+      journal.all == ["stop stick [\"ant:4242/1\"]", "ant scan", "start stick [\"ant:4242/1\"]"],
+      "the stick is the scan's meanwhile")
+    // What the scan lists is what add takes, its role from the profile.
+    #expect(sensors.handle(ControlRequest(command: .addSensor, address: "ant:speed:17/1"), stop: StopSignal()).ok)
+    #expect(ask(sensors, .listSensors).sensors?.map(\.role) == ["heart_rate", "speed_cadence"])
+  }
+
+  @Test("without [ant], an ANT+ sensor is refused by add, and one in sensors.json is a fault that says why")
+  func noStickNoANTSensors() throws {
+    let journal = Journal()
+    let sink = RecordingSink()
+    let without = roster(dir, journal: journal, antStick: false)
+    without.start(sink: sink)
+    let refused = ask(without, .addSensor, "ant:4242", role: "heart_rate")
+    #expect(refused.message?.contains("set [ant] network_key_file") == true, "\(refused.message ?? "")")
+
+    try
+      #"{"version": 2, "sensors": [{"role": "power", "ant": {"profile": "power", "deviceNumber": 5151, "transmissionType": 5}}]}"#
+      .write(toFile: dir + "/sensors.json", atomically: true, encoding: .utf8)
+    roster(dir, journal: journal, antStick: false).start(sink: sink)
+    let fault = sink.all.compactMap { input -> DeviceStatus? in
+      if case .device(let status) = input, status.device == .antStick { status } else { nil }
+    }
+    #expect(fault.map(\.condition) == [.failing])
+    #expect(fault.first?.detail.contains("[ant] network_key_file is not set") == true)
   }
 }
