@@ -6,7 +6,7 @@ import SensorProtocols
 /// Pure; `ANTStickLinkTests` drive it on a manual clock, `ANTStickSourceTests` behind a socket.
 struct ANTTestStick {
   var maxChannels: UInt8 = 8
-  /// Advanced options 2 bit 7: the stick can add the sender's channel ID to data messages.
+  /// Advanced options 2 bit 1: the stick can add the sender's channel ID to data messages.
   var extendedMessages = true
   var answersReset = true
   /// A command (by message ID) this stick refuses, and the code it answers with.
