@@ -111,9 +111,17 @@ struct GATTValueReader {
     bytes[try take(1, field)]
   }
 
+  /// An unsigned field as wide as `T`, least significant byte first.
+  mutating func littleEndian<T: FixedWidthInteger & UnsignedInteger>(
+    _ field: BLEField
+  ) throws(BLEDecodeError) -> T {
+    let width = T.bitWidth / 8
+    let i = try take(width, field)
+    return (0..<width).reduce(0) { $0 | T(bytes[i + $1]) << (8 * $1) }
+  }
+
   mutating func u16(_ field: BLEField) throws(BLEDecodeError) -> UInt16 {
-    let i = try take(2, field)
-    return UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8
+    try littleEndian(field)
   }
 
   mutating func s16(_ field: BLEField) throws(BLEDecodeError) -> Int16 {
@@ -126,9 +134,7 @@ struct GATTValueReader {
   }
 
   mutating func u32(_ field: BLEField) throws(BLEDecodeError) -> UInt32 {
-    let i = try take(4, field)
-    return UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16
-      | UInt32(bytes[i + 3]) << 24
+    try littleEndian(field)
   }
 
   /// The end of the value: extra bytes are an error unless `reservedFlagsSet` (see
@@ -142,18 +148,15 @@ struct GATTValueReader {
 
 /// Little-endian writers for the encoders (the payload a sensor would send).
 extension Array where Element == UInt8 {
-  mutating func appendLE(_ value: UInt16) {
-    append(UInt8(truncatingIfNeeded: value))
-    append(UInt8(truncatingIfNeeded: value >> 8))
+  /// Appends `value` as wide as its type, least significant byte first.
+  mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
+    appendLE(value, byteCount: T.bitWidth / 8)
   }
 
-  mutating func appendLE(_ value: Int16) { appendLE(UInt16(bitPattern: value)) }
+  /// Appends the low three bytes of `value` (a uint24 field).
+  mutating func appendLE24(_ value: UInt32) { appendLE(value, byteCount: 3) }
 
-  mutating func appendLE24(_ value: UInt32) {
-    for shift in stride(from: 0, to: 24, by: 8) { append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
-  }
-
-  mutating func appendLE(_ value: UInt32) {
-    for shift in stride(from: 0, to: 32, by: 8) { append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+  private mutating func appendLE<T: FixedWidthInteger>(_ value: T, byteCount: Int) {
+    for k in 0..<byteCount { append(UInt8(truncatingIfNeeded: value >> (8 * k))) }
   }
 }

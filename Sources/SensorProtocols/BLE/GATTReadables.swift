@@ -68,19 +68,17 @@ public enum BodySensorLocation: Sendable, Hashable {
   public var payload: [UInt8] { [rawValue] }
 }
 
-/// CSC Feature (0x2A5C; Cycling Speed and Cadence Service, "CSC Feature"): uint16 bits; bits
-/// 3–15 are RFU and kept as sent. Exactly two bytes.
-public struct CSCFeature: OptionSet, Sendable, Hashable {
-  public var rawValue: UInt16
-  public init(rawValue: UInt16) { self.rawValue = rawValue }
+/// A feature characteristic: one little-endian bit field exactly as wide as its raw value.
+/// Bits the specification reserves are kept as sent; a byte more or less is an error.
+public protocol GATTFeatureBits: OptionSet where RawValue: FixedWidthInteger & UnsignedInteger {
+  /// The characteristic these bits are the value of.
+  static var characteristic: BLECharacteristic { get }
+}
 
-  public static let wheelRevolutionData = CSCFeature(rawValue: 1 << 0)
-  public static let crankRevolutionData = CSCFeature(rawValue: 1 << 1)
-  public static let multipleSensorLocations = CSCFeature(rawValue: 1 << 2)
-
+extension GATTFeatureBits {
   public init(payload: some Collection<UInt8>) throws(BLEDecodeError) {
-    var r = GATTValueReader(.cscFeature, payload)
-    rawValue = try r.u16(.features)
+    var r = GATTValueReader(Self.characteristic, payload)
+    self.init(rawValue: try r.littleEndian(.features))
     try r.finish(reservedFlagsSet: false)
   }
 
@@ -91,10 +89,23 @@ public struct CSCFeature: OptionSet, Sendable, Hashable {
   }
 }
 
+/// CSC Feature (0x2A5C; Cycling Speed and Cadence Service, "CSC Feature"): uint16 bits; bits
+/// 3–15 are RFU and kept as sent. Exactly two bytes.
+public struct CSCFeature: GATTFeatureBits, Sendable, Hashable {
+  public static let characteristic = BLECharacteristic.cscFeature
+  public var rawValue: UInt16
+  public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+  public static let wheelRevolutionData = CSCFeature(rawValue: 1 << 0)
+  public static let crankRevolutionData = CSCFeature(rawValue: 1 << 1)
+  public static let multipleSensorLocations = CSCFeature(rawValue: 1 << 2)
+}
+
 /// Cycling Power Feature (0x2A65; Cycling Power Service, "Cycling Power Feature"): uint32
 /// bits; bits 16–18 and 21–22 are small fields (see the computed properties), 23–31 RFU.
 /// Exactly four bytes.
-public struct CyclingPowerFeature: OptionSet, Sendable, Hashable {
+public struct CyclingPowerFeature: GATTFeatureBits, Sendable, Hashable {
+  public static let characteristic = BLECharacteristic.cyclingPowerFeature
   public var rawValue: UInt32
   public init(rawValue: UInt32) { self.rawValue = rawValue }
 
@@ -140,17 +151,5 @@ public struct CyclingPowerFeature: OptionSet, Sendable, Hashable {
 
   public var distributedSystemSupport: DistributedSystemSupport {
     DistributedSystemSupport(rawValue: UInt8((rawValue >> 21) & 0x3))!
-  }
-
-  public init(payload: some Collection<UInt8>) throws(BLEDecodeError) {
-    var r = GATTValueReader(.cyclingPowerFeature, payload)
-    rawValue = try r.u32(.features)
-    try r.finish(reservedFlagsSet: false)
-  }
-
-  public var payload: [UInt8] {
-    var out: [UInt8] = []
-    out.appendLE(rawValue)
-    return out
   }
 }
