@@ -7,15 +7,17 @@ public enum EventTimeUnit: UInt16, Sendable, Hashable {
   public var ticksPerSecond: Double { Double(rawValue) }
 }
 
-/// Wheel revolution data: a uint32 cumulative count and the uint16 time of the last wheel
-/// revolution event (CSC Measurement 0x2A5B in 1/1024 s, Cycling Power Measurement 0x2A63 in
-/// 1/2048 s). Both roll over; the time does every 64 s (32 s at 1/2048 s).
-public struct WheelRevolutionData: Sendable, Hashable {
-  public var cumulativeRevolutions: UInt32
+/// Revolution data: a cumulative revolution count and the uint16 time of the last revolution
+/// event, as BLE's CSC Measurement (0x2A5B) and Cycling Power Measurement (0x2A63) send it. Both
+/// fields roll over; the time does every 64 s (32 s at 1/2048 s). The wheel's count is a
+/// uint32 and its time in 1/1024 s (CSC) or 1/2048 s (Cycling Power); the crank's count is a
+/// uint16 and its time always in 1/1024 s.
+public struct RevolutionData<Count: FixedWidthInteger & UnsignedInteger & Sendable>: Sendable, Hashable {
+  public var cumulativeRevolutions: Count
   public var lastEventTime: UInt16
   public var eventTimeUnit: EventTimeUnit
 
-  public init(cumulativeRevolutions: UInt32, lastEventTime: UInt16, eventTimeUnit: EventTimeUnit) {
+  public init(cumulativeRevolutions: Count, lastEventTime: UInt16, eventTimeUnit: EventTimeUnit) {
     self.cumulativeRevolutions = cumulativeRevolutions
     self.lastEventTime = lastEventTime
     self.eventTimeUnit = eventTimeUnit
@@ -31,22 +33,15 @@ public struct WheelRevolutionData: Sendable, Hashable {
   }
 }
 
-/// Crank revolution data: a uint16 cumulative count and the uint16 time of the last crank
-/// revolution event in 1/1024 s (CSC and Cycling Power alike). Both roll over.
-public struct CrankRevolutionData: Sendable, Hashable {
-  public var cumulativeRevolutions: UInt16
-  public var lastEventTime: UInt16
+/// Wheel revolution data: a uint32 count, its event time in 1/1024 s or 1/2048 s.
+public typealias WheelRevolutionData = RevolutionData<UInt32>
 
+/// Crank revolution data: a uint16 count, its event time in 1/1024 s.
+public typealias CrankRevolutionData = RevolutionData<UInt16>
+
+extension RevolutionData where Count == UInt16 {
+  /// Crank data, whose event time is in 1/1024 s in CSC and Cycling Power alike.
   public init(cumulativeRevolutions: UInt16, lastEventTime: UInt16) {
-    self.cumulativeRevolutions = cumulativeRevolutions
-    self.lastEventTime = lastEventTime
-  }
-
-  public var lastEventTimeSeconds: Double { Double(lastEventTime) / 1024 }
-
-  /// Appends the field as a sensor sends it: the count, then the event time, little-endian.
-  func append(to out: inout [UInt8]) {
-    out.appendLE(cumulativeRevolutions)
-    out.appendLE(lastEventTime)
+    self.init(cumulativeRevolutions: cumulativeRevolutions, lastEventTime: lastEventTime, eventTimeUnit: .oneOver1024)
   }
 }

@@ -140,7 +140,8 @@ public struct CrankCadenceCalculator: Sendable, Hashable {
 
   /// The reading for the crank data of one notification; values in rpm.
   public mutating func update(_ data: CrankRevolutionData, at now: Double) -> RevolutionReading {
-    update(revolutions: UInt32(data.cumulativeRevolutions), eventTime: data.lastEventTime, unit: .oneOver1024, at: now)
+    update(
+      revolutions: UInt32(data.cumulativeRevolutions), eventTime: data.lastEventTime, unit: data.eventTimeUnit, at: now)
   }
 
   /// The reading for a crank counter and event time in `unit` (an ANT+ power meter's crank
