@@ -165,6 +165,15 @@ public protocol DeviceSettings: Sendable {
   var backoff: Backoff { get }
 }
 
+/// One attempt at a device, made from its settings: it runs until `signal` stops it (returns)
+/// or the device fails (throws), reporting what it reads as it goes. Made on the device's own
+/// thread, hence `SendableMetatype`.
+protocol DeviceSession: SendableMetatype {
+  associatedtype Settings: DeviceSettings
+  init(settings: Settings, signal: StopSignal)
+  func run(_ reporter: inout DeviceReporter) throws(DeviceProblem)
+}
+
 /// A device of the board on its own `DeviceRunner` thread, with the settings it was made from.
 /// Each kind (the barometer, the buttons, a BLE sensor) is this type with its own settings and
 /// an initializer saying what its session does.
@@ -190,6 +199,14 @@ public final class BoardDevice<Settings: DeviceSettings>: DeviceSource, Sendable
     runner = DeviceRunner(name: name, device: device, backoff: settings.backoff) {
       let session = makeSession()
       return { reporter, signal throws(DeviceProblem) in try session(settings, signal, &reporter) }
+    }
+  }
+
+  /// A device whose every attempt is a new `S` made from the settings and the stop signal.
+  convenience init<S: DeviceSession>(settings: Settings, name: String, device: DeviceKind, session _: S.Type)
+  where S.Settings == Settings {
+    self.init(settings: settings, name: name, device: device) { settings, signal, reporter throws(DeviceProblem) in
+      try S(settings: settings, signal: signal).run(&reporter)
     }
   }
 

@@ -32,15 +32,12 @@ extension BoardDevice where Settings == BarometerSettings {
   public convenience init(settings: BarometerSettings) {
     self.init(
       settings: settings, name: "barometer on I2C \"\(settings.bus)\" at 0x\(String(settings.address, radix: 16))",
-      device: .barometer
-    ) { settings, signal, reporter throws(DeviceProblem) in
-      try BarometerSession(settings: settings, signal: signal).run(&reporter)
-    }
+      device: .barometer, session: BarometerSession.self)
   }
 }
 
 /// One connection to the chip: set it up, then read until stopped or until it stops answering.
-struct BarometerSession {
+struct BarometerSession: DeviceSession {
   let settings: BarometerSettings
   let signal: StopSignal
 

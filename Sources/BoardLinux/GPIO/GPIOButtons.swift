@@ -31,20 +31,19 @@ public typealias GPIOButtons = BoardDevice<GPIOButtonSettings>
 
 extension BoardDevice where Settings == GPIOButtonSettings {
   public convenience init(settings: GPIOButtonSettings) {
-    self.init(settings: settings, name: "buttons on GPIO chip \"\(settings.chip)\"", device: .buttons) {
-      settings, signal, reporter throws(DeviceProblem) in
-      try ButtonSession(settings: settings, signal: signal).watch(&reporter)
-    }
+    self.init(
+      settings: settings, name: "buttons on GPIO chip \"\(settings.chip)\"", device: .buttons,
+      session: ButtonSession.self)
   }
 }
 
-struct ButtonSession {
+struct ButtonSession: DeviceSession {
   let settings: GPIOButtonSettings
   let signal: StopSignal
 
   /// Requests the lines and turns their edges into gestures until stopped (returns) or the chip
   /// goes away (throws).
-  func watch(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
+  func run(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
     let chip = try GPIOChip(settings.chip)
     var lines: [(ButtonID, OpaquePointer)] = []
     defer { for (_, line) in lines { wgpio_line_release(line) } }

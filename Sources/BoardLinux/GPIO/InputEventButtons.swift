@@ -37,10 +37,9 @@ public typealias InputEventButtons = BoardDevice<InputEventButtonSettings>
 
 extension BoardDevice where Settings == InputEventButtonSettings {
   public convenience init(settings: InputEventButtonSettings) {
-    self.init(settings: settings, name: "buttons on input device \"\(settings.device)\"", device: .buttons) {
-      settings, signal, reporter throws(DeviceProblem) in
-      try InputEventSession(settings: settings, signal: signal).watch(&reporter)
-    }
+    self.init(
+      settings: settings, name: "buttons on input device \"\(settings.device)\"", device: .buttons,
+      session: InputEventSession.self)
   }
 
   /// Finds an input device by its name or its driver's ("gpio-keys" finds the Raspberry Pi's
@@ -65,11 +64,11 @@ extension BoardDevice where Settings == InputEventButtonSettings {
   }
 }
 
-struct InputEventSession {
+struct InputEventSession: DeviceSession {
   let settings: InputEventButtonSettings
   let signal: StopSignal
 
-  func watch(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
+  func run(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
     guard let path = InputEventButtons.findDevice(settings.device) else {
       throw DeviceProblem(condition: .absent, description: "no input device \"\(settings.device)\"")
     }

@@ -35,10 +35,9 @@ extension BoardDevice where Settings == BatteryGaugeSettings {
       case .auto: "the first battery"
       case .named(let name): "\"\(name)\""
       }
-    self.init(settings: settings, name: "battery gauge: \(named) in \(settings.root)", device: .battery) {
-      settings, signal, reporter throws(DeviceProblem) in
-      try BatteryGaugeSession(settings: settings, signal: signal).run(&reporter)
-    }
+    self.init(
+      settings: settings, name: "battery gauge: \(named) in \(settings.root)", device: .battery,
+      session: BatteryGaugeSession.self)
   }
 }
 
@@ -88,7 +87,7 @@ public struct PowerSupplyReader: Sendable {
 }
 
 /// Reads until stopped (returns) or until the battery cannot be read (throws).
-struct BatteryGaugeSession {
+struct BatteryGaugeSession: DeviceSession {
   let settings: BatteryGaugeSettings
   let signal: StopSignal
 
