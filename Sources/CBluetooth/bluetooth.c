@@ -13,6 +13,23 @@
 /* The ATT fixed channel of an LE link (Core v5.4, Vol 3, Part A, 2.1, table 2.1). */
 enum { att_cid = 4 };
 
+/* Closes `fd` after a failure, keeping the failure's errno; returns -1 for the caller to pass on. */
+static int close_failed(int fd) {
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return -1;
+}
+
+/* One ioctl of the HCI device registry on a raw HCI socket opened for it alone. */
+static int hci_registry_ioctl(unsigned long request, void *argument) {
+  int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
+  if (fd < 0) return -1;
+  if (ioctl(fd, request, argument) < 0) return close_failed(fd);
+  close(fd);
+  return 0;
+}
+
 int wkd_att_connect(const unsigned char address[6], int random_address, const unsigned char *local_address) {
   int fd = socket(AF_BLUETOOTH, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, BTPROTO_L2CAP);
   if (fd < 0) return -1;
@@ -26,7 +43,7 @@ int wkd_att_connect(const unsigned char address[6], int random_address, const un
   local.l2_bdaddr_type = BDADDR_LE_PUBLIC;
   if (local_address)
     for (int i = 0; i < 6; i++) local.l2_bdaddr.b[i] = local_address[5 - i];
-  if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) goto fail;
+  if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) return close_failed(fd);
 
   struct sockaddr_l2 peer;
   memset(&peer, 0, sizeof peer);
@@ -35,14 +52,8 @@ int wkd_att_connect(const unsigned char address[6], int random_address, const un
   peer.l2_bdaddr_type = random_address ? BDADDR_LE_RANDOM : BDADDR_LE_PUBLIC;
   /* bdaddr_t holds the address least significant byte first. */
   for (int i = 0; i < 6; i++) peer.l2_bdaddr.b[i] = address[5 - i];
-  if (connect(fd, (struct sockaddr *)&peer, sizeof peer) < 0 && errno != EINPROGRESS) goto fail;
+  if (connect(fd, (struct sockaddr *)&peer, sizeof peer) < 0 && errno != EINPROGRESS) return close_failed(fd);
   return fd;
-
-fail:;
-  int saved = errno;
-  close(fd);
-  errno = saved;
-  return -1;
 }
 
 int wkd_socket_error(int fd) {
@@ -67,36 +78,21 @@ int wkd_mgmt_open(void) {
   address.hci_family = AF_BLUETOOTH;
   address.hci_dev = HCI_DEV_NONE;
   address.hci_channel = HCI_CHANNEL_CONTROL;
-  if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return -1;
-  }
+  if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) return close_failed(fd);
   return fd;
 }
 
 int wkd_hci_device(int index, unsigned char address[6]) {
-  int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
-  if (fd < 0) return -1;
   struct hci_dev_info info;
   memset(&info, 0, sizeof info);
   info.dev_id = (uint16_t)index;
-  int result = ioctl(fd, HCIGETDEVINFO, (void *)&info);
-  int saved = errno;
-  close(fd);
-  if (result < 0) {
-    errno = saved;
-    return -1;
-  }
+  if (hci_registry_ioctl(HCIGETDEVINFO, &info) < 0) return -1;
   for (int i = 0; i < 6; i++) address[i] = info.bdaddr.b[5 - i];
   return (info.flags & (1u << HCI_UP)) ? 1 : 0;
 }
 
 int wkd_hci_devices(int *indexes, int capacity) {
   if (capacity <= 0 || capacity > HCI_MAX_DEV) capacity = HCI_MAX_DEV;
-  int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
-  if (fd < 0) return -1;
   /* struct hci_dev_list_req ends in a flexible array of hci_dev_req. */
   union {
     struct hci_dev_list_req list;
@@ -104,13 +100,7 @@ int wkd_hci_devices(int *indexes, int capacity) {
   } request;
   memset(&request, 0, sizeof request);
   request.list.dev_num = (uint16_t)capacity;
-  int result = ioctl(fd, HCIGETDEVLIST, (void *)&request);
-  int saved = errno;
-  close(fd);
-  if (result < 0) {
-    errno = saved;
-    return -1;
-  }
+  if (hci_registry_ioctl(HCIGETDEVLIST, &request) < 0) return -1;
   int count = request.list.dev_num < capacity ? request.list.dev_num : capacity;
   for (int i = 0; i < count; i++) indexes[i] = request.list.dev_req[i].dev_id;
   return count;
