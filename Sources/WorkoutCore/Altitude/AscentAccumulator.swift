@@ -171,23 +171,25 @@ public struct AscentAccumulator: Sendable, Hashable, Codable {
         extreme = y
       }
     case .climbing:
-      if y > extreme {
-        extreme = y
-      } else if extreme - y >= h {
-        committedAscent += extreme - base
-        base = extreme
-        extreme = y
-        trend = .descending
-      }
+      if let leg = follow(y, direction: 1, threshold: h) { committedAscent += leg }
     case .descending:
-      if y < extreme {
-        extreme = y
-      } else if y - extreme >= h {
-        committedDescent += base - extreme
-        base = extreme
-        extreme = y
-        trend = .climbing
-      }
+      if let leg = follow(y, direction: -1, threshold: h) { committedDescent += leg }
     }
+  }
+
+  /// Follows a climb (`direction` 1) or a descent (-1): a new extreme extends it; a turn back of
+  /// at least `threshold` ends it at the extreme, starts the opposite trend there, and returns
+  /// the finished leg's height.
+  private mutating func follow(_ y: Double, direction: Double, threshold h: Double) -> Double? {
+    if (y - extreme) * direction > 0 {
+      extreme = y
+      return nil
+    }
+    guard (extreme - y) * direction >= h else { return nil }
+    let leg = (extreme - base) * direction
+    base = extreme
+    extreme = y
+    trend = direction > 0 ? .descending : .climbing
+    return leg
   }
 }
