@@ -29,19 +29,8 @@ public struct CSCMeasurement: Sendable, Hashable {
   public init(payload: some Collection<UInt8>) throws(BLEDecodeError) {
     var r = GATTValueReader(.cscMeasurement, payload)
     let flags = try r.u8(.flags)
-    if flags & 0x01 != 0 {
-      let revolutions = try r.u32(.cumulativeWheelRevolutions)
-      let time = try r.u16(.lastWheelEventTime)
-      wheel = WheelRevolutionData(cumulativeRevolutions: revolutions, lastEventTime: time, eventTimeUnit: .oneOver1024)
-    } else {
-      wheel = nil
-    }
-    if flags & 0x02 != 0 {
-      let revolutions = try r.u16(.cumulativeCrankRevolutions)
-      crank = CrankRevolutionData(cumulativeRevolutions: revolutions, lastEventTime: try r.u16(.lastCrankEventTime))
-    } else {
-      crank = nil
-    }
+    wheel = try r.wheel(if: flags & 0x01 != 0, unit: .oneOver1024)
+    crank = try r.crank(if: flags & 0x02 != 0)
     reservedFlags = flags & 0xFC
     try r.finish(reservedFlagsSet: reservedFlags != 0)
   }

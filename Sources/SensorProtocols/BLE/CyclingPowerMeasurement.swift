@@ -117,19 +117,8 @@ public struct CyclingPowerMeasurement: Sendable, Hashable {
     instantaneousPower = try r.s16(.instantaneousPower)
     pedalPowerBalance = has(0) ? PedalPowerBalance(raw: try r.u8(.pedalPowerBalance), referenceIsLeft: has(1)) : nil
     accumulatedTorque = has(2) ? AccumulatedTorque(raw: try r.u16(.accumulatedTorque), crankBased: has(3)) : nil
-    if has(4) {
-      let revolutions = try r.u32(.cumulativeWheelRevolutions)
-      let time = try r.u16(.lastWheelEventTime)
-      wheel = WheelRevolutionData(cumulativeRevolutions: revolutions, lastEventTime: time, eventTimeUnit: .oneOver2048)
-    } else {
-      wheel = nil
-    }
-    if has(5) {
-      let revolutions = try r.u16(.cumulativeCrankRevolutions)
-      crank = CrankRevolutionData(cumulativeRevolutions: revolutions, lastEventTime: try r.u16(.lastCrankEventTime))
-    } else {
-      crank = nil
-    }
+    wheel = try r.wheel(if: has(4), unit: .oneOver2048)
+    crank = try r.crank(if: has(5))
     extremeForceMagnitudes = has(6) ? try Extremes(&r, .extremeForceMagnitudes) : nil
     extremeTorqueMagnitudes = has(7) ? try Extremes(&r, .extremeTorqueMagnitudes) : nil
     if has(8) {

@@ -45,3 +45,22 @@ extension RevolutionData where Count == UInt16 {
     self.init(cumulativeRevolutions: cumulativeRevolutions, lastEventTime: lastEventTime, eventTimeUnit: .oneOver1024)
   }
 }
+
+extension GATTValueReader {
+  /// The wheel revolution data of a CSC or Cycling Power Measurement when its flag is set: a
+  /// uint32 count, then the uint16 event time in `unit`.
+  mutating func wheel(if present: Bool, unit: EventTimeUnit) throws(BLEDecodeError) -> WheelRevolutionData? {
+    guard present else { return nil }
+    let revolutions = try u32(.cumulativeWheelRevolutions)
+    let time = try u16(.lastWheelEventTime)
+    return WheelRevolutionData(cumulativeRevolutions: revolutions, lastEventTime: time, eventTimeUnit: unit)
+  }
+
+  /// The crank revolution data when its flag is set: a uint16 count, then the uint16 event time.
+  mutating func crank(if present: Bool) throws(BLEDecodeError) -> CrankRevolutionData? {
+    guard present else { return nil }
+    let revolutions = try u16(.cumulativeCrankRevolutions)
+    let time = try u16(.lastCrankEventTime)
+    return CrankRevolutionData(cumulativeRevolutions: revolutions, lastEventTime: time)
+  }
+}
