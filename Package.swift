@@ -99,11 +99,13 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    // Test helpers shared by the test targets (a manual-clock engine driver).
+    // Test helpers shared by the test targets and the benchmarks (a manual-clock engine driver,
+    // scripted sensors and an ANT stick behind the board's seams).
     .target(
       name: "WorkoutTestSupport",
       dependencies: [
-        "WorkoutCore", "SensorProtocols", "CLinuxShims", "LinuxSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        "WorkoutCore", "SensorProtocols", "CLinuxShims", "LinuxSupport", "BoardLinux",
+        .product(name: "GRDB", package: "GRDB.swift"),
       ], path: "Tests/Support"
     ),
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),

@@ -1,6 +1,7 @@
 import SensorProtocols
 import Testing
 import WorkoutCore
+import WorkoutTestSupport
 
 @testable import BoardLinux
 

@@ -3,23 +3,26 @@ import SensorProtocols
 /// A USB ANT stick as the host sees it: answers each command as a real one does (ANT Message
 /// Protocol 9.5: Startup after a reset, the Capabilities or Channel ID asked for, a Channel
 /// Response to every configuration command), and frames the data pages its channels receive.
-/// Pure; `ANTStickLinkTests` drive it on a manual clock, `ANTStickSourceTests` behind a socket.
-struct ANTTestStick {
-  var maxChannels: UInt8 = 8
+/// Pure; `ANTStickLinkTests` drive it on a manual clock, `ANTScriptedStick` behind a socket (the
+/// source's tests and `ant-bench`).
+public struct ANTTestStick: Sendable {
+  public var maxChannels: UInt8 = 8
   /// Advanced options 2 bit 1: the stick can add the sender's channel ID to data messages.
-  var extendedMessages = true
-  var answersReset = true
+  public var extendedMessages = true
+  public var answersReset = true
   /// A command (by message ID) this stick refuses, and the code it answers with.
-  var refused: (id: UInt8, code: UInt8)?
+  public var refused: (id: UInt8, code: UInt8)?
   /// The sensor each channel finds, for a Request Message 0x51.
-  var sensors: [UInt8: ANTChannelID] = [:]
+  public var sensors: [UInt8: ANTChannelID] = [:]
   /// Every command the host sent, in order.
-  private(set) var commands: [ANTMessage] = []
-  private(set) var open: Set<UInt8> = []
+  public private(set) var commands: [ANTMessage] = []
+  public private(set) var open: Set<UInt8> = []
   /// Lib Config's flags: 0x80 appends the channel ID to data messages.
-  private(set) var libConfig: UInt8 = 0
+  public private(set) var libConfig: UInt8 = 0
 
-  mutating func answer(_ command: ANTMessage) -> [ANTMessage] {
+  public init() {}
+
+  public mutating func answer(_ command: ANTMessage) -> [ANTMessage] {
     commands.append(command)
     let c = command.content
     switch command.id {
@@ -47,38 +50,51 @@ struct ANTTestStick {
 
   /// A broadcast of `payload` on `channel` from the sensor `id`, its channel ID appended as
   /// Lib Config asked.
-  func broadcast(_ payload: [UInt8], on channel: UInt8, from id: ANTChannelID) -> ANTMessage {
+  public func broadcast(_ payload: [UInt8], on channel: UInt8, from id: ANTChannelID) -> ANTMessage {
     let extended = libConfig & 0x80 != 0 ? [0x80] + Self.bytes(id) : []
     return ANTMessage(id: 0x4E, content: [channel] + payload + extended)
   }
 
   /// A channel event (9.5.6.1): message ID 0x01 in a Channel Response.
-  static func event(_ code: ANTChannelCode, on channel: UInt8) -> ANTMessage {
+  public static func event(_ code: ANTChannelCode, on channel: UInt8) -> ANTMessage {
     ANTMessage(id: 0x40, content: [channel, 0x01, code.rawValue])
   }
 
-  static func bytes(_ id: ANTChannelID) -> [UInt8] {
+  public static func bytes(_ id: ANTChannelID) -> [UInt8] {
     [UInt8(id.deviceNumber & 0xFF), UInt8(id.deviceNumber >> 8), id.deviceType, id.transmissionType]
   }
 
   /// The message IDs of the commands sent, in order.
-  var commandIDs: [UInt8] { commands.map(\.id) }
+  public var commandIDs: [UInt8] { commands.map(\.id) }
 }
 
-/// ANT+ pages the tests send.
-enum ANTPages {
+/// ANT+ pages the tests and `ant-bench` send.
+public enum ANTPages {
   /// Heart-rate page 0 (or a legacy page): beat `count` at `time` (1/1024 s), `bpm`.
-  static func heartRate(bpm: UInt8, count: UInt8, time: UInt16, toggle: Bool = false) -> [UInt8] {
+  public static func heartRate(bpm: UInt8, count: UInt8, time: UInt16, toggle: Bool = false) -> [UInt8] {
     [toggle ? 0x80 : 0x00, 0xFF, 0xFF, 0xFF, UInt8(time & 0xFF), UInt8(time >> 8), count, bpm]
   }
 
+  /// Heart-rate page 4: beat `count` at `time` and the beat before it at `previous` (1/1024 s),
+  /// `bpm`; byte 1 is manufacturer-specific (Heart Rate profile 5.3.4).
+  public static func heartRatePrevious(
+    bpm: UInt8, count: UInt8, time: UInt16, previous: UInt16, toggle: Bool
+  )
+    -> [UInt8]
+  {
+    [
+      (toggle ? 0x80 : 0x00) | 0x04, 0xFF, UInt8(previous & 0xFF), UInt8(previous >> 8), UInt8(time & 0xFF),
+      UInt8(time >> 8), count, bpm,
+    ]
+  }
+
   /// Heart-rate page 7: battery `percent`.
-  static func heartRateBattery(percent: UInt8, count: UInt8, time: UInt16, bpm: UInt8, toggle: Bool) -> [UInt8] {
+  public static func heartRateBattery(percent: UInt8, count: UInt8, time: UInt16, bpm: UInt8, toggle: Bool) -> [UInt8] {
     [(toggle ? 0x80 : 0x00) | 0x07, percent, 0x00, 0x33, UInt8(time & 0xFF), UInt8(time >> 8), count, bpm]
   }
 
   /// Power page 0x10: event `count`, accumulated and instantaneous power, cadence.
-  static func powerOnly(count: UInt8, accumulated: UInt16, watts: UInt16, rpm: UInt8) -> [UInt8] {
+  public static func powerOnly(count: UInt8, accumulated: UInt16, watts: UInt16, rpm: UInt8) -> [UInt8] {
     [
       0x10, count, 0xFF, rpm, UInt8(accumulated & 0xFF), UInt8(accumulated >> 8), UInt8(watts & 0xFF),
       UInt8(watts >> 8),
@@ -86,7 +102,7 @@ enum ANTPages {
   }
 
   /// A combined speed and cadence message (device type 121).
-  static func speedCadence(crankTime: UInt16, crank: UInt16, wheelTime: UInt16, wheel: UInt16) -> [UInt8] {
+  public static func speedCadence(crankTime: UInt16, crank: UInt16, wheelTime: UInt16, wheel: UInt16) -> [UInt8] {
     [crankTime, crank, wheelTime, wheel].flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
   }
 }
