@@ -295,7 +295,10 @@ bench: release test-deps
 	python3 Benchmarks/downloads.py --bin $$bin --plain && echo && \
 	echo "BLE sensors (a heart-rate strap notifying at 1 Hz and a power meter at 4 Hz, each on its" && \
 	echo "StrapSource behind a socketpair; Benchmarks/Strap/main.swift), 30 s:" && \
-	$$bin/strap-bench 30 && \
+	$$bin/strap-bench 30 && echo && \
+	echo "ANT+ sensors (a heart-rate strap and a power meter at their message rates, about 4 Hz each," && \
+	echo "on one ANTStickSource behind a socketpair with a scripted stick; Benchmarks/ANT/main.swift), 30 s:" && \
+	$$bin/ant-bench 30 && \
 	echo && echo "make bench: $$(( $$(date +%s) - start )) s"
 
 # Makes $(ORDER_FILE) anew now, however new it is, and links the release build with it.

@@ -88,6 +88,12 @@ let package = Package(
         "CLinuxShims",
       ],
       path: "Benchmarks/Strap"),
+    // make bench: what an ANT stick with a heart-rate strap and a power meter costs, per message
+    // and per second.
+    .executableTarget(
+      name: "ant-bench",
+      dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport"],
+      path: "Benchmarks/ANT"),
     // make bench: the downloads' 12-hour ride, stored for the release build to serve.
     .executableTarget(
       name: "ride-bench", dependencies: ["WorkoutCore", "WorkoutStore", "WorkoutTestSupport"],

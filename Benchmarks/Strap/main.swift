@@ -35,25 +35,6 @@ import WorkoutTestSupport
   import Glibc
 #endif
 
-final class CountingSink: InputSink {
-  let counts = Mutex<[String: Int]>([:])
-  func post(_ input: EngineInput) {
-    let key: String
-    switch input {
-    case .reading(.heartRate): key = "heart_rate"
-    case .reading(.rrIntervals(let values)):
-      counts.withLock { $0["rr_values", default: 0] += values.count }
-      key = "rr_batches"
-    case .reading(.power): key = "power"
-    case .reading(.cadence): key = "cadence"
-    case .device(let status): key = "status_\(status.condition.rawValue)"
-    default: key = "other"
-    }
-    counts.withLock { $0[key, default: 0] += 1 }
-  }
-  func post(_ input: EngineInput, at moment: Moment) { post(input) }
-}
-
 /// The sensor's end of the link, on a thread of its own.
 final class Peer: @unchecked Sendable {
   let descriptor: Int32
@@ -120,35 +101,8 @@ func powerMeter() -> GATTTestPeer {
   ])
 }
 
-/// CPU seconds and context switches of this process's threads named one of `names` (a device's
-/// thread is named after its DeviceKind).
-func threads(named names: Set<String>) -> (cpu: Double, switches: Int) {
-  var cpu = 0.0
-  var switches = 0
-  let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-  for tid in tasks {
-    let base = "/proc/self/task/\(tid)"
-    guard let comm = try? String(contentsOfFile: base + "/comm", encoding: .utf8),
-      names.contains(comm.trimmingCharacters(in: .whitespacesAndNewlines))
-    else {
-      continue
-    }
-    if let schedstat = try? String(contentsOfFile: base + "/schedstat", encoding: .utf8),
-      let ns = Double(schedstat.split(separator: " ").first ?? "")
-    {
-      cpu += ns / 1e9
-    }
-    if let status = try? String(contentsOfFile: base + "/status", encoding: .utf8) {
-      for line in status.split(separator: "\n") where line.contains("ctxt_switches") {
-        switches += Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
-      }
-    }
-  }
-  return (cpu, switches)
-}
-
 let seconds = CommandLine.arguments.count > 1 ? Double(CommandLine.arguments[1]) ?? 60 : 60
-let sink = CountingSink()
+let sink = SensorBenchSink()
 var peers: [Peer] = []
 let peersLock = Mutex<[Peer]>([])
 
@@ -200,11 +154,11 @@ strap.start(sink: sink)
 meter.start(sink: sink)
 // Connected and subscribed: the first second is discovery, not counted.
 usleep(1_500_000)
-let before = threads(named: ["heartRateStrap", "powerMeter"])
+let before = threadUsage(named: ["heartRateStrap", "powerMeter"])
 let notifiedBefore = peersLock.withLock { $0.map { $0.notified.load(ordering: .relaxed) }.reduce(0, +) }
 let started = SystemClocks.monotonic()
 usleep(useconds_t(seconds * 1_000_000))
-let after = threads(named: ["heartRateStrap", "powerMeter"])
+let after = threadUsage(named: ["heartRateStrap", "powerMeter"])
 let elapsed = SystemClocks.monotonic() - started
 let notified = peersLock.withLock { $0.map { $0.notified.load(ordering: .relaxed) }.reduce(0, +) } - notifiedBefore
 strap.stop()
@@ -212,13 +166,11 @@ meter.stop()
 peersLock.withLock { $0.forEach { $0.stopped.store(true, ordering: .relaxed) } }
 
 let cpu = after.cpu - before.cpu
-let counts = sink.counts.withLock { $0 }
-let summary = counts.keys.sorted().map { "\($0)=\(counts[$0]!)" }.joined(separator: " ")
 print(
   String(
     format: "seconds=%.1f notifications=%d cpu_us_per_notification=%.1f cpu_us_per_s=%.1f wakeups_per_s=%.2f ",
     elapsed, notified, notified > 0 ? cpu / Double(notified) * 1e6 : 0, cpu / elapsed * 1e6,
-    Double(after.switches - before.switches) / elapsed) + summary)
+    Double(after.switches - before.switches) / elapsed) + sink.summary)
 
 // MARK: - The engine's and the store's share
 

@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+import WorkoutCore
+
+/// The sink of the sensor benchmarks (`strap-bench`, `ant-bench`): counts what it was handed,
+/// by kind.
+public final class SensorBenchSink: InputSink {
+  public let counts = Mutex<[String: Int]>([:])
+
+  public init() {}
+
+  public func post(_ input: EngineInput) {
+    let key: String
+    switch input {
+    case .reading(.heartRate): key = "heart_rate"
+    case .reading(.rrIntervals(let values)):
+      counts.withLock { $0["rr_values", default: 0] += values.count }
+      key = "rr_batches"
+    case .reading(.power): key = "power"
+    case .reading(.cadence): key = "cadence"
+    case .device(let status): key = "status_\(status.condition.rawValue)"
+    default: key = "other"
+    }
+    counts.withLock { $0[key, default: 0] += 1 }
+  }
+
+  public func post(_ input: EngineInput, at moment: Moment) { post(input) }
+
+  /// "key=count ..." in the keys' order.
+  public var summary: String {
+    let counts = counts.withLock { $0 }
+    return counts.keys.sorted().map { "\($0)=\(counts[$0]!)" }.joined(separator: " ")
+  }
+}
+
+/// CPU seconds and context switches of this process's threads named one of `names` (a device's
+/// thread is named after its DeviceKind): their /proc/self/task/TID/schedstat and status.
+public func threadUsage(named names: Set<String>) -> (cpu: Double, switches: Int) {
+  var cpu = 0.0
+  var switches = 0
+  let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+  for tid in tasks {
+    let base = "/proc/self/task/\(tid)"
+    guard let comm = try? String(contentsOfFile: base + "/comm", encoding: .utf8),
+      names.contains(comm.trimmingCharacters(in: .whitespacesAndNewlines))
+    else {
+      continue
+    }
+    if let schedstat = try? String(contentsOfFile: base + "/schedstat", encoding: .utf8),
+      let ns = Double(schedstat.split(separator: " ").first ?? "")
+    {
+      cpu += ns / 1e9
+    }
+    if let status = try? String(contentsOfFile: base + "/status", encoding: .utf8) {
+      for line in status.split(separator: "\n") where line.contains("ctxt_switches") {
+        switches += Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+      }
+    }
+  }
+  return (cpu, switches)
+}
