@@ -91,12 +91,10 @@ let messages = sent() - sentBefore
 source.stop()
 sticks.withLock { $0.forEach { $0.stop() } }
 
-let cpu = after.cpu - before.cpu
 print(
-  String(
-    format: "seconds=%.1f messages=%d cpu_us_per_message=%.1f cpu_us_per_s=%.1f wakeups_per_s=%.2f ",
-    elapsed, messages, messages > 0 ? cpu / Double(messages) * 1e6 : 0, cpu / elapsed * 1e6,
-    Double(after.switches - before.switches) / elapsed) + sink.summary)
+  sink.line(
+    elapsed: elapsed, count: messages, unit: "message", cpu: after.cpu - before.cpu,
+    switches: after.switches - before.switches))
 if messages == 0 || after.cpu == 0 {
   print("ant-bench: no message reached the stick's thread, or no thread named antStick was found")
   exit(1)

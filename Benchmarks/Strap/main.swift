@@ -165,12 +165,10 @@ strap.stop()
 meter.stop()
 peersLock.withLock { $0.forEach { $0.stopped.store(true, ordering: .relaxed) } }
 
-let cpu = after.cpu - before.cpu
 print(
-  String(
-    format: "seconds=%.1f notifications=%d cpu_us_per_notification=%.1f cpu_us_per_s=%.1f wakeups_per_s=%.2f ",
-    elapsed, notified, notified > 0 ? cpu / Double(notified) * 1e6 : 0, cpu / elapsed * 1e6,
-    Double(after.switches - before.switches) / elapsed) + sink.summary)
+  sink.line(
+    elapsed: elapsed, count: notified, unit: "notification", cpu: after.cpu - before.cpu,
+    switches: after.switches - before.switches))
 
 // MARK: - The engine's and the store's share
 

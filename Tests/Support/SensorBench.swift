@@ -26,6 +26,16 @@ public final class SensorBenchSink: InputSink {
 
   public func post(_ input: EngineInput, at moment: Moment) { post(input) }
 
+  /// The benchmarks' line of key=value: over `elapsed` seconds, `count` of `unit` (a message, a
+  /// notification) and the measured threads' `cpu` seconds and context `switches`; then what
+  /// this sink was handed.
+  public func line(elapsed: Double, count: Int, unit: String, cpu: Double, switches: Int) -> String {
+    func f(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+    let perUnit = count > 0 ? cpu / Double(count) * 1e6 : 0
+    return "seconds=\(f(elapsed, 1)) \(unit)s=\(count) cpu_us_per_\(unit)=\(f(perUnit, 1)) "
+      + "cpu_us_per_s=\(f(cpu / elapsed * 1e6, 1)) wakeups_per_s=\(f(Double(switches) / elapsed, 2)) " + summary
+  }
+
   /// "key=count ..." in the keys' order.
   public var summary: String {
     let counts = counts.withLock { $0 }
