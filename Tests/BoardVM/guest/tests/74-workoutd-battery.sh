@@ -91,6 +91,12 @@ stored=$(sqlite3 "$WORKOUTD_DB" "SELECT count(*) FROM point WHERE session_id = $
 # Leave the board as it was: the charger back on the level, the driver gone, the poweroff back.
 sbs 0x0d 80
 echo 0x0b > "/sys/bus/i2c/devices/i2c-$bus/delete_device"
+# The refused poweroffs must leave nothing behind that goes through once poweroff.target is
+# unmasked (a queued job, or a shutdown logind scheduled): the tests after this one need the VM.
+note "before unmasking: jobs '$(systemctl list-jobs --no-legend 2> /dev/null | xargs)'; logind scheduled '$(busctl get-property org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager ScheduledShutdown 2> /dev/null)'"
+journalctl -b --no-pager -o cat -u systemd-logind -u workoutd-poweroff.service | tail -n 8 | sed 's/^/  /'
+systemctl list-jobs --no-legend 2> /dev/null | awk '$2 ~ /poweroff|shutdown|final/ { print $1 }' | xargs -r systemctl cancel
+shutdown -c 2> /dev/null || true
 systemctl unmask --runtime poweroff.target > /dev/null
 
 if ((${#problems[@]})); then
