@@ -21,10 +21,15 @@ config=/etc/workoutd/workoutd.toml
 problems=()
 problem() { problems+=("$*"); note "PROBLEM: $*"; }
 cp "$config" /tmp/workoutd.toml.board
+# The pairings the service keeps go too: left behind without [ant], they are a fault.
+sensors_file=/var/lib/workoutd/sensors.json
+had_sensors_file=0
+[[ -f $sensors_file ]] && cp -p "$sensors_file" /tmp/sensors.json.board && had_sensors_file=1
 stick_pid=''
 restore() {
   cp /tmp/workoutd.toml.board "$config"
   rm -f "$key_file"
+  if ((had_sensors_file)); then cp -p /tmp/sensors.json.board "$sensors_file"; else rm -f "$sensors_file"; fi
   systemctl restart workoutd
   [[ -n $stick_pid ]] && kill "$stick_pid" 2> /dev/null
   wait 2> /dev/null
