@@ -53,8 +53,6 @@ struct ANTStickParts: Sendable {
 
   /// As `sensors add` and `[sensors]` take it: with its profile, so no role need be given.
   static func report(_ sensor: ANTSensor) -> SensorScanReport.Device {
-    let number =
-      sensor.transmissionType == 0 ? "\(sensor.deviceNumber)" : "\(sensor.deviceNumber)/\(sensor.transmissionType)"
     let what =
       switch sensor.profile {
       case .heartRate: SensorService.heartRate.rawValue
@@ -64,7 +62,7 @@ struct ANTStickParts: Sendable {
       case .cadence: "cadence"
       }
     return SensorScanReport.Device(
-      address: "ant:\(sensor.profile.rawValue):\(number)", addressType: "ant+", name: nil, rssi: nil, sensors: [what],
+      address: sensor.textWithProfile, addressType: "ant+", name: nil, rssi: nil, sensors: [what],
       services: [])
   }
 }

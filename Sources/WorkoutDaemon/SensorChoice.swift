@@ -132,7 +132,14 @@ extension ANTSensor {
   /// role's usual one.
   var text: String {
     let usual = SensorRole(profile).antProfiles[0] == profile
-    let number = isWildcard ? "any" : transmissionType == 0 ? "\(deviceNumber)" : "\(deviceNumber)/\(transmissionType)"
-    return usual ? "ant:\(number)" : "ant:\(profile.rawValue):\(number)"
+    return usual ? "ant:\(numberText)" : textWithProfile
+  }
+
+  /// With its profile always, as `sensors scan` lists it: `sensors add` needs no role with it.
+  var textWithProfile: String { "ant:\(profile.rawValue):\(numberText)" }
+
+  /// "any", "4242" or "4242/5".
+  private var numberText: String {
+    isWildcard ? "any" : transmissionType == 0 ? "\(deviceNumber)" : "\(deviceNumber)/\(transmissionType)"
   }
 }

@@ -11,27 +11,20 @@ public enum ANTProfile: String, Sendable, Hashable, CaseIterable, Codable {
   case speed = "speed"
   case cadence = "cadence"
 
-  /// The device type a channel searches for (bits 0–6 of the channel ID's device type).
-  public var deviceType: UInt8 {
+  /// The device type a channel searches for (bits 0–6 of the channel ID's device type) and
+  /// its period, 1/32768 s, as each profile gives them.
+  private var channel: (deviceType: UInt8, period: UInt16) {
     switch self {
-    case .heartRate: ANTHeartRatePage.deviceType
-    case .bicyclePower: ANTBicyclePowerPage.deviceType
-    case .speedCadence: ANTBikeSensorType.speedAndCadence.rawValue
-    case .speed: ANTBikeSensorType.speed.rawValue
-    case .cadence: ANTBikeSensorType.cadence.rawValue
+    case .heartRate: (ANTHeartRatePage.deviceType, ANTHeartRatePage.channelPeriod)
+    case .bicyclePower: (ANTBicyclePowerPage.deviceType, ANTBicyclePowerPage.channelPeriod)
+    case .speedCadence: (ANTBikeSensorType.speedAndCadence.rawValue, ANTBikeSensorType.speedAndCadence.channelPeriod)
+    case .speed: (ANTBikeSensorType.speed.rawValue, ANTBikeSensorType.speed.channelPeriod)
+    case .cadence: (ANTBikeSensorType.cadence.rawValue, ANTBikeSensorType.cadence.channelPeriod)
     }
   }
 
-  /// The channel period, 1/32768 s.
-  public var channelPeriod: UInt16 {
-    switch self {
-    case .heartRate: ANTHeartRatePage.channelPeriod
-    case .bicyclePower: ANTBicyclePowerPage.channelPeriod
-    case .speedCadence: ANTBikeSensorType.speedAndCadence.channelPeriod
-    case .speed: ANTBikeSensorType.speed.channelPeriod
-    case .cadence: ANTBikeSensorType.cadence.channelPeriod
-    }
-  }
+  public var deviceType: UInt8 { channel.deviceType }
+  public var channelPeriod: UInt16 { channel.period }
 
   /// The device it is reported as: the same as a BLE sensor in that role, so the engine sees
   /// one kind of sensor whichever radio it uses.
