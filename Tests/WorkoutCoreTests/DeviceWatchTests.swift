@@ -273,7 +273,7 @@ struct StrapEventTests {
     "a power meter and a speed/cadence pod are BLE sensors too: their own events, and the LED",
     arguments: [DeviceKind.powerMeter, .speedCadenceSensor])
   func otherSensors(kind: DeviceKind) throws {
-    #expect(kind.isBLESensor)
+    #expect(kind.isRideSensor)
     var h = running(with: kind, address: "C1:00:00:00:00:01")
     h.send(.device(DeviceStatus(device: .heartRateStrap, condition: .available, detail: "A0:9E:1A:12:34:56")))
     h.send(.device(DeviceStatus(device: kind, condition: .lost, detail: "C1:00:00:00:00:01 sent nothing for 15 s")))
@@ -281,7 +281,7 @@ struct StrapEventTests {
     #expect(h.engine.faultyDevices == [kind])
     let gone = try #require(recorded(h).last { $0.kind == .sensorDisconnected })
     #expect(gone.detail?.contains(kind.rawValue) == true)
-    #expect(!DeviceKind.gps.isBLESensor && !DeviceKind.barometer.isBLESensor)
+    #expect(!DeviceKind.gps.isRideSensor && !DeviceKind.barometer.isRideSensor)
     // Removed with workoutctl: forgotten, so no fault and nothing in status; the ride goes on.
     h.send(.deviceRemoved(kind))
     #expect(h.engine.indicator != .fault)

@@ -246,7 +246,7 @@ public struct DeviceWatch: Sendable, Hashable {
 
   static func notice(for status: DeviceStatus) -> Notice {
     let kind: SessionEvent.Kind =
-      switch (status.condition, status.device.isBLESensor) {
+      switch (status.condition, status.device.isRideSensor) {
       case (.available, true): status.sameConnection == true ? .deviceAvailable : .sensorConnected
       case (.absent, true), (.lost, true): .sensorDisconnected
       case (.absent, false): .deviceAbsent

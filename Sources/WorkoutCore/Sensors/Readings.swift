@@ -175,9 +175,9 @@ extension DeviceKind {
     }
   }
 
-  /// Sensors that connect over BLE: their comings and goings are `sensorConnected` and
-  /// `sensorDisconnected` events.
-  public var isBLESensor: Bool { [.heartRateStrap, .powerMeter, .speedCadenceSensor].contains(self) }
+  /// The ride's sensors, over BLE or ANT+ alike: their comings and goings are
+  /// `sensorConnected` and `sensorDisconnected` events.
+  public var isRideSensor: Bool { [.heartRateStrap, .powerMeter, .speedCadenceSensor].contains(self) }
 }
 
 /// A change in a device's condition, reported by its source.
