@@ -55,6 +55,8 @@ let package = Package(
     .target(name: "CTLS", cSettings: fortified),
     .target(name: "WebTLS", dependencies: ["CTLS", "LinuxSupport"]),
     .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport"]),
+    // Rides sent to the rider's platforms: the queue's jobs and each platform's protocol (pure).
+    .target(name: "WorkoutUpload"),
     .target(name: "BoardSim", dependencies: ["WorkoutCore", "LinuxSupport"]),
     .target(
       name: "BoardLinux",
