@@ -67,7 +67,8 @@ let package = Package(
       name: "WorkoutDaemon",
       dependencies: [
         "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutExport", "LinuxSupport", "BoardSim", "BoardLinux",
-        "SensorProtocols", "WorkoutWeb", "WorkoutReports", "WebTLS", .product(name: "TOMLKit", package: "TOMLKit"),
+        "SensorProtocols", "WorkoutWeb", "WorkoutReports", "WebTLS", "WorkoutUpload",
+        .product(name: "TOMLKit", package: "TOMLKit"),
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
@@ -145,7 +146,7 @@ let package = Package(
       name: "WorkoutDaemonTests",
       dependencies: [
         "WorkoutDaemon", "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutTestSupport", "SensorProtocols",
-        "WorkoutWeb", "WebTLS", .product(name: "Logging", package: "swift-log"),
+        "WorkoutWeb", "WebTLS", "WorkoutUpload", .product(name: "Logging", package: "swift-log"),
       ]),
     .testTarget(
       name: "IntegrationTests",

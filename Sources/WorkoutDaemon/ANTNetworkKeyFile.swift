@@ -1,10 +1,6 @@
 import Foundation
 import SensorProtocols
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// The file `[ant] network_key_file` names: the ANT+ network key as 16 hexadecimal digits
 /// (spaces, colons, commas and "0x" between them allowed, as the key is usually printed). The
 /// ANT+ key is licensed to ANT+ adopters and must not be published with workoutd, so the rider
@@ -12,27 +8,10 @@ import SensorProtocols
 struct ANTNetworkKeyFile {
   let path: String
 
-  struct Problem: Error, CustomStringConvertible {
-    var description: String
-  }
-
-  func load() throws(Problem) -> ANTNetworkKey {
-    var status = stat()
-    guard stat(path, &status) == 0 else {
-      throw Problem(description: "\(path): \(String(cString: strerror(errno))) (the ANT+ network key's file)")
-    }
-    guard status.st_mode & S_IFMT == S_IFREG else { throw Problem(description: "\(path) is not a file") }
-    if status.st_mode & S_IROTH != 0 {
-      throw Problem(
-        description:
-          "\(path) can be read by every user: the ANT+ network key is licensed, keep it to the service (chmod 600, owned by workoutd)"
-      )
-    }
-    guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-      throw Problem(description: "\(path) cannot be read by the service (owned by workoutd, mode 600?)")
-    }
+  func load() throws(PrivateFile.Problem) -> ANTNetworkKey {
+    let text = try PrivateFile(path: path, holds: "the ANT+ network key, which is licensed").read()
     guard let key = Self.parse(text) else {
-      throw Problem(description: "\(path) must hold the 8-byte network key as 16 hexadecimal digits")
+      throw PrivateFile.Problem(description: "\(path) must hold the 8-byte network key as 16 hexadecimal digits")
     }
     return key
   }

@@ -17,7 +17,7 @@ struct ANTStickParts: Sendable {
     try ANTUSBStick.open()
   }
 
-  private func settings(_ sensors: [ANTSensor]) throws(ANTNetworkKeyFile.Problem) -> ANTStickSettings {
+  private func settings(_ sensors: [ANTSensor]) throws(PrivateFile.Problem) -> ANTStickSettings {
     var settings = ANTStickSettings(networkKey: try ANTNetworkKeyFile(path: keyFile).load(), sensors: sensors)
     settings.wheelCircumference = wheelCircumference
     return settings

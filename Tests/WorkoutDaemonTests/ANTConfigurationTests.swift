@@ -77,7 +77,7 @@ struct ANTConfigurationTests {
   @Test func aKeyFileOthersCanReadIsRefusedAndAMissingOneSaysSo() throws {
     let path = NSTemporaryDirectory() + "ant-key-" + UUID().uuidString
     defer { unlink(path) }
-    #expect(throws: ANTNetworkKeyFile.Problem.self) { try ANTNetworkKeyFile(path: path).load() }
+    #expect(throws: PrivateFile.Problem.self) { try ANTNetworkKeyFile(path: path).load() }
     try "0123456789abcdef\n".write(toFile: path, atomically: false, encoding: .utf8)
     chmod(path, 0o644)
     do {
@@ -90,6 +90,6 @@ struct ANTConfigurationTests {
     chmod(path, 0o600)
     #expect(try ANTNetworkKeyFile(path: path).load().bytes.first == 0x01)
     try "not a key".write(toFile: path, atomically: false, encoding: .utf8)
-    #expect(throws: ANTNetworkKeyFile.Problem.self) { try ANTNetworkKeyFile(path: path).load() }
+    #expect(throws: PrivateFile.Problem.self) { try ANTNetworkKeyFile(path: path).load() }
   }
 }

@@ -53,6 +53,8 @@ extension DaemonConfiguration {
     configuration.readZones(section("zones"), rider: rider)
     configuration.readMetrics(section("metrics"))
     configuration.web.read(section("web"))
+    configuration.upload.read(
+      section("upload"), intervalsICU: section("intervals_icu"), strava: section("strava"), webDAV: section("webdav"))
 
     var problems: [String] = []
     let known = sections.map(\.name)

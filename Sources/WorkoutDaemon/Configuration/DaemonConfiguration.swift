@@ -178,6 +178,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
   /// [web]: a phone's browser as the board's screen (see `WebServer`).
   public var web = WebSettings()
 
+  /// [upload] and the platforms' sections: each finished ride sent by itself (see `Uploader`).
+  public var upload = UploadSettings()
+
   public struct UsbDriveSettings: Sendable, Equatable {
     public var enabled = false
     /// Which of the exports go onto the drive; FIT alone keeps the image (a copy) small.
