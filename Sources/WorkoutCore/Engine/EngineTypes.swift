@@ -43,6 +43,8 @@ public enum EngineInput: Sendable, Hashable {
   case systemClockTrusted(Bool)
   /// What the USB stick copier (`workoutctl copy-exports --report`) says of its copy.
   case stickCopy(StickCopyReport)
+  /// The uploader sent the last ride that was waiting for it: the LED says so, between rides.
+  case uploadsSent
   /// The next (or the prepared) workout's own zones for one quantity (`workoutctl zones set`):
   /// refused once it runs.
   case customZones(ZoneConfiguration)

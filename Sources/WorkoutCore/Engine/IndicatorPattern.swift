@@ -19,6 +19,9 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
   /// Idle, and the exports are being copied onto a USB stick: two quick flashes a second; it
   /// must not be pulled until this ends (a long chirp says when).
   case copying
+  /// Idle, and the last ride waiting to be uploaded has reached its platforms: slow long
+  /// flashes for `SessionEngine.sentIndication` seconds, then dark (`[upload] led_when_sent`).
+  case sent
   /// Something needs the rider: the disk refuses writes, or a device is absent, lost or
   /// failing; or, for a minute after a restart, part of the ride's record was found damaged
   /// (`SessionEngine.damagedRecordIndication`). Three quick flashes, then a pause.
@@ -40,6 +43,7 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
     case .paused: [0.5, 0.5]
     case .saving: [1]
     case .copying: [0.1, 0.15, 0.1, 0.65]
+    case .sent: [1.5, 0.5]
     case .fault: [0.1, 0.1, 0.1, 0.1, 0.1, 1.5]
     case .lowBattery: [0.6, 0.2, 0.1, 1.1]
     }
@@ -75,11 +79,12 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
   }
 
   /// The pattern for a session state and the board's condition, most urgent first. A copy onto
-  /// a USB stick shows only between rides: during one, the ride's own rhythm matters more. A
+  /// a USB stick, and rides sent, show only between rides: during one, the ride's own rhythm
+  /// matters more. A
   /// low battery shows in every state but saving: the rider must know before it runs out.
   public static func choose(
     state: SessionState, gps: GPSCondition, fault: Bool, copying: Bool = false, offTarget: Bool = false,
-    lowBattery: Bool = false
+    lowBattery: Bool = false, sent: Bool = false
   ) -> IndicatorPattern {
     if fault { return .fault }
     if state == .stopped { return .saving }
@@ -91,6 +96,7 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
     case .paused: return .paused
     case .notStarted, .ended:
       if copying { return .copying }
+      if sent { return .sent }
       return gps.isWaiting ? .waitingForFix : .off
     }
   }

@@ -59,12 +59,18 @@ public struct SessionEngine: Sendable {
   /// Until when (monotonic) the LED shows that damage with the fault pattern
   /// (`damagedRecordIndication`); nil once it has been shown, or the session is no longer current.
   public private(set) var damageIndicatedUntil: Double?
+  /// Until when (monotonic) the LED says the rides waiting to be uploaded have gone
+  /// (`sentIndication`).
+  public private(set) var sentIndicatedUntil: Double?
 
   /// How long the LED shows a damaged record found at resume: the fault pattern, then the
   /// ride's own rhythm again (status, the phone page and `show` go on saying it). A minute, so a
   /// rider who looks at the board once it is back sees it, and the rhythm that says whether the
   /// ride records is not hidden for the rest of it. With a buzzer, the alarm sounds as it begins.
   public static let damagedRecordIndication: Double = 60
+  /// How long the LED shows that the last pending upload has gone: long enough to be seen by a
+  /// rider who put the bike away, short enough to leave the LED dark for the battery.
+  public static let sentIndication: Double = 10
 
   /// A running session's checkpoint is saved every this many points (and whenever the session
   /// changes otherwise). Between checkpoints a second writes only its point: a restart folds
@@ -304,6 +310,8 @@ public struct SessionEngine: Sendable {
       systemClockTrusted = trusted
     case .stickCopy(let report):
       noteStickCopy(report, at: now, into: &step)
+    case .uploadsSent:
+      sentIndicatedUntil = now.monotonic + Self.sentIndication
     case .customZones(let configuration):
       changed = setCustomZones(configuration, into: &step)
     case .targetZone(let quantity, let target):
@@ -342,6 +350,9 @@ public struct SessionEngine: Sendable {
     if let until = damageIndicatedUntil, now.monotonic >= until || session?.id != unreadableAtResume?.sessionID {
       damageIndicatedUntil = nil
     }
+    if let until = sentIndicatedUntil, now.monotonic >= until || state != .notStarted && state != .ended {
+      sentIndicatedUntil = nil
+    }
     updateIndicator(into: &step.commands)
     return step
   }
@@ -352,7 +363,7 @@ public struct SessionEngine: Sendable {
     let pattern = IndicatorPattern.choose(
       state: state, gps: gps, fault: storageFailing || watch.hasFault || damageIndicatedUntil != nil,
       copying: stickCopies.isCopying, offTarget: session?.targetZones?.contains { $0.outside == true } ?? false,
-      lowBattery: battery.alert != .normal)
+      lowBattery: battery.alert != .normal, sent: sentIndicatedUntil != nil)
     guard pattern != indicator else { return }
     if pattern == .fault { commands.append(.chirp(.alarm)) }
     indicator = pattern
@@ -361,14 +372,15 @@ public struct SessionEngine: Sendable {
 
   /// The earliest monotonic time at which the engine wants a `wakeup`, if any: the end of the
   /// countdown, the moment the GPS fix counts as lost if no fix comes, the end of a damaged
-  /// record's indication, and the end of a low battery's countdown. Derived from the state, so a runtime that sleeps until it (or the
+  /// record's indication and of rides sent, and the end of a low battery's countdown. Derived from the state, so a runtime that sleeps until it (or the
   /// next input) misses nothing. Inlined: called through a getter, the 3.1 KB engine is copied
   /// whole to the stack first (four times a recorded second, callgrind).
   public var nextDeadline: Double? {
     @inline(__always) get {
       earliest(
-        earliest(earliest(earliest(countdownDeadline, fixMonitor.deadline), watch.deadline), damageIndicatedUntil),
-        battery.countdownDeadline)
+        earliest(
+          earliest(earliest(earliest(countdownDeadline, fixMonitor.deadline), watch.deadline), damageIndicatedUntil),
+          sentIndicatedUntil), battery.countdownDeadline)
     }
   }
 
