@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 int shim_socket_stamp_arrivals(int fd) {
   int on = 1;
@@ -179,6 +181,22 @@ int shim_input_key_code(const char *name) {
     if (strcmp(table[i].name, name) == 0) return table[i].code;
   }
   return -1;
+}
+
+int shim_netlink_route_watch(void) {
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+  if (fd < 0) return -1;
+  struct sockaddr_nl address = {
+      .nl_family = AF_NETLINK,
+      .nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE,
+  };
+  if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
 }
 
 int shim_event_open(void) {

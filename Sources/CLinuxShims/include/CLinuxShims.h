@@ -28,6 +28,10 @@ int shim_syncfs(int fd);
 /// made readable by `shim_event_signal`. Returns the fd or -1 with errno set.
 int shim_event_open(void);
 
+/// A non-blocking NETLINK_ROUTE socket bound to the kernel's announcements of IPv4 and IPv6
+/// addresses and routes (rtnetlink(7)); the descriptor, or -1 with errno set.
+int shim_netlink_route_watch(void);
+
 /// Adds 1 to the eventfd's counter (makes it readable); returns 0 or -1 with errno set.
 int shim_event_signal(int fd);
 
