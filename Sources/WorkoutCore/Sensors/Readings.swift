@@ -143,6 +143,9 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
   /// A USB ANT stick (Dynastream's ANTUSB2 or ANTUSB-m): the radio the ANT+ sensors come
   /// through; its sensors are reported as their own devices.
   case antStick
+  /// The uploader (`[upload]`): failing when it cannot send at all (its secrets unreadable, a
+  /// platform refusing the key); the network being down is not a fault, only a wait.
+  case uploads
 }
 
 extension DeviceKind {
@@ -172,6 +175,7 @@ extension DeviceKind {
     case .battery: 13
     case .powerSupply: 14
     case .antStick: 15
+    case .uploads: 16
     }
   }
 
