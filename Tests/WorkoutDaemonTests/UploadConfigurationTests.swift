@@ -58,6 +58,29 @@ struct UploadConfigurationTests {
     #expect(found.contains { $0.contains(problem) }, "\(found)")
   }
 
+  @Test func theShippedFilesUploadExamplesAreValid() throws {
+    // board/workoutd.toml with [upload] and the platforms' sections uncommented.
+    let text = try String(contentsOfFile: repositoryRoot + "/board/workoutd.toml", encoding: .utf8)
+    var section = ""
+    var lines: [String] = []
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+      let uncommented = line.hasPrefix("# [") ? line.dropFirst(2) : line
+      if uncommented.hasPrefix("[") { section = String(uncommented) }
+      let examples = ["[upload]", "[intervals_icu]", "[strava]", "[webdav]"].contains(section)
+      if examples && (uncommented.hasPrefix("[") || uncommented.hasPrefix("# ") && uncommented.contains(" = ")) {
+        lines.append(String(uncommented.hasPrefix("# ") ? uncommented.dropFirst(2) : uncommented))
+      } else {
+        lines.append(String(line))
+      }
+    }
+    let configuration = try DaemonConfiguration.parse(lines.joined(separator: "\n"), file: "t", environment: noSystemd)
+    #expect(configuration.upload.targets == [.intervalsICU, .strava, .webdav])
+    #expect(configuration.upload.secretsFile == "/etc/workoutd/upload-secrets")
+    let shipped = try DaemonConfiguration.load(
+      path: repositoryRoot + "/board/workoutd.toml", required: true, environment: noSystemd)
+    #expect(shipped.upload.targets.isEmpty, "none unless the rider names one")
+  }
+
   @Test func aPlatformWithoutASecretsFileIsAProblem() {
     let found = problems("[strava]\nclient_id = \"1\"\n")
     #expect(found.contains { $0.contains("[upload] secrets_file must name the file") && $0.contains("strava") })
