@@ -119,6 +119,7 @@ let package = Package(
     ),
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "WorkoutWebTests", dependencies: ["WorkoutWeb"]),
+    .testTarget(name: "WorkoutUploadTests", dependencies: ["WorkoutUpload"]),
     .testTarget(
       name: "WorkoutStoreTests",
       dependencies: [

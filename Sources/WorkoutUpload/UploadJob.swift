@@ -27,7 +27,7 @@ public enum UploadJobState: String, Sendable, Hashable, CaseIterable, Codable {
 }
 
 /// One session to one target, as the queue holds it.
-public struct UploadJob: Sendable, Hashable {
+public struct UploadJob: Sendable, Hashable, Codable {
   public var sessionID: Int64
   public var target: UploadTarget
   public var state: UploadJobState
