@@ -29,7 +29,7 @@ let package = Package(
     .target(
       name: "WorkoutStore",
       dependencies: [
-        "WorkoutCore", "LinuxSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        "WorkoutCore", "LinuxSupport", "WorkoutUpload", .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "GRDBSQLite", package: "GRDB.swift"), "CSQLiteSetup",
       ]
     ),
@@ -123,7 +123,8 @@ let package = Package(
     .testTarget(
       name: "WorkoutStoreTests",
       dependencies: [
-        "WorkoutStore", "WorkoutCore", "WorkoutTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        "WorkoutStore", "WorkoutCore", "WorkoutTestSupport", "WorkoutUpload",
+        .product(name: "GRDB", package: "GRDB.swift"),
       ]),
     .testTarget(
       name: "WorkoutExportTests",

@@ -193,6 +193,36 @@ enum Schema {
           ) WITHOUT ROWID;
           """)
     }
+    migrator.registerMigration("v11: the upload queue") { db in
+      // A platform a finished ride is sent to (`UploadTarget`'s name) and the wall time it was
+      // first configured: rides that end from then on are sent by themselves; an older one only
+      // when asked for by name, so adding a platform does not send the rider's whole history.
+      // One job a session and target (`UploadJob`): its state survives a kill or a power cut,
+      // and `platform_upload_id` lets a restart ask after a file the platform took rather than
+      // send it again. The index finds pending and failed jobs without reading finished ones.
+      try db.execute(
+        sql: """
+          CREATE TABLE upload_target (
+            name TEXT NOT NULL PRIMARY KEY,
+            since REAL NOT NULL
+          ) WITHOUT ROWID;
+
+          CREATE TABLE upload_job (
+            session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+            target TEXT NOT NULL,
+            state TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            retry_at REAL,
+            platform_upload_id TEXT,
+            platform_id TEXT,
+            reason TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (session_id, target)
+          ) WITHOUT ROWID;
+          CREATE INDEX upload_job_state ON upload_job(state, retry_at);
+          """)
+    }
     return migrator
   }
 }

@@ -1,0 +1,226 @@
+import Foundation
+import GRDB
+import Testing
+import WorkoutUpload
+
+@testable import WorkoutStore
+
+/// The upload queue in the database: its migration, its jobs made and queued by hand, the order
+/// they are worked in, and their changes on the disk once saved.
+struct UploadQueueTests {
+  /// A store holding a ride ended at each of `ends` (wall times; session ids from 1), and, when
+  /// `unfinished`, one more session still running after them.
+  func store(endingAt ends: [Double], unfinished: Bool = false, in dir: TemporaryDirectory) throws -> WorkoutStore {
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    try recordRide(into: store, seconds: 3, stop: true)
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.write { db in
+      try db.execute(sql: "CREATE TEMP TABLE ride AS SELECT * FROM session WHERE id = 1")
+      try db.execute(sql: "DELETE FROM session")
+      for (index, end) in ends.enumerated() {
+        try db.execute(sql: "UPDATE ride SET id = ?, uuid = ?, end_wall = ?", arguments: [index + 1, "u\(index)", end])
+        try db.execute(sql: "INSERT INTO session SELECT * FROM ride")
+      }
+      if unfinished {
+        try db.execute(
+          sql: "UPDATE ride SET id = ?, uuid = 'running', end_wall = NULL, state = 'running'",
+          arguments: [ends.count + 1])
+        try db.execute(sql: "INSERT INTO session SELECT * FROM ride")
+      }
+      try db.execute(sql: "DROP TABLE ride")
+    }
+    try queue.close()
+    return store
+  }
+
+  /// A database of the release before (v10) holding an ended ride gets the queue's tables at
+  /// the next start, its ride kept, and the ride can be queued.
+  @Test func aVersion10DatabaseGetsTheQueueWithItsSessionsKept() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+      try recordRide(into: store, seconds: 20, stop: true)
+    }
+    try DatabaseQueue(path: dir.database).write { db in
+      try db.execute(sql: "DROP TABLE upload_job")
+      try db.execute(sql: "DROP TABLE upload_target")
+      try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v11:%'")
+      #expect(try !db.tableExists("upload_job"))
+    }
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    let session = try #require(try store.session(id: 1))
+    #expect(session.state == "ended")
+    #expect(try store.points(sessionID: 1).count == 20)
+    #expect(try store.uploadJobs().isEmpty)
+    #expect(try store.uploadCounts() == UploadCounts(pending: 0, failed: 0))
+    let made = try store.makeUploadJobs(for: [.intervalsICU], wall: try #require(session.endWall))
+    #expect(made.map(\.sessionID) == [1])
+    #expect(try store.uploadTargets().map(\.name) == ["intervals.icu"])
+  }
+
+  @Test func jobsAreMadeOnceForRidesEndedSinceTheTargetWasConfigured() throws {
+    let dir = TemporaryDirectory()
+    let store = try store(endingAt: [100, 200, 300], unfinished: true, in: dir)
+    let strava = try store.makeUploadJobs(for: [.strava], wall: 200)
+    #expect(strava.map(\.sessionID) == [2, 3], "the ride ended before Strava was configured is not sent")
+    #expect(strava.allSatisfy { $0.state == .queued && $0.target == .strava && $0.createdAt == 200 })
+    #expect(try store.makeUploadJobs(for: [.strava], wall: 210).isEmpty, "idempotent")
+    // WebDAV added later: only what ended since; Strava's `since` is its first configuration's.
+    let both = try store.makeUploadJobs(for: [.strava, .webdav], wall: 250)
+    #expect(both.map { "\($0.sessionID) \($0.target.rawValue)" } == ["3 webdav"])
+    let since = Dictionary(uniqueKeysWithValues: try store.uploadTargets().map { ($0.name, $0.since) })
+    #expect(since == ["strava": 200, "webdav": 250])
+    #expect(try store.uploadJobs().count == 3)
+    #expect(try store.uploadJobs(sessionID: 4).isEmpty, "the running session has none")
+    #expect(try store.makeUploadJobs(for: [], wall: 300).isEmpty)
+    // A ride that ends later gets its jobs at its end.
+    try DatabaseQueue(path: dir.database).write { db in
+      try db.execute(sql: "UPDATE session SET state = 'ended', end_wall = 400 WHERE id = 4")
+    }
+    let atEnd = try store.makeUploadJobs(for: [.strava, .webdav], wall: 400)
+    #expect(atEnd.map { "\($0.sessionID) \($0.target.rawValue)" } == ["4 strava", "4 webdav"])
+  }
+
+  @Test func anyEndedRideIsQueuedByHandAndAFinishedOneOnlyAgainWhenAsked() throws {
+    let dir = TemporaryDirectory()
+    let store = try store(endingAt: [100, 200], unfinished: true, in: dir)
+    try store.makeUploadJobs(for: [.strava], wall: 150)
+    #expect(try store.queueUpload(sessionID: 9, target: .strava, again: false, wall: 500) == .noSession)
+    #expect(try store.queueUpload(sessionID: 3, target: .strava, again: true, wall: 500) == .notEnded(state: "running"))
+    // Older than Strava's configuration: sent when asked for.
+    guard case .queued(let old) = try store.queueUpload(sessionID: 1, target: .strava, again: false, wall: 500) else {
+      Issue.record("the old ride was not queued")
+      return
+    }
+    #expect(old == UploadJob(sessionID: 1, target: .strava, createdAt: 500))
+    // A pending job is left as it is, `again` or not.
+    var sending = try #require(try store.uploadJobs(sessionID: 2).first).starting(at: 510)
+    try store.saveUploadJob(sending)
+    #expect(try store.queueUpload(sessionID: 2, target: .strava, again: true, wall: 520) == .pending(sending))
+    // Done: only again.
+    sending.platformUploadID = "u-1"
+    let done = sending.ending(with: .done(platformID: "a-1", duplicate: false), at: 530)
+    try store.saveUploadJob(done)
+    #expect(try store.queueUpload(sessionID: 2, target: .strava, again: false, wall: 540) == .finished(done))
+    let again = try store.queueUpload(sessionID: 2, target: .strava, again: true, wall: 550)
+    let fresh = UploadJob(sessionID: 2, target: .strava, createdAt: 150, updatedAt: 550)
+    #expect(again == .queued(fresh), "afresh: no ids, attempts or reason of the last time")
+    #expect(try store.uploadJobs(sessionID: 2) == [fresh])
+    // Failed: only again, too.
+    try store.saveUploadJob(fresh.starting(at: 560).ending(with: .rejected(reason: "401"), at: 561))
+    guard case .finished(let failed) = try store.queueUpload(sessionID: 2, target: .strava, again: false, wall: 570)
+    else {
+      Issue.record("a failed job was queued without again")
+      return
+    }
+    #expect(failed.state == .failed && failed.reason == "401")
+    #expect(try store.queueUpload(sessionID: 2, target: .strava, again: true, wall: 580) == .queued(fresh.at(580)))
+  }
+
+  @Test func interruptedJobsComeFirstThenQueuedOnesOldestFirstWhenTheirTimeHasCome() throws {
+    let dir = TemporaryDirectory()
+    let store = try store(endingAt: [100, 200, 300, 400, 500], in: dir)
+    try store.makeUploadJobs(for: [.intervalsICU], wall: 0)
+    var jobs = Dictionary(uniqueKeysWithValues: try store.uploadJobs().map { ($0.sessionID, $0) })
+    // 1: retrying later; 2: done; 3 and 4: queued; 5: a restart found it waiting.
+    try store.saveUploadJob(jobs[1]!.starting(at: 10).ending(with: .retry(after: 90, reason: "503"), at: 10))
+    try store.saveUploadJob(jobs[2]!.starting(at: 10).ending(with: .done(platformID: "i2", duplicate: false), at: 11))
+    try store.saveUploadJob(jobs[5]!.starting(at: 10).keeping(.platformUploadID("p5"), at: 12))
+    #expect(try store.nextUploadJob(at: 20, targets: [.intervalsICU])?.sessionID == 5, "interrupted first")
+    #expect(try store.nextUploadJob(at: 20, targets: [.strava]) == nil, "only configured targets")
+    #expect(try store.nextUploadJob(at: 20, targets: []) == nil)
+    jobs[5] = try store.uploadJobs(sessionID: 5).first
+    try store.saveUploadJob(jobs[5]!.ending(with: .done(platformID: "i5", duplicate: false), at: 21))
+    #expect(try store.nextUploadJob(at: 22, targets: [.intervalsICU])?.sessionID == 3, "then the oldest due")
+    #expect(try store.nextUploadRetry(after: 22, targets: [.intervalsICU]) == 100)
+    try store.saveUploadJob(jobs[3]!.starting(at: 23).ending(with: .retry(after: nil, reason: "offline"), at: 23))
+    try store.saveUploadJob(jobs[4]!.starting(at: 24).ending(with: .retry(after: nil, reason: "offline"), at: 24))
+    #expect(try store.nextUploadJob(at: 25, targets: [.intervalsICU]) == nil, "nothing is due")
+    #expect(try store.nextUploadRetry(after: 25, targets: [.intervalsICU]) == 53)
+    #expect(try store.nextUploadJob(at: 53, targets: [.intervalsICU])?.sessionID == 3)
+    #expect(try store.nextUploadJob(at: 100, targets: [.intervalsICU])?.sessionID == 1, "all due: the oldest")
+    #expect(try store.nextUploadRetry(after: 100, targets: [.intervalsICU]) == nil)
+    // The network came back: every retry is due at once.
+    #expect(try store.makeUploadRetriesDue(wall: 30) == 3)
+    #expect(try store.nextUploadJob(at: 31, targets: [.intervalsICU])?.sessionID == 1)
+    #expect(try store.nextUploadRetry(after: 31, targets: [.intervalsICU]) == nil)
+  }
+
+  @Test func listsAreNewestFirstAndCountsSayWhatIsPendingAndWhatFailed() throws {
+    let dir = TemporaryDirectory()
+    let store = try store(endingAt: [100, 200, 300], in: dir)
+    try store.makeUploadJobs(for: [.strava, .webdav], wall: 0)
+    #expect(
+      try store.uploadJobs().map { "\($0.sessionID) \($0.target.rawValue)" } == [
+        "3 strava", "3 webdav", "2 strava", "2 webdav", "1 strava", "1 webdav",
+      ])
+    #expect(try store.uploadCounts() == UploadCounts(pending: 6, failed: 0))
+    let jobs = try store.uploadJobs()
+    try store.saveUploadJob(jobs[0].ending(with: .done(platformID: "s3", duplicate: false), at: 5))
+    let first = jobs[4].ending(with: .rejected(reason: "401: invalid token"), at: 6)
+    let last = jobs[5].ending(with: .rejected(reason: "403: no space"), at: 7)
+    try store.saveUploadJob(last)
+    try store.saveUploadJob(first)
+    #expect(try store.uploadCounts() == UploadCounts(pending: 3, failed: 2, lastFailure: last))
+  }
+
+  /// A job's change is on the disk once saved: a crash copy (the database and its WAL as a
+  /// power cut leaves them) holds it.
+  @Test func aSavedChangeSurvivesACrash() throws {
+    let dir = TemporaryDirectory()
+    let crashed = TemporaryDirectory()
+    let store = try store(endingAt: [100], in: dir)
+    let job = try #require(try store.makeUploadJobs(for: [.strava], wall: 0).first)
+    let waiting = job.starting(at: 1).keeping(.platformUploadID("upload 77"), at: 2)
+    try store.saveUploadJob(waiting)
+    #expect(try store.durability().synchronous == 2)
+    try crashCopy(of: dir, to: crashed)
+    let (reopened, _) = try WorkoutStore.open(at: crashed.database, wallNow: 0)
+    #expect(try reopened.uploadJobs() == [waiting])
+    #expect(try reopened.nextUploadJob(at: 3, targets: [.strava]) == waiting, "resumed after the restart")
+  }
+
+  /// A job of a target or state this build does not know (a later release's) is neither
+  /// listed, counted nor worked on, and stays as it is.
+  @Test func aJobThisBuildCannotReadIsLeftAlone() throws {
+    let dir = TemporaryDirectory()
+    let store = try store(endingAt: [100], in: dir)
+    try DatabaseQueue(path: dir.database).write { db in
+      try db.execute(
+        sql: """
+          INSERT INTO upload_job (session_id, target, state, created_at, updated_at) VALUES
+            (1, 'dropbox', 'queued', 0, 0), (1, 'strava', 'paused', 0, 0)
+          """)
+    }
+    #expect(try store.uploadJobs().isEmpty)
+    #expect(try store.uploadCounts() == UploadCounts(pending: 0, failed: 0))
+    #expect(try store.nextUploadJob(at: 1, targets: UploadTarget.allCases) == nil)
+    #expect(try store.makeUploadJobs(for: [.webdav], wall: 0).count == 1)
+  }
+
+  /// Every column of `upload_job` is written and read back as the job's field.
+  @Test func aJobReadsBackWithEveryField() throws {
+    let dir = TemporaryDirectory()
+    let store = try store(endingAt: [100], in: dir)
+    let made = try #require(try store.makeUploadJobs(for: [.webdav], wall: 0).first)
+    let full = UploadJob(
+      sessionID: 1, target: .webdav, state: .waiting, attempts: 4, retryAt: 99.5, platformUploadID: "up",
+      platformID: "act", reason: "why", createdAt: made.createdAt, updatedAt: 42)
+    try store.saveUploadJob(full)
+    #expect(try store.uploadJobs() == [full])
+    try DatabaseQueue(path: dir.database).read { db in
+      let columns = Set(try db.columns(in: "upload_job").map(\.name))
+      let written = Set(try UploadJobRecord(full).databaseDictionary.keys)
+      #expect(written == columns)
+    }
+  }
+}
+
+extension UploadJob {
+  /// The job as queued afresh at `wall`.
+  fileprivate func at(_ wall: Double) -> UploadJob {
+    var job = self
+    job.updatedAt = wall
+    return job
+  }
+}
