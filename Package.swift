@@ -54,7 +54,7 @@ let package = Package(
     // headers; libssl3 at run time).
     .target(name: "CTLS", cSettings: fortified),
     .target(name: "WebTLS", dependencies: ["CTLS", "LinuxSupport"]),
-    .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport"]),
+    .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport", "WorkoutUpload"]),
     // Rides sent to the rider's platforms: the queue's jobs and each platform's protocol (pure).
     .target(name: "WorkoutUpload"),
     .target(name: "BoardSim", dependencies: ["WorkoutCore", "LinuxSupport"]),

@@ -1,6 +1,7 @@
 import Foundation
 import LinuxSupport
 import WorkoutCore
+import WorkoutUpload
 
 /// The control socket's protocol: one JSON request line, one JSON reply line, then the
 /// service closes the connection. `start`…`stop` act exactly as the buttons do.
@@ -38,12 +39,17 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
   case listPairings
   /// Revokes phone `id`: `workoutctl pair --revoke ID`.
   case revokePairing
+  /// The upload queue's jobs, of session `session` or of all: `workoutctl uploads`.
+  case listUploads
+  /// Sends session `session` to `target` (a configured `UploadTarget`'s name); a done or
+  /// failed job only when `again`: `workoutctl upload SESSION --to TARGET`.
+  case queueUpload
 
   /// The session request a control command stands for (nil for `status` and the sensor ones).
   public var request: SessionRequest? {
     switch self {
     case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy, .setZones, .setTargetZone,
-      .nextActivity, .pair, .listPairings, .revokePairing:
+      .nextActivity, .pair, .listPairings, .revokePairing, .listUploads, .queueUpload:
       nil
     case .start: .start
     case .pause: .pause
@@ -77,12 +83,22 @@ public struct ControlRequest: Codable, Sendable, Hashable {
   public var activity: String?
   /// `revokePairing`: the phone's number, as `pair --list` shows it.
   public var id: Int64?
+  /// `listUploads`, `queueUpload`: a session's id, as `workoutctl sessions` shows it.
+  public var session: Int64?
+  /// `queueUpload`: "intervals.icu", "strava", "webdav".
+  public var target: String?
+  /// `queueUpload`: queue a done or failed job afresh.
+  public var again: Bool?
 
   public init(
     command: ControlCommand, seconds: Double? = nil, allDevices: Bool? = nil, address: String? = nil,
     addressType: String? = nil, role: String? = nil, copy: StickCopyReport? = nil, zones: String? = nil,
-    power: Bool? = nil, activity: String? = nil, id: Int64? = nil
+    power: Bool? = nil, activity: String? = nil, id: Int64? = nil, session: Int64? = nil, target: String? = nil,
+    again: Bool? = nil
   ) {
+    self.session = session
+    self.target = target
+    self.again = again
     self.id = id
     self.activity = activity
     self.zones = zones
@@ -217,6 +233,8 @@ public struct ControlReply: Codable, Sendable {
   public var sensors: [SensorEntryReport]?
   public var pairing: PairingReport?
   public var webClients: [WebClientReport]?
+  /// `listUploads`: the jobs, newest session first; `queueUpload`: the session's job.
+  public var uploads: [UploadJob]?
 
   /// The `refusal` of a client the control socket had no place for (too many connected).
   public static let busy = "busy"
@@ -224,8 +242,9 @@ public struct ControlReply: Codable, Sendable {
   public init(
     ok: Bool, state: SessionState? = nil, refusal: String? = nil, message: String? = nil, lap: Int? = nil,
     status: StatusReport? = nil, scan: SensorScanReport? = nil, sensors: [SensorEntryReport]? = nil,
-    pairing: PairingReport? = nil, webClients: [WebClientReport]? = nil
+    pairing: PairingReport? = nil, webClients: [WebClientReport]? = nil, uploads: [UploadJob]? = nil
   ) {
+    self.uploads = uploads
     self.pairing = pairing
     self.webClients = webClients
     self.sensors = sensors
@@ -249,6 +268,8 @@ public struct StatusReport: Codable, Sendable {
   public var boardTime: Double
   public var devices: [String: String]
   public var storage: StorageReport
+  /// The upload queue's pending and failed jobs; nil when it has none.
+  public var uploads: UploadCounts?
 
   public struct StorageReport: Codable, Sendable {
     public var database: String
@@ -266,8 +287,10 @@ public struct StatusReport: Codable, Sendable {
   }
 
   public init(
-    engine: EngineStatus, board: String, boardTime: Double, devices: [String: String], storage: StorageReport
+    engine: EngineStatus, board: String, boardTime: Double, devices: [String: String], storage: StorageReport,
+    uploads: UploadCounts? = nil
   ) {
+    self.uploads = uploads
     self.engine = engine
     self.board = board
     self.boardTime = boardTime
@@ -284,7 +307,7 @@ public struct StatusReport: Codable, Sendable {
   public var lastPointTime: Double? { engine.lastPoint?.moment.wall }
 
   private enum ServiceKeys: String, CodingKey {
-    case board, boardTime, devices, storage, lastPointSequence, lastPointTime
+    case board, boardTime, devices, storage, lastPointSequence, lastPointTime, uploads
   }
 
   public init(from decoder: any Decoder) throws {
@@ -294,6 +317,7 @@ public struct StatusReport: Codable, Sendable {
     boardTime = try container.decode(Double.self, forKey: .boardTime)
     devices = try container.decode([String: String].self, forKey: .devices)
     storage = try container.decode(StorageReport.self, forKey: .storage)
+    uploads = try container.decodeIfPresent(UploadCounts.self, forKey: .uploads)
   }
 
   public func encode(to encoder: any Encoder) throws {
@@ -305,6 +329,7 @@ public struct StatusReport: Codable, Sendable {
     try container.encode(storage, forKey: .storage)
     try container.encodeIfPresent(lastPointSequence, forKey: .lastPointSequence)
     try container.encodeIfPresent(lastPointTime, forKey: .lastPointTime)
+    try container.encodeIfPresent(uploads, forKey: .uploads)
   }
 }
 

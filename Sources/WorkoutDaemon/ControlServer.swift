@@ -35,6 +35,8 @@ final class ControlServer: @unchecked Sendable {
   private let clients = ClientThreads(limit: ControlServer.maximumClients, perPeer: ControlServer.clientsPerUser)
   /// Answers the pairing commands; nil while the web server is off. Set before `start()`.
   var web: WebServer?
+  /// Answers the upload commands. Set before `start()`.
+  var uploads: UploadControl?
   /// Seconds a client has to send its whole request line.
   static let requestDeadline = 2.0
   static let maximumClients = 64
@@ -157,6 +159,12 @@ final class ControlServer: @unchecked Sendable {
         reply =
           web?.handle(request)
           ?? ControlReply(ok: false, message: "the web server is off: set [web] enabled = true in the configuration")
+      } else if let request = try? ControlJSON.decode(ControlRequest.self, from: line),
+        UploadControl.commands.contains(request.command)
+      {
+        reply =
+          uploads?.handle(request, wall: SystemClocks.wall())
+          ?? ControlReply(ok: false, message: "this service keeps no upload queue")
       } else if let request = try? ControlJSON.decode(ControlRequest.self, from: line) {
         let box = ReplyBox()
         queue.post(.control(request, box))

@@ -6,6 +6,7 @@ import Synchronization
 import WorkoutControl
 import WorkoutCore
 import WorkoutStore
+import WorkoutUpload
 import WorkoutWeb
 
 /// What reaches the engine thread.
@@ -400,7 +401,15 @@ final class ServiceRuntime {
       engine: core.engine.status(at: now), board: boardName, boardTime: now.monotonic, devices: core.deviceConditions,
       storage: StatusReport.StorageReport(
         database: store.path, pendingWrites: core.pendingWrites, failing: core.storageFailing,
-        lastError: core.lastStorageError))
+        lastError: core.lastStorageError),
+      uploads: uploadCounts())
+  }
+
+  /// The upload queue's counts for status (nil when it has nothing pending or failed, or
+  /// cannot be read: status is not refused for it). A read of `upload_job`'s state index.
+  private func uploadCounts() -> UploadCounts? {
+    guard let counts = try? store.uploadCounts(), !counts.isEmpty else { return nil }
+    return counts
   }
 
   // MARK: - Shutdown

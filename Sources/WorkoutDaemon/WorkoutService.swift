@@ -116,6 +116,7 @@ public enum WorkoutService {
       log(.error, "cannot open the control socket \(configuration.controlSocketPath): \(error)")
       return ServiceExit.failure
     }
+    server.uploads = UploadControl(store: store, targets: [], log: log)
 
     var engine: SessionEngine
     var startupCommands: [EngineCommand] = []
