@@ -105,7 +105,7 @@ let package = Package(
       name: "workoutctl",
       dependencies: [
         "WorkoutCore", "WorkoutStore", "WorkoutExport", "WorkoutControl", "LinuxSupport", "CQRencode", "WorkoutReports",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "WorkoutUpload", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
     // Test helpers shared by the test targets and the benchmarks (a manual-clock engine driver,
@@ -153,7 +153,7 @@ let package = Package(
     .testTarget(
       name: "IntegrationTests",
       dependencies: [
-        "WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport",
+        "WorkoutStore", "WorkoutControl", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport", "WorkoutUpload",
         .product(name: "GRDB", package: "GRDB.swift"),
       ],
       exclude: ["write_fit.py", "tls_client.py"]

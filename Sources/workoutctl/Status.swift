@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import WorkoutControl
 import WorkoutCore
+import WorkoutUpload
 
 struct Status: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -32,6 +33,7 @@ struct Status: ParsableCommand {
       }
       if status.storage.failing { fields.append("STORAGE FAILING") }
       if let unreadable = status.unreadable, !unreadable.isEmpty { fields.append("DAMAGED RECORD") }
+      if let uploads = status.uploads, uploads.failed > 0 { fields.append("UPLOAD FAILED") }
       print(fields.joined(separator: "  "))
       return
     }
@@ -117,6 +119,20 @@ struct Status: ParsableCommand {
     lines.append(
       "storage \(status.storage.failing ? "FAILING (\(status.storage.lastError ?? "?"), \(status.storage.pendingWrites) writes held in memory)" : "ok"): \(status.storage.database)"
     )
+    if let uploads = status.uploads, !uploads.isEmpty { lines.append(Self.uploadsLine(uploads)) }
     print(lines.joined(separator: "\n"))
+  }
+
+  /// "uploads: 2 pending, 1 FAILED (session 12 to strava: 401 …)": the failed job changed last.
+  static func uploadsLine(_ uploads: UploadCounts) -> String {
+    var parts: [String] = []
+    if uploads.pending > 0 { parts.append("\(uploads.pending) pending") }
+    if uploads.failed > 0 {
+      let last = uploads.lastFailure.map {
+        " (session \($0.sessionID) to \($0.target.rawValue): \(TerminalText.escaped(($0.reason ?? "no reason kept").prefix(120))))"
+      }
+      parts.append("\(uploads.failed) FAILED\(last ?? "")")
+    }
+    return "uploads: " + parts.joined(separator: ", ")
   }
 }

@@ -4,6 +4,7 @@ import Testing
 import WorkoutControl
 import WorkoutCore
 import WorkoutStore
+import WorkoutUpload
 
 /// Where the built binaries are: next to the test bundle (SwiftPM puts every product of the
 /// package in the same directory), or $WORKOUTD_BIN_DIR.
@@ -53,22 +54,39 @@ final class ServiceDirectory: @unchecked Sendable {
   /// A service on this directory's control socket that answers every request with a status of
   /// `engine` on the linux board, until the socket returned is shut down (or 20 s pass with no
   /// request).
-  func answeringStatus(_ engine: EngineStatus) throws -> UnixSocket {
+  func answeringStatus(_ engine: EngineStatus, uploads: UploadCounts? = nil) throws -> UnixSocket {
     let report = StatusReport(
       engine: engine, board: "linux", boardTime: 0, devices: [:],
-      storage: .init(database: "/var/lib/workoutd/workoutd.db", pendingWrites: 0, failing: false, lastError: nil))
-    let reply = try ControlJSON.encode(ControlReply(ok: true, status: report)) + "\n"
+      storage: .init(database: "/var/lib/workoutd/workoutd.db", pendingWrites: 0, failing: false, lastError: nil),
+      uploads: uploads)
+    return try answering(ControlReply(ok: true, status: report))
+  }
+
+  /// A service on this directory's control socket that answers every request with `reply`,
+  /// keeping the request lines in `requests`, until the socket returned is shut down (or 20 s
+  /// pass with no request).
+  func answering(_ reply: ControlReply, requests: ReceivedLines = ReceivedLines()) throws -> UnixSocket {
+    let line = try ControlJSON.encode(reply) + "\n"
     try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
     let server = try UnixSocket.listen(path: socket, mode: 0o600)
     let answering = Thread {
       while let client = try? server.accept(timeout: 20) {
-        _ = try? client.readLine()
-        try? client.writeAll(reply)
+        if let request = try? client.readLine() { requests.append(request) }
+        try? client.writeAll(line)
       }
     }
     answering.start()
     return server
   }
+}
+
+/// Lines a test's stand-in service received, from its thread.
+final class ReceivedLines: @unchecked Sendable {
+  private let lock = NSLock()
+  private var received: [String] = []
+
+  func append(_ line: String) { lock.withLock { received.append(line) } }
+  var lines: [String] { lock.withLock { received } }
 }
 
 /// A running `workoutd`, with its stderr kept in a file.

@@ -90,6 +90,7 @@ function render(status) {
   $("faults").hidden = faults.length === 0;
   $("faults").textContent = faults.join(" · ");
   renderBattery(status.battery);
+  renderUploads(status.uploads);
   const outside = (status.targetZones || []).filter((t) => t.outside);
   $("target").hidden = outside.length === 0;
   $("target").textContent = outside.map((t) => "outside the target zones " + t.lower + "–" + t.upper).join(" · ");
@@ -103,6 +104,21 @@ function render(status) {
     button.disabled = !takes.includes(command);
     button.hidden = (command === "pause" && state === "paused") || (command === "resume" && state !== "paused");
   }
+}
+
+/// The upload queue, when it holds rides still to send or given up on (the last one's reason).
+function renderUploads(uploads) {
+  const line = $("uploads");
+  line.hidden = !uploads;
+  if (!uploads) return;
+  const parts = [];
+  if (uploads.pending) parts.push(uploads.pending + " to send");
+  if (uploads.failed) {
+    const last = uploads.lastFailure;
+    parts.push(uploads.failed + " failed" + (last ? " (ride " + last.sessionID + " to " + last.target + ": " + (last.reason || "no reason kept") + ")" : ""));
+  }
+  line.textContent = "Uploads: " + parts.join(", ");
+  line.className = "message" + (uploads.failed ? " failed" : "");
 }
 
 /// The board's battery: its level and time left, and a banner while low or critical
