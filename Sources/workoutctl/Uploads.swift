@@ -7,7 +7,7 @@ struct Uploads: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "List the upload queue: each ride's uploads to the platforms, newest session first.",
     discussion:
-      "NEXT TRY is when a queued upload is tried again (the network or the platform failed it); a failed one is not, until `workoutctl upload SESSION --to TARGET --again`."
+      "The next try is when a queued upload is tried again (the network or the platform failed it); a failed one is not, until `workoutctl upload SESSION --to TARGET --again`."
   )
   @OptionGroup var locations: Locations
   @Option(help: "Only this session's uploads.") var session: Int64?
