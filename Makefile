@@ -18,9 +18,10 @@ UDEVRULESDIR ?= $(or $(call PKG_VAR,udev,udevdir),/lib/udev)/rules.d
 # Debian bookworm packages: the C libraries we link (-dev), all that building and `make run`
 # need; and the real programs the tests, the fault campaign and the benchmarks run (gpsd, a
 # browser, the validators), installed by the targets that run them.
-APT_PACKAGES  = pkg-config libsqlite3-dev libgps-dev libgpiod-dev libbluetooth-dev libqrencode-dev libssl-dev
+APT_PACKAGES  = pkg-config libsqlite3-dev libgps-dev libgpiod-dev libbluetooth-dev libqrencode-dev libssl-dev \
+                libcurl4-openssl-dev
 TEST_PACKAGES = gpsd gpsd-clients python3 sqlite3 systemd udev strace time python3-venv libxml2-utils gpsbabel \
-                dosfstools mtools zbar-tools chromium chromium-driver
+                dosfstools mtools zbar-tools chromium chromium-driver openssl
 DEPS_STAMP    = .build/.deps-$(shell echo $(APT_PACKAGES) | md5sum | cut -c1-8)
 TEST_DEPS_STAMP = .build/.test-deps-$(shell echo $(TEST_PACKAGES) | md5sum | cut -c1-8)
 SUDO          = $(if $(filter 0,$(shell id -u)),,sudo)

@@ -57,6 +57,11 @@ let package = Package(
     .target(name: "WorkoutControl", dependencies: ["WorkoutCore", "LinuxSupport", "WorkoutUpload"]),
     // Rides sent to the rider's platforms: the queue's jobs and each platform's protocol (pure).
     .target(name: "WorkoutUpload"),
+    // The system's libcurl, loaded when an upload is first sent (libcurl4-openssl-dev's headers;
+    // libcurl4 at run time).
+    .target(name: "CCurl", cSettings: fortified),
+    // The uploader's HTTP client: a conversation's requests sent through libcurl.
+    .target(name: "UploadHTTP", dependencies: ["CCurl", "LinuxSupport", "WorkoutUpload"]),
     .target(name: "BoardSim", dependencies: ["WorkoutCore", "LinuxSupport"]),
     .target(
       name: "BoardLinux",

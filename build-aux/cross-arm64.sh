@@ -36,7 +36,7 @@ sdks=$cache/sdks
 triple=aarch64-unknown-linux-gnu
 # trixie's arm64 libraries the project links or its tests load, and what packaging needs.
 sysroot_packages="libc6-dev:arm64 libgcc-14-dev:arm64 libstdc++-14-dev:arm64 libsqlite3-dev:arm64 \
-  libgps-dev:arm64 libgpiod-dev:arm64 libbluetooth-dev:arm64 libqrencode-dev:arm64 libssl-dev:arm64 libcurl4t64:arm64 \
+  libgps-dev:arm64 libgpiod-dev:arm64 libbluetooth-dev:arm64 libqrencode-dev:arm64 libssl-dev:arm64 libcurl4-openssl-dev:arm64 \
   dpkg-dev debhelper fakeroot lintian pkg-config systemd-dev udev file binutils-aarch64-linux-gnu"
 
 die() { echo "cross-arm64: $*" >&2; exit 1; }
