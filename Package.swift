@@ -155,6 +155,10 @@ let package = Package(
         "WorkoutDaemon", "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutTestSupport", "SensorProtocols",
         "WorkoutWeb", "WebTLS", "WorkoutUpload", .product(name: "Logging", package: "swift-log"),
       ]),
+    // The uploads' conversations, and the HTTP client against the fake platforms of
+    // Tests/Platforms over HTTPS.
+    .testTarget(
+      name: "UploadTests", dependencies: ["UploadHTTP", "WorkoutUpload", "LinuxSupport", "WorkoutTestSupport"]),
     .testTarget(
       name: "IntegrationTests",
       dependencies: [

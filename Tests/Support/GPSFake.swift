@@ -184,7 +184,7 @@ public final class GPSFake {
     try? FileManager.default.removeItem(at: directory)
   }
 
-  private static func spawn(
+  static func spawn(
     _ arguments: [String], environment: [String: String], stdout: String, stderr: String
   ) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
