@@ -125,6 +125,8 @@ let package = Package(
     .testTarget(name: "WorkoutCoreTests", dependencies: ["WorkoutCore", "WorkoutTestSupport"]),
     .testTarget(name: "WorkoutWebTests", dependencies: ["WorkoutWeb"]),
     .testTarget(name: "WorkoutUploadTests", dependencies: ["WorkoutUpload"]),
+    // Strava's conversation and login against scripted replies, and its fake server (Python).
+    .testTarget(name: "StravaTests", dependencies: ["WorkoutUpload"]),
     .testTarget(
       name: "WorkoutStoreTests",
       dependencies: [
