@@ -108,8 +108,15 @@ enum StravaRateLimit {
       return usage.daily >= limit.daily
     }
     let windowTurns = dayIsSpent ? secondsToNext(day, from: now) : secondsToNext(window, from: now)
-    let retryAfter = reply.header("Retry-After").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
-    return max(windowTurns, retryAfter)
+    return max(windowTurns, retryAfter(reply, now: now) ?? 0)
+  }
+
+  /// The reply's Retry-After in seconds from `now`: delay-seconds or an HTTP-date (RFC 9110
+  /// §10.2.3); nil if it has none or it cannot be read.
+  static func retryAfter(_ reply: PlatformReply, now: Double) -> Double? {
+    guard let value = reply.header("Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
+    if let seconds = UInt32(value) { return Double(seconds) }
+    return StravaHTTPDate.seconds(value).map { max(0, $0 - now) }
   }
 
   /// Seconds from `now` to the next multiple of `period` since the epoch (Unix time has no leap

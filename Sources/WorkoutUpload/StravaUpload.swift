@@ -233,16 +233,20 @@ public struct StravaUpload: UploadConversation {
       case 401:
         return finish(.rejected(reason: "\(Self.loginRefused) (\(StravaWords.of(status: status, body: body)))"))
       case 429:
-        let serverNow = reply.header("Date").flatMap(StravaHTTPDate.seconds) ?? startedAt + waited
-        let wait = StravaRateLimit.wait(after: reply, now: serverNow)
+        let wait = StravaRateLimit.wait(after: reply, now: serverNow(reply))
         return finish(.retry(after: wait, reason: "Strava's rate limit: \(StravaWords.of(status: status, body: body))"))
       case 500..<600, 408:
-        let retryAfter = reply.header("Retry-After").flatMap { Double($0) }
+        let retryAfter = StravaRateLimit.retryAfter(reply, now: serverNow(reply))
         return finish(.retry(after: retryAfter, reason: "Strava answered \(status)"))
       default:
         return finish(.rejected(reason: "Strava refused the request: \(StravaWords.of(status: status, body: body))"))
       }
     }
+  }
+
+  /// Strava's clock when it answered: its `Date`, else the attempt's start plus the waits.
+  private func serverNow(_ reply: PlatformReply) -> Double {
+    reply.header("Date").flatMap(StravaHTTPDate.seconds) ?? startedAt + waited
   }
 
   private mutating func finish(_ outcome: UploadOutcome) -> UploadStep {

@@ -225,6 +225,15 @@ struct StravaUploadTests {
     #expect(
       withRetryAfter.receive(answer(500, "", headers: [HeaderField("retry-after", "30")]))
         == .finished(.retry(after: 30, reason: "Strava answered 500")))
+    var withRetryDate = StravaUpload(app: app, tokens: freshTokens, now: now)
+    _ = withRetryDate.start(job: queuedJob, file: ride, fileName: "r.fit")
+    let busy = answer(
+      503, "",
+      headers: [
+        HeaderField("Date", "Mon, 07 Dec 2026 03:40:10 GMT"),
+        HeaderField("Retry-After", "Mon, 07 Dec 2026 03:42:00 GMT"),
+      ])
+    #expect(withRetryDate.receive(busy) == .finished(.retry(after: 110, reason: "Strava answered 503")))
     // The connection dropped mid-body: the file may have arrived, so the next attempt sends the
     // same external_id and Strava's duplicate answer proves it.
     var dropped = StravaUpload(app: app, tokens: freshTokens, now: now)
