@@ -51,12 +51,12 @@ public struct WebDAVUpload: UploadConversation {
   }
 
   public mutating func receive(_ reply: PlatformReply) -> UploadStep {
-    guard let put else { return finish(.rejected(reason: "WebDAV's upload got a reply before it sent anything")) }
+    if case .finished(let outcome) = stage { return .finished(outcome) }
+    let unasked = UploadOutcome.rejected(reason: "WebDAV's upload got a reply before it sent anything")
+    guard let put else { return finish(unasked) }
     switch stage {
-    case .idle:
-      return finish(.rejected(reason: "WebDAV's upload got a reply before it sent anything"))
-    case .finished(let outcome):
-      return .finished(outcome)
+    case .idle, .finished:
+      return finish(unasked)
     case .putting(let afterMakingCollection):
       if case .answered(let status, _, _) = reply {
         if status == 412 { return finish(.done(platformID: put.url, duplicate: true)) }
