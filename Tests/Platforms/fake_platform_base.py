@@ -8,6 +8,7 @@ Faults: the lines of DIR/faults, one taken for each request that arrives, in ord
   429 SECONDS        answer 429 Too Many Requests, Retry-After: SECONDS
   429-date SECONDS   the same, Retry-After as an HTTP-date SECONDS after the reply's Date
   5xx                answer that status (500, 502, 503, ...)
+  redirect URL       answer 307 Temporary Redirect to URL
   drop               read half the body, then close the connection without an answer
   silent             read the request, then say nothing until the client goes
 Record: DIR/received.jsonl, a JSON line per request: method, path, the body's size and
@@ -117,6 +118,10 @@ class FakeHandler(BaseHTTPRequestHandler):
             self.record(method=self.command, path=self.path, fault=fault, status=429, size=len(body))
             self.answer_json(429, {"status": 429, "error": "Too many requests"},
                              [("Retry-After", retry_after)])
+            return True
+        if words[0] == "redirect":
+            self.record(method=self.command, path=self.path, fault="redirect", status=307, size=len(body))
+            self.answer(307, b"", [("Location", words[1])])
             return True
         status = int(words[0])
         self.record(method=self.command, path=self.path, fault=fault, status=status, size=len(body))

@@ -6,7 +6,7 @@ import WorkoutUpload
 
 /// Each conversation run by the real client against its fake platform over HTTPS: success, a
 /// 429 with Retry-After, a 5xx, a connection dropped mid-body, a wrong key, a duplicate.
-@Suite(.serialized) struct FakePlatformUploadTests {
+@Suite(.serialized) final class FakePlatformUploadTests {
   let directory: String
   let certificates: TestCertificates
   let client: PlatformHTTPClient
@@ -16,6 +16,8 @@ import WorkoutUpload
     certificates = try TestCertificates(in: directory + "/tls")
     client = PlatformHTTPClient(settings: PlatformHTTPClient.Settings(caFile: certificates.caFile))
   }
+
+  deinit { try? FileManager.default.removeItem(atPath: directory) }
 
   func intervalsServer() throws -> FakePlatformServer {
     try FakePlatformServer(

@@ -8,7 +8,7 @@ import WorkoutUpload
 
 /// The client against a fake platform over HTTPS: what it sends and gets back, and how an
 /// attempt ends when the certificate, the connection or the server fails it.
-@Suite(.serialized) struct PlatformHTTPClientTests {
+@Suite(.serialized) final class PlatformHTTPClientTests {
   let directory: String
   let certificates: TestCertificates
   let server: FakePlatformServer
@@ -19,6 +19,11 @@ import WorkoutUpload
     server = try FakePlatformServer(
       script: "fake_intervals_icu.py", certificates: certificates, state: directory + "/state",
       arguments: ["--athlete", "i42", "--api-key", "k3y"])
+  }
+
+  deinit {
+    server.stop()
+    try? FileManager.default.removeItem(atPath: directory)
   }
 
   func upload(_ file: [UInt8], key: String = "k3y") -> PlatformRequest {
@@ -43,7 +48,6 @@ import WorkoutUpload
   }
 
   @Test func theReplysStatusHeadersAndBodyComeBack() throws {
-    defer { server.stop() }
     let file = rideFile()
     let reply = client().perform(upload(file))
     guard case .answered(let status, let headers, let body) = reply else {
@@ -60,7 +64,6 @@ import WorkoutUpload
   }
 
   @Test func aCertificateFromAnUnknownCAIsRefused() throws {
-    defer { server.stop() }
     let stranger = try TestCertificates(in: directory + "/other", name: "stranger")
     for settings in [PlatformHTTPClient.Settings(caFile: stranger.caFile), PlatformHTTPClient.Settings()] {
       guard case .unreachable(let words) = client(settings).perform(upload(rideFile())) else {
@@ -73,7 +76,6 @@ import WorkoutUpload
   }
 
   @Test func aConnectionDroppedMidBodyIsNoAnswer() throws {
-    defer { server.stop() }
     try server.queueFaults(["drop"])
     let reply = client().perform(upload(rideFile(size: 400_000)))
     guard case .unreachable = reply else {
@@ -84,7 +86,6 @@ import WorkoutUpload
   }
 
   @Test func aSilentServerEndsTheAttemptByTheLowSpeedLimit() throws {
-    defer { server.stop() }
     try server.queueFaults(["silent"])
     let settings = PlatformHTTPClient.Settings(
       caFile: certificates.caFile, lowSpeedBytesPerSecond: 1000, lowSpeedSeconds: 1)
@@ -97,7 +98,6 @@ import WorkoutUpload
   }
 
   @Test func theServicesStopAbortsARequestUnderWay() throws {
-    defer { server.stop() }
     try server.queueFaults(["silent"])
     let stop = StopSignal()
     // The stop comes once the server holds the request, so it cannot end the attempt first.
@@ -113,8 +113,19 @@ import WorkoutUpload
     #expect(try server.received().map { $0["fault"] as? String } == ["silent"])
   }
 
+  @Test func aRedirectIsTheCallersToJudgeNotFollowed() throws {
+    // Followed, it would take the Authorization header to that other place.
+    try server.queueFaults(["redirect \(server.origin)/elsewhere"])
+    let reply = client().perform(upload(rideFile()))
+    #expect(reply.header("Location") == server.origin + "/elsewhere")
+    guard case .answered(307, _, _) = reply else {
+      Issue.record("the redirect was not the reply: \(reply)")
+      return
+    }
+    #expect(try server.received().map { $0["path"] as? String } == ["/api/v1/athlete/i42/activities"])
+  }
+
   @Test func plainHTTPOnlyWhenAllowed() {
-    defer { server.stop() }
     let request = PlatformRequest(method: "GET", url: "http://127.0.0.1:\(server.port)/")
     guard case .unreachable(let words) = client().perform(request) else {
       Issue.record("http was used")
@@ -128,7 +139,6 @@ import WorkoutUpload
   }
 
   @Test func aHeaderWithALineBreakIsNotSent() throws {
-    defer { server.stop() }
     var request = upload(rideFile())
     request.headers.append(HeaderField("X-Note", "a\r\nAuthorization: Basic eHg6eHg="))
     guard case .unreachable(let words) = client().perform(request) else {
