@@ -31,7 +31,8 @@ class Fake:
         with open(os.path.join(self.state, "setup.json"), "w") as out:
             json.dump(setup, out)
         self.process = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_strava.py"), "--cert", self.cert,
-                                         "--key", self.key, "--port", "0", "--state", self.state])
+                                         "--key", self.key, "--port", "0", "--state", self.state],
+                                        stdout=subprocess.DEVNULL)
         port_file = os.path.join(self.state, "port")
         for _ in range(100):
             if os.path.exists(port_file):
