@@ -72,7 +72,7 @@ let package = Package(
       name: "WorkoutDaemon",
       dependencies: [
         "WorkoutCore", "WorkoutStore", "WorkoutControl", "WorkoutExport", "LinuxSupport", "BoardSim", "BoardLinux",
-        "SensorProtocols", "WorkoutWeb", "WorkoutReports", "WebTLS", "WorkoutUpload",
+        "SensorProtocols", "WorkoutWeb", "WorkoutReports", "WebTLS", "WorkoutUpload", "UploadHTTP",
         .product(name: "TOMLKit", package: "TOMLKit"),
         .product(name: "Logging", package: "swift-log"),
       ]

@@ -116,7 +116,8 @@ public enum WorkoutService {
       log(.error, "cannot open the control socket \(configuration.controlSocketPath): \(error)")
       return ServiceExit.failure
     }
-    server.uploads = UploadControl(store: store, targets: [], log: log)
+    let uploadControl = UploadControl(store: store, targets: configuration.upload.targets, log: log)
+    server.uploads = uploadControl
 
     var engine: SessionEngine
     var startupCommands: [EngineCommand] = []
@@ -152,6 +153,21 @@ public enum WorkoutService {
       outputs.sessionEnded = { _ in sessionExporter.kick() }
       outputs.exportsWritten = { store, id in sessionExporter.hasExported(sessionID: id, in: store) }
       exporter = sessionExporter
+    }
+
+    // Each ended ride sent to the rider's platforms: off unless [upload] names one.
+    var uploader: Uploader?
+    if !configuration.upload.targets.isEmpty {
+      let part = Uploader(
+        settings: configuration.upload, store: store, stateDirectory: configuration.stateDirectory, sink: sink,
+        log: log)
+      let exported = outputs.sessionEnded
+      outputs.sessionEnded = { id in
+        exported?(id)
+        part.kick()
+      }
+      uploadControl.onQueued { part.kick() }
+      uploader = part
     }
 
     var runtimeSettings = RuntimeSettings(epoch: clock.epoch, databasePath: store.path)
@@ -218,6 +234,13 @@ public enum WorkoutService {
         sink.post(.device(DeviceStatus(device: .exports, condition: .failing, detail: "cannot start: \(error)")))
       }
       if parts.isRunning(part) { exports = part } else { exporter = nil }
+    }
+
+    if let uploader {
+      parts.start(uploader) { error in
+        log(.error, "cannot start the uploader: \(error); rides wait in the queue until the next start")
+        sink.post(.device(DeviceStatus(device: .uploads, condition: .failing, detail: "cannot start: \(error)")))
+      }
     }
 
     if store.integrityCheckIsDue {

@@ -30,6 +30,11 @@ public struct UploadSettings: Sendable, Equatable {
     /// The rider's own API application's client id (strava.com/settings/api).
     public var clientID: String
     public var baseURL = "https://www.strava.com"
+
+    /// Strava's token endpoint and API at `baseURL`.
+    var server: StravaServer {
+      StravaServer(tokenURL: baseURL + "/oauth/token", apiURL: baseURL + "/api/v3")
+    }
   }
 
   public struct WebDAV: Sendable, Equatable {
