@@ -4,6 +4,7 @@
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,8 +204,17 @@ enum ccurl_result ccurl_perform(const struct ccurl_request *request, struct ccur
     snprintf(error, error_size, "stopped");
     result = CCURL_STOPPED;
   } else if (code != CURLE_OK) {
+    long os_error = 0;
+    curl_easy_getinfo(handle, CURLINFO_OS_ERRNO, &os_error);
     if (transfer.too_long) {
       snprintf(error, error_size, "the reply is longer than %zu bytes", transfer.body.limit);
+    } else if (code == CURLE_COULDNT_CONNECT && os_error == EPERM) {
+      // connect(2) refused by the system, not the network: systemd's IPAddressDeny (the
+      // service's unit keeps it off the Internet unless told otherwise) or a firewall's rule.
+      snprintf(error, error_size,
+               "the system forbade the connection (EPERM): the service's unit allows only the local network "
+               "unless a drop-in allows more (README: Uploads): %s",
+               detail[0] ? detail : curl_easy_strerror(code));
     } else if (detail[0]) {
       snprintf(error, error_size, "%s: %s", curl_easy_strerror(code), detail);
     } else {
