@@ -128,7 +128,7 @@ final class SessionExporter: Sendable {
   /// there as it was before a later event (`ExportPlan.notExported`). A session that cannot be
   /// exported does not hold up the others: the pass goes on, and its
   /// status names how many failed and the first failure.
-  func pass(removeStale: Bool, reader: inout WorkoutStore?) -> DeviceStatus {
+  func pass(removeStale: Bool, reader kept: inout WorkoutStore?) -> DeviceStatus {
     func failing(_ detail: String) -> DeviceStatus {
       DeviceStatus(device: .exports, condition: .failing, detail: detail)
     }
@@ -137,14 +137,12 @@ final class SessionExporter: Sendable {
       return failing("cannot resolve \(directory): \(String(cString: strerror(errno)))")
     }
     if removeStale { removeTemporaryFiles() }
-    if reader == nil {
-      do {
-        reader = try WorkoutStore.openForReading(at: databasePath, cacheKiB: Self.readerCacheKiB)
-      } catch {
-        return failing("cannot read \(databasePath): \(error)")
-      }
+    let reader: WorkoutStore
+    do {
+      reader = try kept.opened(at: databasePath, cacheKiB: Self.readerCacheKiB)
+    } catch {
+      return failing("cannot read \(databasePath): \(error)")
     }
-    guard let reader else { return failing("cannot read \(databasePath)") }
     let plan = ExportPlan.notExported(formats: formats, destination: destination, in: reader)
     var failures = plan.unlisted
     func failed(_ sessionID: Int64, _ format: String, _ error: any Error) {
@@ -216,5 +214,17 @@ final class SessionExporter: Sendable {
         log(.notice, "removed \(directory)/\(name), an export an earlier run did not finish; it is written again")
       }
     }
+  }
+}
+
+extension Optional where Wrapped == WorkoutStore {
+  /// A part's own read-only connection (the exporter's, the uploader's): opened at the first
+  /// pass that can and kept for the service's life, since freeing a GRDB connection starts
+  /// libdispatch's worker pool and its one-second monitor (`ReadOnlyConnection`).
+  mutating func opened(at path: String, cacheKiB: Int) throws(StoreError) -> WorkoutStore {
+    if let store = self { return store }
+    let store = try WorkoutStore.openForReading(at: path, cacheKiB: cacheKiB)
+    self = store
+    return store
   }
 }

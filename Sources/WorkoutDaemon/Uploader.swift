@@ -124,7 +124,7 @@ final class Uploader: ServicePart, Sendable {
 
   /// Makes the jobs of the sessions ended since the last pass, then works through every job
   /// that is due. Returns the uploader's condition.
-  private func pass(reader: inout WorkoutStore?, networkCameUp: Bool) -> DeviceStatus {
+  private func pass(reader kept: inout WorkoutStore?, networkCameUp: Bool) -> DeviceStatus {
     func failing(_ detail: String) -> DeviceStatus {
       DeviceStatus(device: .uploads, condition: .failing, detail: detail)
     }
@@ -147,14 +147,12 @@ final class Uploader: ServicePart, Sendable {
       log(.error, "uploads: cannot read the queue: \(error)")
       return failing("cannot read the queue: \(error)")
     }
-    if reader == nil {
-      do {
-        reader = try WorkoutStore.openForReading(at: databasePath, cacheKiB: Self.readerCacheKiB)
-      } catch {
-        return failing("cannot read \(databasePath): \(error)")
-      }
+    let reader: WorkoutStore
+    do {
+      reader = try kept.opened(at: databasePath, cacheKiB: Self.readerCacheKiB)
+    } catch {
+      return failing("cannot read \(databasePath): \(error)")
     }
-    guard let reader else { return failing("cannot read \(databasePath)") }
     var sent = 0
     var refused: String?
     while !stopSignal.isStopRequested {

@@ -58,27 +58,19 @@ extension UploadSettings {
     secretsFile = upload.path("secrets_file")
     caFile = upload.path("ca_file")
     if let led = upload.bool("led_when_sent") { ledWhenSent = led }
-    if intervalsICU.table != nil {
-      // intervals.icu's athlete ids are "i" and digits; "0" means the key's own athlete.
-      let athlete = intervalsICU.string("athlete_id") ?? ""
-      if athlete == "0"
-        || (athlete.first == "i" && athlete.count > 1 && athlete.dropFirst().allSatisfy(\.isASCIIDigitCharacter))
-      {
-        self.intervalsICU = IntervalsICU(athleteID: athlete)
-      } else {
-        intervalsICU.problem(
-          "athlete_id", "must be the athlete's id as intervals.icu's settings show it, like \"i12345\"")
-      }
+    // intervals.icu's athlete ids are "i" and digits; "0" means the key's own athlete.
+    if let athlete = Self.identifier(
+      intervalsICU, "athlete_id", "must be the athlete's id as intervals.icu's settings show it, like \"i12345\"",
+      valid: { $0 == "0" || ($0.first == "i" && $0.count > 1 && $0.dropFirst().allSatisfy(\.isASCIIDigitCharacter)) })
+    {
+      self.intervalsICU = IntervalsICU(athleteID: athlete)
       if let url = Self.baseURL(intervalsICU) { self.intervalsICU?.baseURL = url }
     }
-    if strava.table != nil {
-      let clientID = strava.string("client_id") ?? ""
-      if !clientID.isEmpty && clientID.allSatisfy(\.isASCIIDigitCharacter) {
-        self.strava = Strava(clientID: clientID)
-      } else {
-        strava.problem(
-          "client_id", "must be your Strava API application's client id, a number (strava.com/settings/api)")
-      }
+    if let clientID = Self.identifier(
+      strava, "client_id", "must be your Strava API application's client id, a number (strava.com/settings/api)",
+      valid: { !$0.isEmpty && $0.allSatisfy(\.isASCIIDigitCharacter) })
+    {
+      self.strava = Strava(clientID: clientID)
       if let url = Self.baseURL(strava) { self.strava?.baseURL = url }
     }
     if webDAV.table != nil {
@@ -98,6 +90,20 @@ extension UploadSettings {
         "must name the file with the platforms' secrets, as \(targets.map(\.rawValue).joined(separator: ", ")) is named (see the README's \"Uploads\")"
       )
     }
+  }
+
+  /// A platform section's `key`, which must be `valid`: nil when the section is absent, or is
+  /// there with the key missing or wrong (a problem then).
+  private static func identifier(
+    _ section: TOMLSection, _ key: String, _ problem: String, valid: (String) -> Bool
+  ) -> String? {
+    guard section.table != nil else { return nil }
+    let value = section.string(key) ?? ""
+    guard valid(value) else {
+      section.problem(key, problem)
+      return nil
+    }
+    return value
   }
 
   /// A platform's address other than its own (a test server, a proxy): `base_url`.
