@@ -294,6 +294,7 @@ bench: release test-deps
 	python3 Benchmarks/export.py --bin $$bin && echo && \
 	python3 Benchmarks/web.py --bin $$bin && echo && \
 	python3 Benchmarks/downloads.py --bin $$bin --plain && echo && \
+	python3 Benchmarks/upload.py --bin $$bin && echo && \
 	echo "BLE sensors (a heart-rate strap notifying at 1 Hz and a power meter at 4 Hz, each on its" && \
 	echo "StrapSource behind a socketpair; Benchmarks/Strap/main.swift), 30 s:" && \
 	$$bin/strap-bench 30 && echo && \

@@ -26,13 +26,13 @@ final class Uploader: ServicePart, Sendable {
   private let log: Logger
   private let wall: @Sendable () -> Double
   private let stopSignal = StopSignal()
-  private let client: PlatformHTTPClient
+  private let transport: any PlatformTransport
   private let wake: WakeEvent?
   private let thread = Mutex<DeviceThread?>(nil)
 
   init(
     settings: UploadSettings, store: WorkoutStore, stateDirectory: String, sink: any InputSink, log: Logger,
-    wall: @escaping @Sendable () -> Double = { SystemClocks.wall() }, allowsHTTP: Bool = false
+    wall: @escaping @Sendable () -> Double = { SystemClocks.wall() }, requestProcess: String = "/proc/self/exe"
   ) {
     self.settings = settings
     self.store = store
@@ -42,8 +42,11 @@ final class Uploader: ServicePart, Sendable {
     self.log = log
     self.wall = wall
     wake = WakeEvent()
-    client = PlatformHTTPClient(
-      settings: PlatformHTTPClient.Settings(caFile: settings.caFile, allowsHTTP: allowsHTTP), stop: stopSignal)
+    // The binary that is running, even once an upgrade has replaced it on disk (/proc/self/exe
+    // names the inode), so the request's process speaks the service's own frame.
+    transport = UploadRequestProcess(
+      executable: requestProcess, arguments: [UploadRequestChild.argument],
+      settings: PlatformHTTPClient.Settings(caFile: settings.caFile), stop: stopSignal)
   }
 
   /// The uploader's thread runs at this nice value, as the exporter's does: making a long
@@ -90,12 +93,16 @@ final class Uploader: ServicePart, Sendable {
     var previous: DeviceStatus?
     var networkCameUp = false
     while !stopSignal.isStopRequested {
-      let status = pass(reader: &reader, networkCameUp: networkCameUp)
+      var attempted = false
+      let status = pass(reader: &reader, networkCameUp: networkCameUp, attempted: &attempted)
       if status != previous { sink.post(.device(status)) }
       previous = status
       networkCameUp = false
+      // A pass that sent a ride made its FIT file: what that used goes back (SQLite's cache, the
+      // heap, the encoders' code pages), as after an export.
       reader?.releaseMemory()
       ProcessMemory.releaseFreeHeap()
+      if attempted { _ = try? ProcessMemory.releaseCodePages() }
       var descriptors = [wake.pollEntry] + (network.map { [$0.pollEntry] } ?? [])
       let stopped: Bool
       do {
@@ -123,8 +130,8 @@ final class Uploader: ServicePart, Sendable {
   }
 
   /// Makes the jobs of the sessions ended since the last pass, then works through every job
-  /// that is due. Returns the uploader's condition.
-  private func pass(reader kept: inout WorkoutStore?, networkCameUp: Bool) -> DeviceStatus {
+  /// that is due (`attempted` says whether there was one). Returns the uploader's condition.
+  private func pass(reader kept: inout WorkoutStore?, networkCameUp: Bool, attempted: inout Bool) -> DeviceStatus {
     func failing(_ detail: String) -> DeviceStatus {
       DeviceStatus(device: .uploads, condition: .failing, detail: detail)
     }
@@ -147,12 +154,6 @@ final class Uploader: ServicePart, Sendable {
       log(.error, "uploads: cannot read the queue: \(error)")
       return failing("cannot read the queue: \(error)")
     }
-    let reader: WorkoutStore
-    do {
-      reader = try kept.opened(at: databasePath, cacheKiB: Self.readerCacheKiB)
-    } catch {
-      return failing("cannot read \(databasePath): \(error)")
-    }
     var sent = 0
     var refused: String?
     while !stopSignal.isStopRequested {
@@ -163,6 +164,15 @@ final class Uploader: ServicePart, Sendable {
       } catch {
         return failing("cannot read the queue: \(error)")
       }
+      // Opened at the first job, not before: an uploader with nothing to send holds no
+      // connection.
+      let reader: WorkoutStore
+      do {
+        reader = try kept.opened(at: databasePath, cacheKiB: Self.readerCacheKiB)
+      } catch {
+        return failing("cannot read \(databasePath): \(error)")
+      }
+      attempted = true
       let ended = attempt(job, secrets: secrets, reader: reader)
       if ended.state == .done { sent += 1 }
       if ended.state == .failed {
@@ -218,7 +228,7 @@ final class Uploader: ServicePart, Sendable {
       switch step {
       case .send(let request, let after):
         if after > 0 && stopSignal.wait(seconds: after) { return saved }
-        let reply = client.perform(request)
+        let reply = transport.perform(request)
         if stopSignal.isStopRequested, case .unreachable = reply { return saved }
         step = conversation.receive(reply)
       case .keep(let keep):

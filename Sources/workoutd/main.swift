@@ -2,8 +2,12 @@ import ArgumentParser
 import Foundation
 import LinuxSupport
 import Logging
+import UploadHTTP
 import WorkoutCore
 import WorkoutDaemon
+
+// The uploader's request process (`UploadRequestProcess`): one request, its reply, exit.
+if CommandLine.arguments.dropFirst().first == UploadRequestChild.argument { exit(UploadRequestChild.main()) }
 
 // Termination signals are taken by a waiting thread: block them before any thread exists.
 TerminationSignals.block()

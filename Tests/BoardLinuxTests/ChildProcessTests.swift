@@ -15,6 +15,22 @@ struct ChildProcessTests {
     #expect(capped.output.count == 100)
   }
 
+  @Test func itsInputIsGivenWholeAndAStopKillsIt() throws {
+    let input = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+    let echoed = try #require(try ChildProcess.run("/bin/cat", [], input: input, stop: StopSignal()))
+    #expect(echoed.status == 0 && echoed.output == input, "more than a socket's buffer, both ways")
+    // A child that exits without reading is no SIGPIPE here (this runner does not ignore it).
+    let early = try #require(try ChildProcess.run("/bin/true", [], input: input, stop: nil))
+    #expect(early.status == 0)
+    let stop = StopSignal()
+    let stopper = try DeviceThread.start(name: "stopper") {
+      usleep(200_000)
+      stop.stop()
+    }
+    #expect(try ChildProcess.run("/bin/sleep", ["30"], input: [], stop: stop) == nil, "killed, not waited for")
+    stopper.join()
+  }
+
   @Test func aSignalIsMinusOneAndAMissingProgramAnError() throws {
     // Even from a thread that blocks SIGTERM (as the service's threads do, for signalfd).
     var blocked = sigset_t()

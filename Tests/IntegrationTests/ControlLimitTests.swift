@@ -3,6 +3,7 @@ import LinuxSupport
 import Synchronization
 import Testing
 import WorkoutControl
+import WorkoutTestSupport
 
 #if canImport(Glibc)
   import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WorkoutStore
+import WorkoutTestSupport
 
 #if canImport(Glibc)
   import Glibc

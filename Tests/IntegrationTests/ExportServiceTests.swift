@@ -4,6 +4,7 @@ import Testing
 import WorkoutControl
 import WorkoutCore
 import WorkoutStore
+import WorkoutTestSupport
 
 #if canImport(Glibc)
   import Glibc

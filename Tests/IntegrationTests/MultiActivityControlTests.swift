@@ -3,6 +3,7 @@ import LinuxSupport
 import Testing
 import WorkoutControl
 import WorkoutStore
+import WorkoutTestSupport
 
 /// `workoutctl activity next` through the real service, and `show` printing each activity
 /// from the stored points.

@@ -2,6 +2,7 @@ import Foundation
 import LinuxSupport
 import Testing
 import WorkoutControl
+import WorkoutTestSupport
 
 /// `workoutctl sensors scan` through the real service. The scan itself, over the kernel's
 /// management channel with bluetoothd running, is the board VM's (70-workoutd-ble-strap.sh);

@@ -4,6 +4,7 @@ import Testing
 import WorkoutControl
 import WorkoutCore
 import WorkoutStore
+import WorkoutTestSupport
 
 /// The real `workoutd` process on the simulated board: crash, restart, signals, bad input.
 @Suite(.serialized)

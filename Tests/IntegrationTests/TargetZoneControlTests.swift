@@ -3,6 +3,7 @@ import LinuxSupport
 import Testing
 import WorkoutControl
 import WorkoutStore
+import WorkoutTestSupport
 
 /// `workoutctl zones target` through the real service, on the bundled ride (an Edge 500 ride
 /// at 162 bpm on average: mostly in zone 4 of 120/140/160/175).

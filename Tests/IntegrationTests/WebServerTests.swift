@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WorkoutControl
 import WorkoutStore
+import WorkoutTestSupport
 
 @testable import LinuxSupport
 

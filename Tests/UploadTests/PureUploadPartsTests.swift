@@ -1,5 +1,6 @@
 import Testing
 
+@testable import UploadHTTP
 @testable import WorkoutUpload
 
 struct PureUploadPartsTests {
@@ -96,5 +97,29 @@ struct PureUploadPartsTests {
       ReplyJudgement(.unreachable("Connection refused"), platform: "P")
         == .finished(.retry(after: nil, reason: "P unreachable: Connection refused")))
     #expect(ReplyJudgement.platformWords(Array(repeating: UInt8(ascii: "x"), count: 5000)).count == 200)
+  }
+}
+
+/// The frame between the uploader and its request's process: what goes in comes out.
+struct UploadRequestFrameTests {
+  @Test func aRequestAndItsRepliesCrossWhole() throws {
+    let request = PlatformRequest(
+      method: "POST", url: "https://intervals.icu/api/v1/athlete/0/activities",
+      headers: [HeaderField("Authorization", "Basic QVBJX0tFWTprM3k="), HeaderField("X-Empty", "")],
+      body: [0, 10, 13, 255] + Array("{\n}".utf8))
+    let settings = PlatformHTTPClient.Settings(caFile: "/etc/ca.pem", lowSpeedSeconds: 7, replyLimit: 1000)
+    let (read, readSettings) = try UploadRequestFrame.request(
+      try UploadRequestFrame.request(request, settings: settings))
+    #expect(read == request)
+    #expect(readSettings == settings)
+    for reply in [
+      PlatformReply.answered(status: 201, headers: [HeaderField("Content-Type", "a/b")], body: [10, 0, 10]),
+      .unreachable("Couldn't connect to server"),
+    ] {
+      #expect(try UploadRequestFrame.reply(try UploadRequestFrame.reply(reply)) == reply)
+    }
+    var cut = try UploadRequestFrame.reply(PlatformReply.answered(status: 200, headers: [], body: [1, 2, 3]))
+    cut.removeLast()
+    #expect(throws: UploadRequestFrame.Problem.self) { try UploadRequestFrame.reply(cut) }
   }
 }

@@ -64,7 +64,8 @@ final class UploadSink: InputSink {
     let wall = self.wall
     return Uploader(
       settings: settings, store: rides.store, stateDirectory: rides.directory, sink: sink,
-      log: Logger(label: "uploader-test") { _ in SwiftLogNoOpLogHandler() }, wall: { wall })
+      log: Logger(label: "uploader-test") { _ in SwiftLogNoOpLogHandler() }, wall: { wall },
+      requestProcess: binaryDirectory + "/workoutd")
   }
 
   /// The session's job once `done` says so, waiting up to 20 s (a thread of its own sends it).

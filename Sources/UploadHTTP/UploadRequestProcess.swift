@@ -1,0 +1,168 @@
+import Foundation
+import LinuxSupport
+import WorkoutUpload
+
+/// What sends a platform's request and returns its reply.
+public protocol PlatformTransport: Sendable {
+  func perform(_ request: PlatformRequest) -> PlatformReply
+}
+
+extension PlatformHTTPClient: PlatformTransport {}
+
+/// The service's transport: each request sent by a child process of its own (the service's
+/// binary again, `arguments` telling it so), which loads libcurl, sends the one request, writes
+/// the reply and exits. libcurl and the 30 libraries it brings are mapped, relocated and
+/// initialised in the child, so the service's resident memory never carries them (8.4 MiB, in
+/// the service's process for ever once loaded); a child costs a few milliseconds a request, and
+/// a ride is a handful of requests. A stop kills the child at once.
+public struct UploadRequestProcess: PlatformTransport {
+  public let executable: String
+  public let arguments: [String]
+  public let settings: PlatformHTTPClient.Settings
+  public let stop: StopSignal?
+
+  public init(executable: String, arguments: [String], settings: PlatformHTTPClient.Settings, stop: StopSignal?) {
+    self.executable = executable
+    self.arguments = arguments
+    self.settings = settings
+    self.stop = stop
+  }
+
+  public func perform(_ request: PlatformRequest) -> PlatformReply {
+    let input: [UInt8]
+    do {
+      input = try UploadRequestFrame.request(request, settings: settings)
+    } catch {
+      return .unreachable("cannot write the request for its process: \(error)")
+    }
+    let finished: ChildProcess.Finished
+    do {
+      // The reply's body and its head (a header block is at most 64 KiB) with room to spare.
+      guard
+        let done = try ChildProcess.run(
+          executable, arguments, input: input, stop: stop, outputLimit: settings.replyLimit + (1 << 18))
+      else { return .unreachable("stopped") }
+      finished = done
+    } catch {
+      return .unreachable("cannot run the request's process \(executable): \(error)")
+    }
+    guard finished.status == 0 else {
+      return .unreachable("the request's process \(executable) ended with status \(finished.status)")
+    }
+    do {
+      return try UploadRequestFrame.reply(finished.output)
+    } catch {
+      return .unreachable("the request's process answered what is not a reply: \(error)")
+    }
+  }
+}
+
+/// The child's side of `UploadRequestProcess`: reads one request from standard input, sends
+/// it with `PlatformHTTPClient`, writes its reply (a platform that did not answer is a reply
+/// too) to standard output. Returns the exit status: 0 once a reply is written.
+public enum UploadRequestChild {
+  /// The argument that makes the service's binary this process.
+  public static let argument = "--upload-request"
+
+  public static func main() -> Int32 {
+    let input = FileDescriptor(owning: 0)
+    let output = FileDescriptor(owning: 1)
+    let reply: PlatformReply
+    do {
+      let (request, settings) = try UploadRequestFrame.request(try input.readToEnd())
+      reply = PlatformHTTPClient(settings: settings).perform(request)
+    } catch {
+      reply = .unreachable("the request's process could not read its request: \(error)")
+    }
+    do {
+      let bytes = try UploadRequestFrame.reply(reply)
+      try bytes.withUnsafeBytes { try output.writeAll($0) }
+      return 0
+    } catch {
+      FileHandle.standardError.write(Data("workoutd: cannot write the upload's reply: \(error)\n".utf8))
+      return 1
+    }
+  }
+}
+
+/// A request or a reply between the service and its request's process: a line of JSON (the
+/// head), then the body's bytes as they are.
+enum UploadRequestFrame {
+  struct Problem: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  private struct RequestHead: Codable {
+    var method: String
+    var url: String
+    var headers: [[String]]
+    var bodyLength: Int
+    var caFile: String?
+    var allowsHTTP: Bool
+    var connectTimeoutSeconds: Int
+    var lowSpeedBytesPerSecond: Int
+    var lowSpeedSeconds: Int
+    var replyLimit: Int
+  }
+
+  private struct ReplyHead: Codable {
+    var status: Int?
+    var headers: [[String]]?
+    var unreachable: String?
+    var bodyLength: Int
+  }
+
+  static func request(_ request: PlatformRequest, settings: PlatformHTTPClient.Settings) throws -> [UInt8] {
+    let head = RequestHead(
+      method: request.method, url: request.url, headers: request.headers.map { [$0.name, $0.value] },
+      bodyLength: request.body.count, caFile: settings.caFile, allowsHTTP: settings.allowsHTTP,
+      connectTimeoutSeconds: settings.connectTimeoutSeconds, lowSpeedBytesPerSecond: settings.lowSpeedBytesPerSecond,
+      lowSpeedSeconds: settings.lowSpeedSeconds, replyLimit: settings.replyLimit)
+    return Array(try JSONEncoder().encode(head)) + [0x0A] + request.body
+  }
+
+  static func request(_ bytes: [UInt8]) throws -> (PlatformRequest, PlatformHTTPClient.Settings) {
+    let (head, body) = try split(bytes, as: RequestHead.self)
+    guard body.count == head.bodyLength else { throw Problem(description: "a request body cut short") }
+    let headers = try fields(head.headers)
+    let settings = PlatformHTTPClient.Settings(
+      caFile: head.caFile, allowsHTTP: head.allowsHTTP, connectTimeoutSeconds: head.connectTimeoutSeconds,
+      lowSpeedBytesPerSecond: head.lowSpeedBytesPerSecond, lowSpeedSeconds: head.lowSpeedSeconds,
+      replyLimit: head.replyLimit)
+    return (PlatformRequest(method: head.method, url: head.url, headers: headers, body: body), settings)
+  }
+
+  static func reply(_ reply: PlatformReply) throws -> [UInt8] {
+    let head: ReplyHead
+    var body: [UInt8] = []
+    switch reply {
+    case .answered(let status, let headers, let replyBody):
+      head = ReplyHead(status: status, headers: headers.map { [$0.name, $0.value] }, bodyLength: replyBody.count)
+      body = replyBody
+    case .unreachable(let words):
+      head = ReplyHead(unreachable: words, bodyLength: 0)
+    }
+    return Array(try JSONEncoder().encode(head)) + [0x0A] + body
+  }
+
+  static func reply(_ bytes: [UInt8]) throws -> PlatformReply {
+    let (head, body) = try split(bytes, as: ReplyHead.self)
+    guard body.count == head.bodyLength else { throw Problem(description: "a reply body cut short") }
+    if let words = head.unreachable { return .unreachable(words) }
+    guard let status = head.status else { throw Problem(description: "a reply with no status") }
+    return .answered(status: status, headers: try fields(head.headers ?? []), body: body)
+  }
+
+  private static func split<Head: Decodable>(_ bytes: [UInt8], as: Head.Type) throws -> (Head, [UInt8]) {
+    guard let newline = bytes.firstIndex(of: 0x0A) else { throw Problem(description: "no head line") }
+    let head = try JSONDecoder().decode(Head.self, from: Data(bytes[..<newline]))
+    return (head, Array(bytes[(newline + 1)...]))
+  }
+
+  private static func fields(_ pairs: [[String]]) throws -> [HeaderField] {
+    try pairs.map { pair in
+      guard pair.count == 2 else { throw Problem(description: "a header that is not a name and a value") }
+      return HeaderField(pair[0], pair[1])
+    }
+  }
+}
