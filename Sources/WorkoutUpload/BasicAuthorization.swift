@@ -24,21 +24,3 @@ public enum BasicAuthorization {
     return out
   }
 }
-
-/// A URL path segment with everything but RFC 3986's unreserved characters percent-encoded
-/// (§2.3), so a file name or an id cannot change the path it is put in.
-func percentEncodedSegment(_ text: String) -> String {
-  let hex = Array("0123456789ABCDEF")
-  var out = ""
-  for byte in text.utf8 {
-    switch byte {
-    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-      UInt8(ascii: "0")...UInt8(ascii: "9"),
-      UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-      out.append(Character(Unicode.Scalar(byte)))
-    default:
-      out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
-    }
-  }
-  return out
-}

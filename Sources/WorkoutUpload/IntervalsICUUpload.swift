@@ -27,7 +27,7 @@ public struct IntervalsICUUpload: UploadConversation {
   /// The upload's URL for this athlete.
   public var endpoint: String {
     let base = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-    return "\(base)/api/v1/athlete/\(percentEncodedSegment(athleteID))/activities"
+    return "\(base)/api/v1/athlete/\(PercentEncoding.encoded(athleteID))/activities"
   }
 
   public mutating func start(job: UploadJob, file: [UInt8], fileName: String) -> UploadStep {

@@ -23,7 +23,7 @@ public enum StravaLogin {
       ("approval_prompt", "force"), ("scope", scope),
     ]
     return authorizeURL + "?"
-      + query.map { StravaURLCoding.percentEncoded($0.0) + "=" + StravaURLCoding.percentEncoded($0.1) }
+      + query.map { PercentEncoding.encoded($0.0) + "=" + PercentEncoding.encoded($0.1) }
       .joined(separator: "&")
   }
 
@@ -43,8 +43,8 @@ public enum StravaLogin {
     var fields: [String: String] = [:]
     for pair in query.split(separator: "&") {
       let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      guard let name = StravaURLCoding.percentDecoded(parts[0]) else { continue }
-      fields[name] = parts.count == 2 ? StravaURLCoding.percentDecoded(parts[1]) : ""
+      guard let name = PercentEncoding.decoded(parts[0]) else { continue }
+      fields[name] = parts.count == 2 ? PercentEncoding.decoded(parts[1]) : ""
     }
     if let error = fields["error"] {
       throw .denied("Strava says \(error): the authorization was not given; open the address again and authorize")

@@ -108,15 +108,7 @@ enum StravaRateLimit {
       return usage.daily >= limit.daily
     }
     let windowTurns = dayIsSpent ? secondsToNext(day, from: now) : secondsToNext(window, from: now)
-    return max(windowTurns, retryAfter(reply, now: now) ?? 0)
-  }
-
-  /// The reply's Retry-After in seconds from `now`: delay-seconds or an HTTP-date (RFC 9110
-  /// §10.2.3); nil if it has none or it cannot be read.
-  static func retryAfter(_ reply: PlatformReply, now: Double) -> Double? {
-    guard let value = reply.header("Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
-    if let seconds = UInt32(value) { return Double(seconds) }
-    return StravaHTTPDate.seconds(value).map { max(0, $0 - now) }
+    return max(windowTurns, ReplyJudgement.retryAfter(reply) ?? 0)
   }
 
   /// Seconds from `now` to the next multiple of `period` since the epoch (Unix time has no leap
@@ -132,34 +124,5 @@ enum StravaRateLimit {
       parts.count == 2, let window = parts[0], let daily = parts[1]
     else { return nil }
     return (window, daily)
-  }
-}
-
-/// The `Date` header (RFC 9110 §5.6.7, IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT"): the
-/// platform's own clock, by which its rate-limit windows turn.
-enum StravaHTTPDate {
-  static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
-  /// Unix seconds, or nil if `text` is not an IMF-fixdate.
-  static func seconds(_ text: String) -> Double? {
-    let parts = text.split(separator: " ")
-    guard parts.count == 6, parts[5] == "GMT", let day = Int(parts[1]), (1...31).contains(day),
-      let monthIndex = months.firstIndex(of: String(parts[2])), let year = Int(parts[3]), year >= 1970
-    else { return nil }
-    let clock = parts[4].split(separator: ":").compactMap { Int($0) }
-    guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
-    else { return nil }
-    let days = daysFromEpoch(year: year, month: monthIndex + 1, day: day)
-    return Double(days * 86400 + clock[0] * 3600 + clock[1] * 60 + clock[2])
-  }
-
-  /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-  static func daysFromEpoch(year: Int, month: Int, day: Int) -> Int {
-    let y = month <= 2 ? year - 1 : year
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yearOfEra = y - era * 400
-    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    return era * 146097 + dayOfEra - 719468
   }
 }

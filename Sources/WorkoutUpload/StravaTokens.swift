@@ -112,7 +112,7 @@ enum StravaTokenEndpoint {
   }
 
   static func form(url: String, _ fields: [(String, String)]) -> PlatformRequest {
-    let body = fields.map { StravaURLCoding.percentEncoded($0.0) + "=" + StravaURLCoding.percentEncoded($0.1) }
+    let body = fields.map { PercentEncoding.encoded($0.0) + "=" + PercentEncoding.encoded($0.1) }
       .joined(separator: "&")
     return PlatformRequest(
       method: "POST", url: url,
@@ -135,50 +135,5 @@ enum StravaTokenEndpoint {
       let refreshToken = answer.refresh_token ?? previous?.refreshToken, !refreshToken.isEmpty
     else { return nil }
     return StravaTokens(accessToken: answer.access_token, expiresAt: answer.expires_at, refreshToken: refreshToken)
-  }
-}
-
-/// Percent-encoding for query strings and form bodies (RFC 3986 §2.3: only the unreserved
-/// characters go as they are), and its inverse for the redirect URL the rider pastes.
-enum StravaURLCoding {
-  static func percentEncoded(_ text: String) -> String {
-    var out = ""
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-        UInt8(ascii: "~"):
-        out.unicodeScalars.append(Unicode.Scalar(byte))
-      default:
-        out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-      }
-    }
-    return out
-  }
-
-  /// `text` with its %XX escapes decoded and `+` read as a space (HTML's form encoding, which a
-  /// query string may use); nil if an escape is broken or the bytes are not UTF-8.
-  static func percentDecoded(_ text: Substring) -> String? {
-    var bytes: [UInt8] = []
-    var rest = text.utf8[...]
-    while let byte = rest.popFirst() {
-      if byte == UInt8(ascii: "+") {
-        bytes.append(UInt8(ascii: " "))
-      } else if byte == UInt8(ascii: "%") {
-        guard rest.count >= 2, let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
-        else { return nil }
-        bytes.append(value)
-        rest = rest.dropFirst(2)
-      } else {
-        bytes.append(byte)
-      }
-    }
-    return String(validating: bytes, as: UTF8.self)
-  }
-}
-
-extension String {
-  fileprivate func leftPadded(to width: Int) -> String {
-    String(repeating: "0", count: max(0, width - count)) + self
   }
 }

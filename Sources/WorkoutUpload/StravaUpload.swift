@@ -112,8 +112,11 @@ public struct StravaUpload: UploadConversation {
   /// POST /uploads: multipart with the file, `data_type=fit` and the `external_id`.
   private mutating func upload() -> UploadStep {
     phase = .uploading
-    let form = StravaMultipart(
-      fields: [("data_type", "fit"), ("external_id", externalID)], fileField: "file", fileName: fileName, file: file)
+    let form = MultipartFormData([
+      .init(name: "data_type", content: Array("fit".utf8)),
+      .init(name: "external_id", content: Array(externalID.utf8)),
+      .init(name: "file", fileName: fileName, contentType: "application/octet-stream", content: file),
+    ])
     let request = PlatformRequest(
       method: "POST", url: server.apiURL + "/uploads",
       headers: authorization + [HeaderField("Content-Type", form.contentType)], body: form.body)
@@ -128,7 +131,7 @@ public struct StravaUpload: UploadConversation {
     waited += delay
     phase = .polling
     let request = PlatformRequest(
-      method: "GET", url: server.apiURL + "/uploads/" + StravaURLCoding.percentEncoded(uploadID),
+      method: "GET", url: server.apiURL + "/uploads/" + PercentEncoding.encoded(uploadID),
       headers: authorization)
     return .send(request, after: delay)
   }
@@ -236,8 +239,7 @@ public struct StravaUpload: UploadConversation {
         let wait = StravaRateLimit.wait(after: reply, now: serverNow(reply))
         return finish(.retry(after: wait, reason: "Strava's rate limit: \(StravaWords.of(status: status, body: body))"))
       case 500..<600, 408:
-        let retryAfter = StravaRateLimit.retryAfter(reply, now: serverNow(reply))
-        return finish(.retry(after: retryAfter, reason: "Strava answered \(status)"))
+        return finish(.retry(after: ReplyJudgement.retryAfter(reply), reason: "Strava answered \(status)"))
       default:
         return finish(.rejected(reason: "Strava refused the request: \(StravaWords.of(status: status, body: body))"))
       }
@@ -246,7 +248,7 @@ public struct StravaUpload: UploadConversation {
 
   /// Strava's clock when it answered: its `Date`, else the attempt's start plus the waits.
   private func serverNow(_ reply: PlatformReply) -> Double {
-    reply.header("Date").flatMap(StravaHTTPDate.seconds) ?? startedAt + waited
+    reply.header("Date").flatMap { HTTPDate.seconds($0.trimmed) }.map(Double.init) ?? startedAt + waited
   }
 
   private mutating func finish(_ outcome: UploadOutcome) -> UploadStep {

@@ -30,7 +30,7 @@ public struct WebDAVUpload: UploadConversation {
   var collection: String { collectionURL.hasSuffix("/") ? collectionURL : collectionURL + "/" }
 
   /// Where the file `fileName` goes.
-  public func fileURL(_ fileName: String) -> String { collection + percentEncodedSegment(fileName) }
+  public func fileURL(_ fileName: String) -> String { collection + PercentEncoding.encoded(fileName) }
 
   public mutating func start(job: UploadJob, file: [UInt8], fileName: String) -> UploadStep {
     guard collectionURL.hasPrefix("https://") || collectionURL.hasPrefix("http://") else {

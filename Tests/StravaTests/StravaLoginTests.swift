@@ -96,14 +96,6 @@ struct StravaTokensTests {
     #expect(!"\(StravaApp(clientID: "1", clientSecret: "sekrit"))".contains("sekrit"))
   }
 
-  @Test func theDateHeaderIsReadAsUnixSeconds() {
-    #expect(StravaHTTPDate.seconds("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
-    #expect(StravaHTTPDate.seconds("Mon, 07 Dec 2026 03:40:10 GMT") == 1_796_614_810)
-    #expect(StravaHTTPDate.seconds("Mon, 07 Dec 2026 03:40:10 CET") == nil)
-    #expect(StravaHTTPDate.seconds("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
-    #expect(StravaHTTPDate.seconds("Mon, 07 Foo 2026 03:40:10 GMT") == nil)
-  }
-
   @Test func theRateLimitWindowsTurnOnTheQuarterHourAndAtMidnightUTC() {
     #expect(StravaRateLimit.secondsToNext(StravaRateLimit.window, from: 1_796_615_100) == 900)
     #expect(StravaRateLimit.secondsToNext(StravaRateLimit.day, from: 1_796_601_600 + 86399) == 1)

@@ -78,7 +78,7 @@ struct StravaUploadTests {
     #expect(strava.receive(answer(200, ready)) == .finished(.done(platformID: "9876543210", duplicate: false)))
   }
 
-  @Test func theExternalIDIsTheSameOnEveryAttemptAndTheBoundaryAvoidsTheFile() throws {
+  @Test func theExternalIDIsTheSameOnEveryAttemptInTheSharedMultipartForm() throws {
     var first = StravaUpload(app: app, tokens: freshTokens, now: now)
     var again = StravaUpload(app: app, tokens: freshTokens, now: now + 3600)
     var sending = queuedJob
@@ -89,10 +89,13 @@ struct StravaUploadTests {
     #expect(one.body == two.body && one.headers == two.headers)
     #expect(StravaUpload.externalID(for: sending) == "workoutd-session-42-1796614210")
 
-    let tricky = Array("--workoutd-strava-0-7f3c1a9e".utf8)
-    var strava = StravaUpload(app: app, tokens: freshTokens, now: now)
-    let request = try #require(strava.start(job: queuedJob, file: tricky, fileName: "r.fit").request)
-    #expect(request.header("Content-Type") == "multipart/form-data; boundary=workoutd-strava-1-7f3c1a9e")
+    // The shared multipart form, whose boundary avoids the file (PureUploadPartsTests).
+    let form = MultipartFormData([
+      .init(name: "data_type", content: Array("fit".utf8)),
+      .init(name: "external_id", content: Array("workoutd-session-42-1796614210".utf8)),
+      .init(name: "file", fileName: "r.fit", contentType: "application/octet-stream", content: ride),
+    ])
+    #expect(one.header("Content-Type") == form.contentType && one.body == form.body)
   }
 
   @Test func anExpiringTokenIsRefreshedAndKeptBeforeItIsUsed() throws {

@@ -18,8 +18,8 @@ struct PureUploadPartsTests {
   }
 
   @Test func aPathSegmentKeepsOnlyUnreservedCharacters() {
-    #expect(percentEncodedSegment("2026-12-07 ride #1/ü.fit") == "2026-12-07%20ride%20%231%2F%C3%BC.fit")
-    #expect(percentEncodedSegment("i12345") == "i12345")
+    #expect(PercentEncoding.encoded("2026-12-07 ride #1/ü.fit") == "2026-12-07%20ride%20%231%2F%C3%BC.fit")
+    #expect(PercentEncoding.encoded("i12345") == "i12345")
   }
 
   @Test func theThreeHTTPDateFormsAreTheSameInstant() {
