@@ -44,12 +44,19 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
   /// Sends session `session` to `target` (a configured `UploadTarget`'s name); a done or
   /// failed job only when `again`: `workoutctl upload SESSION --to TARGET`.
   case queueUpload
+  /// The address at which the rider lets workoutd upload to Strava (the service knows
+  /// `[strava] client_id`): `workoutctl upload login strava`, first step.
+  case stravaLoginAddress
+  /// The address the rider's browser ended on after approving (`pasted`), whose code the
+  /// service trades for Strava's tokens: `workoutctl upload login strava`, second step.
+  case stravaLogin
 
   /// The session request a control command stands for (nil for `status` and the sensor ones).
   public var request: SessionRequest? {
     switch self {
     case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy, .setZones, .setTargetZone,
-      .nextActivity, .pair, .listPairings, .revokePairing, .listUploads, .queueUpload:
+      .nextActivity, .pair, .listPairings, .revokePairing, .listUploads, .queueUpload,
+      .stravaLoginAddress, .stravaLogin:
       nil
     case .start: .start
     case .pause: .pause
@@ -89,13 +96,16 @@ public struct ControlRequest: Codable, Sendable, Hashable {
   public var target: String?
   /// `queueUpload`: queue a done or failed job afresh.
   public var again: Bool?
+  /// `stravaLogin`: the line the rider pasted (the address with `code=`, or the code).
+  public var pasted: String?
 
   public init(
     command: ControlCommand, seconds: Double? = nil, allDevices: Bool? = nil, address: String? = nil,
     addressType: String? = nil, role: String? = nil, copy: StickCopyReport? = nil, zones: String? = nil,
     power: Bool? = nil, activity: String? = nil, id: Int64? = nil, session: Int64? = nil, target: String? = nil,
-    again: Bool? = nil
+    again: Bool? = nil, pasted: String? = nil
   ) {
+    self.pasted = pasted
     self.session = session
     self.target = target
     self.again = again
@@ -235,6 +245,8 @@ public struct ControlReply: Codable, Sendable {
   public var webClients: [WebClientReport]?
   /// `listUploads`: the jobs, newest session first; `queueUpload`: the session's job.
   public var uploads: [UploadJob]?
+  /// `stravaLoginAddress`: Strava's authorization address, for the rider's browser.
+  public var loginAddress: String?
 
   /// The `refusal` of a client the control socket had no place for (too many connected).
   public static let busy = "busy"
@@ -242,8 +254,10 @@ public struct ControlReply: Codable, Sendable {
   public init(
     ok: Bool, state: SessionState? = nil, refusal: String? = nil, message: String? = nil, lap: Int? = nil,
     status: StatusReport? = nil, scan: SensorScanReport? = nil, sensors: [SensorEntryReport]? = nil,
-    pairing: PairingReport? = nil, webClients: [WebClientReport]? = nil, uploads: [UploadJob]? = nil
+    pairing: PairingReport? = nil, webClients: [WebClientReport]? = nil, uploads: [UploadJob]? = nil,
+    loginAddress: String? = nil
   ) {
+    self.loginAddress = loginAddress
     self.uploads = uploads
     self.pairing = pairing
     self.webClients = webClients

@@ -1,25 +1,30 @@
 import Logging
 import Synchronization
+import UploadHTTP
 import WorkoutControl
 import WorkoutStore
 import WorkoutUpload
 
 /// Answers the control socket's upload commands (`workoutctl uploads`, `workoutctl upload`)
-/// on the client's thread, through the store, as the pairing commands are: the engine has no
-/// part in them.
+/// and the Strava login (`workoutctl upload login strava`) on the client's thread, through the
+/// store, as the pairing commands are: the engine has no part in them.
 final class UploadControl: Sendable {
-  static let commands: Set<ControlCommand> = [.listUploads, .queueUpload]
+  static let commands: Set<ControlCommand> = [.listUploads, .queueUpload, .stravaLoginAddress, .stravaLogin]
 
   private let store: WorkoutStore
+  let settings: UploadSettings
   /// The targets the configuration names: only these are sent to.
-  let targets: [UploadTarget]
+  var targets: [UploadTarget] { settings.targets }
+  /// Where the login's tokens are kept, as the uploader reads them.
+  let stravaTokens: StravaTokensFile
   private let log: Logger
   /// The uploader's: called once a job is queued, so it looks at the queue at once.
   private let wakeHook = Mutex<(@Sendable () -> Void)?>(nil)
 
-  init(store: WorkoutStore, targets: [UploadTarget], log: Logger) {
+  init(store: WorkoutStore, settings: UploadSettings, stateDirectory: String, log: Logger) {
     self.store = store
-    self.targets = targets
+    self.settings = settings
+    stravaTokens = StravaTokensFile(path: stateDirectory + "/strava-tokens.json")
     self.log = log
   }
 
@@ -39,6 +44,11 @@ final class UploadControl: Sendable {
       }
     case .queueUpload:
       return queue(request, wall: wall)
+    case .stravaLoginAddress:
+      guard let strava = settings.strava else { return Self.stravaNotConfigured }
+      return ControlReply(ok: true, loginAddress: StravaLogin.authorizationURL(clientID: strava.clientID))
+    case .stravaLogin:
+      return stravaLogin(pasted: request.pasted ?? "", wall: wall)
     default:
       return ControlReply(ok: false, message: "not an upload command")
     }
@@ -90,5 +100,50 @@ final class UploadControl: Sendable {
       return ControlReply(
         ok: false, message: "session \(id) is \(state.isEmpty ? "not ended" : state): a ride is sent once it has ended")
     }
+  }
+
+  static let stravaNotConfigured = ControlReply(
+    ok: false, message: "Strava is not configured: add a [strava] section with the API application's client_id")
+
+  /// Trades the code in what the rider pasted for Strava's tokens (RFC 6749 §4.1.3, Strava's
+  /// "Token Exchange"), keeps them where the uploader reads them, and makes the jobs that waited
+  /// for the login due. The exchange blocks this client's thread only.
+  private func stravaLogin(pasted: String, wall: Double) -> ControlReply {
+    guard let strava = settings.strava else { return Self.stravaNotConfigured }
+    guard let secretsFile = settings.secretsFile else {
+      return ControlReply(ok: false, message: "[upload] secrets_file is not set: it holds strava_client_secret")
+    }
+    let secret: String
+    do {
+      guard let read = try UploadSecrets.load(path: secretsFile, for: [.strava]).stravaClientSecret else {
+        return ControlReply(ok: false, message: "\(secretsFile) has no strava_client_secret")
+      }
+      secret = read
+    } catch {
+      return ControlReply(ok: false, message: "cannot read the secrets: \(error)")
+    }
+    let tokens: StravaTokens
+    do {
+      let code = try StravaLogin.authorizationCode(fromPasted: pasted)
+      let client = PlatformHTTPClient(settings: PlatformHTTPClient.Settings(caFile: settings.caFile))
+      let exchange = StravaLogin.tokenExchange(
+        code: code, app: StravaApp(clientID: strava.clientID, clientSecret: secret), server: strava.server)
+      tokens = try StravaLogin.tokens(fromExchange: client.perform(exchange))
+    } catch {
+      log(.warning, "uploads: the Strava login failed: \(error)")
+      return ControlReply(ok: false, message: "not logged in to Strava: \(error)")
+    }
+    do {
+      try stravaTokens.write(tokens.fileContent())
+    } catch {
+      log(.error, "uploads: cannot keep the Strava login in \(stravaTokens.path): \(error)")
+      return ControlReply(ok: false, message: "cannot keep the Strava login in \(stravaTokens.path): \(error)")
+    }
+    log(.info, "uploads: logged in to Strava over the control socket")
+    // The Strava jobs that waited for the login wait for their retry time: due now.
+    let due = (try? store.makeUploadRetriesDue(wall: wall)) ?? 0
+    wakeHook.withLock { $0 }?()
+    let waiting = due == 0 ? "" : "; \(due) waiting upload\(due == 1 ? " goes" : "s go") now"
+    return ControlReply(ok: true, message: "logged in to Strava\(waiting)")
   }
 }

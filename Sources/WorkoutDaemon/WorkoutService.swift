@@ -116,7 +116,8 @@ public enum WorkoutService {
       log(.error, "cannot open the control socket \(configuration.controlSocketPath): \(error)")
       return ServiceExit.failure
     }
-    let uploadControl = UploadControl(store: store, targets: configuration.upload.targets, log: log)
+    let uploadControl = UploadControl(
+      store: store, settings: configuration.upload, stateDirectory: configuration.stateDirectory, log: log)
     server.uploads = uploadControl
 
     var engine: SessionEngine

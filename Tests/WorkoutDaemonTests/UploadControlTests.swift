@@ -32,7 +32,8 @@ import WorkoutUpload
 
   @Test func aRideIsQueuedForAConfiguredTargetAndTheUploaderWoken() throws {
     let h = try endedRide()
-    let control = UploadControl(store: h.store, targets: [.strava], log: Self.log)
+    let control = UploadControl(
+      store: h.store, settings: .naming([.strava]), stateDirectory: h.directory, log: Self.log)
     let wakes = Atomic<Int>(0)
     control.onQueued { wakes.add(1, ordering: .relaxed) }
 
@@ -53,7 +54,8 @@ import WorkoutUpload
   @Test func whatCannotBeQueuedIsRefusedInWords() throws {
     let h = try ManualRuntime()
     h.startRiding()
-    let control = UploadControl(store: h.store, targets: [.intervalsICU, .webdav], log: Self.log)
+    let control = UploadControl(
+      store: h.store, settings: .naming([.intervalsICU, .webdav]), stateDirectory: h.directory, log: Self.log)
     func refusal(_ request: ControlRequest) -> String {
       let reply = control.handle(request, wall: 1)
       #expect(!reply.ok)
@@ -66,13 +68,14 @@ import WorkoutUpload
     #expect(refusal(Self.queue(9, to: "webdav")) == "no session 9 (workoutctl sessions lists them)")
     #expect(refusal(Self.queue(1, to: "webdav")) == "session 1 is running: a ride is sent once it has ended")
     #expect(refusal(ControlRequest(command: .queueUpload, target: "webdav")) == "queueUpload needs session and target")
-    let none = UploadControl(store: h.store, targets: [], log: Self.log)
+    let none = UploadControl(store: h.store, settings: .naming([]), stateDirectory: h.directory, log: Self.log)
     #expect(none.handle(Self.queue(1, to: "webdav"), wall: 1).message?.contains("(none is)") == true)
   }
 
   @Test func aSentOrFailedRideGoesAgainOnlyWhenAsked() throws {
     let h = try endedRide()
-    let control = UploadControl(store: h.store, targets: [.webdav], log: Self.log)
+    let control = UploadControl(
+      store: h.store, settings: .naming([.webdav]), stateDirectory: h.directory, log: Self.log)
     let job = try #require(control.handle(Self.queue(1, to: "webdav"), wall: 10).uploads?.first)
     try h.store.saveUploadJob(job.starting(at: 11).ending(with: .done(platformID: "r1", duplicate: false), at: 12))
     let done = control.handle(Self.queue(1, to: "webdav"), wall: 13)
@@ -109,7 +112,8 @@ import WorkoutUpload
     let h = try endedRide()
     let path = h.directory + "/control.sock"
     let server = try ControlServer(path: path, group: nil, queue: h.queue, log: Self.log)
-    server.uploads = UploadControl(store: h.store, targets: [.intervalsICU], log: Self.log)
+    server.uploads = UploadControl(
+      store: h.store, settings: .naming([.intervalsICU]), stateDirectory: h.directory, log: Self.log)
     try server.start()
     defer { server.stop() }
     let queued = try sendControl(Self.queue(1, to: "intervals.icu"), socketPath: path)
