@@ -7,8 +7,8 @@ import WorkoutControl
 struct Upload: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Send rides to the rider's platforms (intervals.icu, Strava, WebDAV).",
-    usage: "workoutctl upload <session> --to <target> [--again]",
-    subcommands: [Send.self], defaultSubcommand: Send.self)
+    usage: "workoutctl upload <session> --to <target> [--again]\nworkoutctl upload login strava",
+    subcommands: [Send.self, Login.self], defaultSubcommand: Send.self)
 
   struct Send: ParsableCommand {
     static let configuration = CommandConfiguration(
