@@ -125,7 +125,9 @@ final class UploadControl: Sendable {
     let tokens: StravaTokens
     do {
       let code = try StravaLogin.authorizationCode(fromPasted: pasted)
-      let client = PlatformHTTPClient(settings: PlatformHTTPClient.Settings(caFile: settings.caFile))
+      // Short limits: the rider waits at the terminal, and workoutctl gives up after 60 s.
+      let client = PlatformHTTPClient(
+        settings: PlatformHTTPClient.Settings(caFile: settings.caFile, connectTimeoutSeconds: 15, lowSpeedSeconds: 30))
       let exchange = StravaLogin.tokenExchange(
         code: code, app: StravaApp(clientID: strava.clientID, clientSecret: secret), server: strava.server)
       tokens = try StravaLogin.tokens(fromExchange: client.perform(exchange))
