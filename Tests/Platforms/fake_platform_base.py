@@ -11,6 +11,8 @@ Faults: the lines of DIR/faults, one taken for each request that arrives, in ord
   redirect URL       answer 307 Temporary Redirect to URL
   drop               read half the body, then close the connection without an answer
   silent             read the request, then say nothing until the client goes
+  slow BYTES         read the body at BYTES a second (an upload under way for a while), a
+                     "began" line recorded first; a body read whole is then answered as usual
 Record: DIR/received.jsonl, a JSON line per request: method, path, the body's size and
 SHA-256 (complete requests only), the status answered, and the fault applied.
 """
@@ -62,6 +64,9 @@ class FakeHandler(BaseHTTPRequestHandler):
                 file.write(json.dumps(fields) + "\n")
 
     def read_body(self):
+        if getattr(self, "slow_body", None) is not None:
+            body, self.slow_body = self.slow_body, None
+            return body
         length = int(self.headers.get("Content-Length") or 0)
         body = b""
         while len(body) < length:
@@ -86,10 +91,13 @@ class FakeHandler(BaseHTTPRequestHandler):
     def apply_fault(self):
         """Applies the next fault, if any: True when it answered (or dropped) the request."""
         self.now = None
+        self.slow_body = None
         fault = self.take_fault()
         if fault is None:
             return False
         words = fault.split()
+        if words[0] == "slow":
+            return self.read_slowly(fault, max(1, int(words[1])))
         if words[0] == "drop":
             length = int(self.headers.get("Content-Length") or 0)
             self.rfile.read(length // 2)
@@ -127,6 +135,26 @@ class FakeHandler(BaseHTTPRequestHandler):
         self.record(method=self.command, path=self.path, fault=fault, status=status, size=len(body))
         self.answer_json(status, {"status": status, "error": "Server error"})
         return True
+
+    def read_slowly(self, fault, rate):
+        """The body read `rate` bytes a second, kept for the handler (False: it answers); a
+        body cut short (the client gone) is recorded incomplete and answered by nobody (True)."""
+        self.record(method=self.command, path=self.path, fault=fault, began=True)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = b""
+        while len(body) < length:
+            chunk = self.rfile.read(min(rate, length - len(body)))
+            if not chunk:
+                break
+            body += chunk
+            if len(body) < length:
+                time.sleep(1)
+        if len(body) < length:
+            self.record(method=self.command, path=self.path, fault=fault, complete=False, size=len(body))
+            self.close_connection = True
+            return True
+        self.slow_body = body
+        return False
 
     def date_time_string(self, timestamp=None):
         # A 429-date's Retry-After is counted from the reply's own Date: the same instant.

@@ -18,7 +18,7 @@ kroot=$1 gpio_sim=$2 base=$3 project=${4:-}
 kind=${project%%:*} from=${project#*:}
 [[ -z $project || $kind == stage || $kind == deb ]] || die "PROJECT must be stage:DIR or deb:DIR, not '$project'"
 
-key=$(hash_inputs "$kroot" "$gpio_sim" "$base" "$0" "$BOARD_DIR" "$BOARDVM_DIR/guest" "$kind" ${project:+"$from"})
+key=$(hash_inputs "$kroot" "$gpio_sim" "$base" "$0" "$BOARD_DIR" "$BOARDVM_DIR/guest" "$REPO_DIR/Tests/Platforms" "$kind" ${project:+"$from"})
 dir=$CACHE_DIR/image/$key
 if [[ -f $dir/root.img ]]; then echo "$dir/root.img"; exit 0; fi
 

@@ -18,8 +18,8 @@ kernel_facts
 
 # /usr/bin/python3: the GPS feeder (system python, not whatever is first on PATH).
 # dpkg-dev: dpkg-deb builds the upgrade test's second package. dosfstools, exfatprogs, fdisk, ntfs-3g: the sticks
-# usb-plug.py makes.
-wanted=(qemu-system-x86 busybox-static debootstrap cpio kmod e2fsprogs xz-utils python3 dpkg-dev dosfstools exfatprogs fdisk ntfs-3g)
+# usb-plug.py makes. openssl: the upload test's CA and certificate (guest/install.sh).
+wanted=(qemu-system-x86 busybox-static debootstrap cpio kmod e2fsprogs xz-utils python3 dpkg-dev dosfstools exfatprogs fdisk ntfs-3g openssl)
 # gpio-sim is built out of tree against linux-headers-$KVER: on the host for
 # bookworm's kernel; for another release inside a chroot of that release
 # (build-gpio-sim.sh), since its kernel is built with that release's gcc.
