@@ -134,6 +134,12 @@ static int on_progress(void *context, curl_off_t download_total, curl_off_t down
 
 static int is(const char *method, const char *name) { return strcmp(method, name) == 0; }
 
+// Whether the transfer's connection was made (its TCP handshake done).
+static int connected(CURL *handle) {
+  curl_off_t microseconds = 0;
+  return curl_easy_getinfo(handle, CURLINFO_CONNECT_TIME_T, &microseconds) == CURLE_OK && microseconds > 0;
+}
+
 enum ccurl_result ccurl_perform(const struct ccurl_request *request, struct ccurl_reply *reply, char *error,
                                 size_t error_size) {
   memset(reply, 0, sizeof *reply);
@@ -208,12 +214,14 @@ enum ccurl_result ccurl_perform(const struct ccurl_request *request, struct ccur
     curl_easy_getinfo(handle, CURLINFO_OS_ERRNO, &os_error);
     if (transfer.too_long) {
       snprintf(error, error_size, "the reply is longer than %zu bytes", transfer.body.limit);
-    } else if (code == CURLE_COULDNT_CONNECT && os_error == EPERM) {
-      // connect(2) refused by the system, not the network: systemd's IPAddressDeny (the
-      // service's unit keeps it off the Internet unless told otherwise) or a firewall's rule.
+    } else if ((code == CURLE_COULDNT_CONNECT && os_error == EPERM) ||
+               (code == CURLE_OPERATION_TIMEDOUT && !connected(handle))) {
+      // The system refused the connection (a firewall's rule: EPERM), or nothing answered it: no
+      // route, or the service's unit (IPAddressDeny=any, the private ranges allowed) dropping
+      // the packets to an Internet platform, which looks the same from here.
       snprintf(error, error_size,
-               "the system forbade the connection (EPERM): the service's unit allows only the local network "
-               "unless a drop-in allows more (README: Uploads): %s",
+               "%s: no connection (the network, or the service's unit, which allows only the local network "
+               "unless a drop-in allows more: README, Uploads)",
                detail[0] ? detail : curl_easy_strerror(code));
     } else if (detail[0]) {
       snprintf(error, error_size, "%s: %s", curl_easy_strerror(code), detail);
