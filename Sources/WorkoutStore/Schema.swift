@@ -194,9 +194,11 @@ enum Schema {
           """)
     }
     migrator.registerMigration("v11: the upload queue") { db in
-      // A platform a finished ride is sent to (`UploadTarget`'s name) and the wall time it was
-      // first configured: rides that end from then on are sent by themselves; an older one only
-      // when asked for by name, so adding a platform does not send the rider's whole history.
+      // A platform a finished ride is sent to (`UploadTarget`'s name), the first session it
+      // takes by itself and the wall time it was first configured: a ride not yet ended then is
+      // sent by itself; an older one only when asked for by name, so adding a platform does not
+      // send the rider's whole history. The session id, not a time, draws the line: a session's
+      // end is GPS time and the board's clock may be behind it.
       // One job a session and target (`UploadJob`): its state survives a kill or a power cut,
       // and `platform_upload_id` lets a restart ask after a file the platform took rather than
       // send it again. The index finds pending and failed jobs without reading finished ones.
@@ -204,6 +206,7 @@ enum Schema {
         sql: """
           CREATE TABLE upload_target (
             name TEXT NOT NULL PRIMARY KEY,
+            first_session INTEGER NOT NULL,
             since REAL NOT NULL
           ) WITHOUT ROWID;
 

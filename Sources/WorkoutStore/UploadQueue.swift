@@ -62,8 +62,10 @@ public struct UploadTargetRecord: Codable, Sendable, Hashable, FetchableRecord, 
 
   /// `UploadTarget`'s raw value.
   public var name: String
-  /// Wall time of the first start with the target configured: rides that end from then on get
-  /// a job by themselves.
+  /// The first session that gets a job by itself: the oldest not ended when the target was
+  /// first configured, or the next one to be made.
+  public var firstSession: Int64
+  /// Wall time of the first start with the target configured.
   public var since: Double
 }
 
@@ -84,25 +86,28 @@ public enum UploadQueueing: Sendable, Hashable {
 // The upload queue: a job a session and target, each change its own transaction, so that it is
 // on the disk (WAL, synchronous FULL) once the call returns and a power cut loses none of it.
 extension WorkoutStore {
-  /// Registers `targets` (the first time a target is seen, its `since` is `wall`) and makes a
-  /// queued job for every ended session with none for a target it ended at or after the
-  /// target's `since`. Idempotent: the uploader runs it at start and when a session ends.
-  /// Returns the jobs made, oldest session first.
+  /// Registers `targets` (the first time a target is seen, its first session is the oldest not
+  /// yet ended, or the next to be made) and makes a queued job for every ended session from a
+  /// target's first session on that has none for it. Idempotent: the uploader runs it at start
+  /// and when a session ends. Returns the jobs made, oldest session first.
   @discardableResult
   public func makeUploadJobs(for targets: [UploadTarget], wall: Double) throws(StoreError) -> [UploadJob] {
     guard !targets.isEmpty else { return [] }
     return try transaction { db in
       for target in targets {
         try db.execute(
-          sql: "INSERT OR IGNORE INTO upload_target (name, since) VALUES (?, ?)", arguments: [target.rawValue, wall])
+          sql: """
+            INSERT OR IGNORE INTO upload_target (name, first_session, since) VALUES (?,
+              COALESCE((SELECT MIN(id) FROM session WHERE state != 'ended'), (SELECT MAX(id) + 1 FROM session), 1), ?)
+            """,
+          arguments: [target.rawValue, wall])
       }
-      // A damaged end (text, NULL) is no time: such a session is sent when asked for by name.
       let rows = try Row.fetchAll(
         db,
         sql: """
           SELECT session.id, upload_target.name FROM session JOIN upload_target
           WHERE upload_target.name IN (\(UploadJobRecord.quoted(targets))) AND session.state = 'ended'
-            AND typeof(session.end_wall) IN ('real', 'integer') AND session.end_wall >= upload_target.since
+            AND session.id >= upload_target.first_session
             AND NOT EXISTS (SELECT 1 FROM upload_job
               WHERE upload_job.session_id = session.id AND upload_job.target = upload_target.name)
           ORDER BY session.id, upload_target.name

@@ -16,8 +16,10 @@ import WorkoutUpload
   static let log = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
   /// A ride recorded and ended (session 1) on the manual runtime.
-  func endedRide() throws -> ManualRuntime {
+  /// A ride recorded and ended; the `configured` targets were configured before it.
+  func endedRide(configured: [UploadTarget] = []) throws -> ManualRuntime {
     let h = try ManualRuntime()
+    try h.store.makeUploadJobs(for: configured, wall: 0)
     h.startRiding()
     h.run(for: 3)
     #expect(h.control(.stop)?.ok == true)
@@ -89,7 +91,7 @@ import WorkoutUpload
 
   /// `status` carries the queue's counts once it holds pending or failed jobs, and none before.
   @Test func statusCountsPendingAndFailedUploads() throws {
-    let h = try endedRide()
+    let h = try endedRide(configured: [.strava, .webdav])
     #expect(h.control(.status)?.status?.uploads == nil)
     let jobs = try h.store.makeUploadJobs(for: [.strava, .webdav], wall: 0)
     #expect(jobs.count == 2)

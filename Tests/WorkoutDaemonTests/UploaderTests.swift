@@ -28,8 +28,8 @@ final class UploadSink: InputSink {
   let rides: ManualRuntime
   let certificates: TestCertificates
   let secrets: String
-  /// The uploader's wall clock: the manual board's, at the ride's end, so the target's `since`
-  /// comes before it and no retry time ever comes by itself.
+  /// The uploader's wall clock: the manual board's, before the ride's end, so that no retry
+  /// time ever comes by itself.
   let wall: Double
 
   init() throws {
@@ -38,6 +38,8 @@ final class UploadSink: InputSink {
     secrets = rides.directory + "/upload-secrets"
     try "intervals_icu_api_key = \"k3y\"\n".write(toFile: secrets, atomically: false, encoding: .utf8)
     chmod(secrets, 0o600)
+    // intervals.icu configured before the ride: the ride is its to send.
+    try rides.store.makeUploadJobs(for: [.intervalsICU], wall: 0)
     rides.startRiding()
     rides.run(for: 20)
     rides.control(.stop)

@@ -9,9 +9,14 @@ import WorkoutUpload
 /// they are worked in, and their changes on the disk once saved.
 struct UploadQueueTests {
   /// A store holding a ride ended at each of `ends` (wall times; session ids from 1), and, when
-  /// `unfinished`, one more session still running after them.
-  func store(endingAt ends: [Double], unfinished: Bool = false, in dir: TemporaryDirectory) throws -> WorkoutStore {
+  /// `unfinished`, one more session still running after them; the `configured` targets were
+  /// configured before the first ride, so they take them all.
+  func store(
+    endingAt ends: [Double], unfinished: Bool = false, configured: [UploadTarget] = UploadTarget.allCases,
+    in dir: TemporaryDirectory
+  ) throws -> WorkoutStore {
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    #expect(try store.makeUploadJobs(for: configured, wall: 0).isEmpty)
     try recordRide(into: store, seconds: 3, stop: true)
     let queue = try DatabaseQueue(path: dir.database)
     try queue.write { db in
@@ -53,37 +58,53 @@ struct UploadQueueTests {
     #expect(try store.points(sessionID: 1).count == 20)
     #expect(try store.uploadJobs().isEmpty)
     #expect(try store.uploadCounts() == UploadCounts(pending: 0, failed: 0))
-    let made = try store.makeUploadJobs(for: [.intervalsICU], wall: try #require(session.endWall))
-    #expect(made.map(\.sessionID) == [1])
+    #expect(try store.makeUploadJobs(for: [.intervalsICU], wall: 0).isEmpty, "ended before the target")
     #expect(try store.uploadTargets().map(\.name) == ["intervals.icu"])
+    #expect(
+      try store.queueUpload(sessionID: 1, target: .intervalsICU, again: false, wall: 0)
+        == .queued(UploadJob(sessionID: 1, target: .intervalsICU, createdAt: 0)))
   }
 
-  @Test func jobsAreMadeOnceForRidesEndedSinceTheTargetWasConfigured() throws {
+  @Test func jobsAreMadeOnceForRidesNotEndedWhenTheTargetWasConfigured() throws {
     let dir = TemporaryDirectory()
-    let store = try store(endingAt: [100, 200, 300], unfinished: true, in: dir)
-    let strava = try store.makeUploadJobs(for: [.strava], wall: 200)
-    #expect(strava.map(\.sessionID) == [2, 3], "the ride ended before Strava was configured is not sent")
-    #expect(strava.allSatisfy { $0.state == .queued && $0.target == .strava && $0.createdAt == 200 })
-    #expect(try store.makeUploadJobs(for: [.strava], wall: 210).isEmpty, "idempotent")
-    // WebDAV added later: only what ended since; Strava's `since` is its first configuration's.
-    let both = try store.makeUploadJobs(for: [.strava, .webdav], wall: 250)
-    #expect(both.map { "\($0.sessionID) \($0.target.rawValue)" } == ["3 webdav"])
-    let since = Dictionary(uniqueKeysWithValues: try store.uploadTargets().map { ($0.name, $0.since) })
-    #expect(since == ["strava": 200, "webdav": 250])
-    #expect(try store.uploadJobs().count == 3)
+    let store = try store(endingAt: [100, 200, 300], unfinished: true, configured: [], in: dir)
+    let strava = try store.makeUploadJobs(for: [.strava], wall: 350)
+    #expect(strava.isEmpty, "the rides ended before Strava was configured are not sent")
+    #expect(try store.makeUploadJobs(for: [.strava], wall: 360).isEmpty, "idempotent")
     #expect(try store.uploadJobs(sessionID: 4).isEmpty, "the running session has none")
-    #expect(try store.makeUploadJobs(for: [], wall: 300).isEmpty)
-    // A ride that ends later gets its jobs at its end.
-    try DatabaseQueue(path: dir.database).write { db in
-      try db.execute(sql: "UPDATE session SET state = 'ended', end_wall = 400 WHERE id = 4")
+    // The running ride ends: its end is GPS time, here before the board's clock said Strava was
+    // configured (a clock behind GPS time). The session, not the time, decides: it is sent.
+    let queue = try DatabaseQueue(path: dir.database)
+    try queue.write { db in try db.execute(sql: "UPDATE session SET state = 'ended', end_wall = 340 WHERE id = 4") }
+    let atEnd = try store.makeUploadJobs(for: [.strava], wall: 400)
+    #expect(atEnd.map(\.sessionID) == [4])
+    #expect(atEnd.allSatisfy { $0.state == .queued && $0.target == .strava && $0.createdAt == 400 })
+    // WebDAV added when every ride is over: from the next ride on; Strava keeps its first.
+    #expect(try store.makeUploadJobs(for: [.strava, .webdav], wall: 450).isEmpty)
+    let targets = try store.uploadTargets()
+    #expect(targets.map { "\($0.name) \($0.firstSession) \($0.since)" } == ["strava 4 350.0", "webdav 5 450.0"])
+    try queue.write { db in
+      try db.execute(sql: "CREATE TEMP TABLE ride AS SELECT * FROM session WHERE id = 4")
+      try db.execute(sql: "UPDATE ride SET id = 5, uuid = 'u5'")
+      try db.execute(sql: "INSERT INTO session SELECT * FROM ride")
     }
-    let atEnd = try store.makeUploadJobs(for: [.strava, .webdav], wall: 400)
-    #expect(atEnd.map { "\($0.sessionID) \($0.target.rawValue)" } == ["4 strava", "4 webdav"])
+    let next = try store.makeUploadJobs(for: [.strava, .webdav], wall: 500)
+    #expect(next.map { "\($0.sessionID) \($0.target.rawValue)" } == ["5 strava", "5 webdav"])
+    #expect(try store.uploadJobs().count == 3)
+    #expect(try store.makeUploadJobs(for: [], wall: 600).isEmpty)
+  }
+
+  @Test func aTargetConfiguredOnAnEmptyDatabaseTakesTheFirstRide() throws {
+    let dir = TemporaryDirectory()
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    #expect(try store.makeUploadJobs(for: [.intervalsICU], wall: 1_000).isEmpty)
+    try recordRide(into: store, seconds: 3, stop: true)
+    #expect(try store.makeUploadJobs(for: [.intervalsICU], wall: 2_000).map(\.sessionID) == [1])
   }
 
   @Test func anyEndedRideIsQueuedByHandAndAFinishedOneOnlyAgainWhenAsked() throws {
     let dir = TemporaryDirectory()
-    let store = try store(endingAt: [100, 200], unfinished: true, in: dir)
+    let store = try store(endingAt: [100, 200], unfinished: true, configured: [], in: dir)
     try store.makeUploadJobs(for: [.strava], wall: 150)
     #expect(try store.queueUpload(sessionID: 9, target: .strava, again: false, wall: 500) == .noSession)
     #expect(try store.queueUpload(sessionID: 3, target: .strava, again: true, wall: 500) == .notEnded(state: "running"))
@@ -93,6 +114,9 @@ struct UploadQueueTests {
       return
     }
     #expect(old == UploadJob(sessionID: 1, target: .strava, createdAt: 500))
+    #expect(
+      try store.queueUpload(sessionID: 2, target: .strava, again: false, wall: 150)
+        == .queued(UploadJob(sessionID: 2, target: .strava, createdAt: 150)))
     // A pending job is left as it is, `again` or not.
     var sending = try #require(try store.uploadJobs(sessionID: 2).first).starting(at: 510)
     try store.saveUploadJob(sending)

@@ -46,7 +46,7 @@ restore() {
 trap restore EXIT
 
 # A ride still going (another test's) ends before the platform is configured: it is not this
-# test's to send (a target takes the rides that end after it is first configured).
+# test's to send (a target takes the rides not yet ended when it is first configured).
 case $(wkd_state) in prepared | running | paused) workoutctl stop > /dev/null; wait_for 15 state_is ended ;; esac
 
 # The board offline: its interface down, without an address.
