@@ -8,6 +8,11 @@ import WorkoutUpload
 struct StravaTokensFile: Sendable {
   let path: String
 
+  /// The login's file in the service's state directory.
+  init(in stateDirectory: String) {
+    path = stateDirectory + "/strava-tokens.json"
+  }
+
   func read() throws -> StravaTokens {
     let text = try PrivateFile(path: path, holds: "the Strava login").read()
     return try StravaTokens(fileContent: Array(text.utf8))

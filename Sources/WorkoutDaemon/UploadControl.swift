@@ -24,7 +24,7 @@ final class UploadControl: Sendable {
   init(store: WorkoutStore, settings: UploadSettings, stateDirectory: String, log: Logger) {
     self.store = store
     self.settings = settings
-    stravaTokens = StravaTokensFile(path: stateDirectory + "/strava-tokens.json")
+    stravaTokens = StravaTokensFile(in: stateDirectory)
     self.log = log
   }
 

@@ -37,7 +37,7 @@ final class Uploader: ServicePart, Sendable {
     self.settings = settings
     self.store = store
     databasePath = store.path
-    stravaTokens = StravaTokensFile(path: stateDirectory + "/strava-tokens.json")
+    stravaTokens = StravaTokensFile(in: stateDirectory)
     self.sink = sink
     self.log = log
     self.wall = wall
@@ -205,13 +205,7 @@ final class Uploader: ServicePart, Sendable {
       }
     }
     guard var conversation = conversation(for: job.target, secrets: secrets) else {
-      // Strava without a login: the job waits for `workoutctl upload login strava`, which
-      // makes it due again; it is not an attempt.
-      var waiting = job
-      waiting.reason = "not logged in to Strava: run workoutctl upload login strava"
-      waiting.retryAt = wall() + UploadBackoff().ceiling
-      waiting.updatedAt = wall()
-      _ = save(waiting)
+      _ = save(job.awaiting("not logged in to Strava: run workoutctl upload login strava", at: wall()))
       return saved
     }
     let file: (bytes: [UInt8], name: String)

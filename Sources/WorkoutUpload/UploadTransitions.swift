@@ -46,6 +46,17 @@ extension UploadJob {
     return job
   }
 
+  /// The job cannot be tried until the rider acts (Strava before its login): it keeps its
+  /// state and attempts, says why, and is due again after the backoff's ceiling
+  /// (`workoutctl upload login strava` makes it due at once). Not an attempt.
+  public func awaiting(_ reason: String, at wall: Double, backoff: UploadBackoff = UploadBackoff()) -> UploadJob {
+    var job = self
+    job.reason = reason
+    job.retryAt = wall + backoff.ceiling
+    job.updatedAt = wall
+    return job
+  }
+
   /// What is kept before the conversation goes on: the platform's upload id makes the job
   /// `waiting`. New credentials go to the target's file, not to the job: it is unchanged.
   public func keeping(_ keep: UploadKeep, at wall: Double) -> UploadJob {

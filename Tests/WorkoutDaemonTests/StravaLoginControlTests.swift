@@ -129,7 +129,7 @@ extension UploadSettings {
     #expect(reply.ok && reply.message == "logged in to Strava; 1 waiting upload goes now", "\(reply)")
     #expect(wakes.load(ordering: .relaxed) == 1)
     #expect(try h.store.uploadJobs(sessionID: 1).first?.retryAt == nil)
-    let kept = try StravaTokensFile(path: tokensPath).read()
+    let kept = try StravaTokensFile(in: h.directory).read()
     #expect(!kept.accessToken.isEmpty && !kept.refreshToken.isEmpty)
     #expect(try FileManager.default.attributesOfItem(atPath: tokensPath)[.posixPermissions] as? Int == 0o600)
     #expect(reply.message?.contains(kept.accessToken) == false)

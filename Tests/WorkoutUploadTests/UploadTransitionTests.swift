@@ -26,6 +26,16 @@ struct UploadTransitionTests {
     #expect(started.platformUploadID == "u-1")
   }
 
+  @Test func aJobAwaitingTheRiderIsNoAttemptAndComesBackAfterTheCeiling() {
+    var job = queued.ending(with: .retry(after: nil, reason: "offline"), at: made + 1)
+    job = job.awaiting("not logged in", at: made + 100)
+    #expect(job.state == .queued)
+    #expect(job.attempts == 1, "not counted")
+    #expect(job.reason == "not logged in")
+    #expect(job.retryAt == made + 100 + UploadBackoff().ceiling)
+    #expect(job.updatedAt == made + 100)
+  }
+
   @Test func theUploadIDMakesItWaitingAndCredentialsChangeNothing() {
     let sending = queued.starting(at: made + 1)
     let waiting = sending.keeping(.platformUploadID("123"), at: made + 2)
