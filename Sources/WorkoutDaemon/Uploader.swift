@@ -155,7 +155,6 @@ final class Uploader: ServicePart, Sendable {
       return failing("cannot read the queue: \(error)")
     }
     var sent = 0
-    var refused: String?
     while !stopSignal.isStopRequested {
       let job: UploadJob
       do {
@@ -175,15 +174,25 @@ final class Uploader: ServicePart, Sendable {
       attempted = true
       let ended = attempt(job, secrets: secrets, reader: reader)
       if ended.state == .done { sent += 1 }
-      if ended.state == .failed {
-        refused = "session \(job.sessionID) to \(job.target.rawValue): \(ended.reason ?? "refused")"
-      }
       // A job that could not be saved is not asked for again in this pass.
       if ended == job { break }
     }
-    let counts = (try? store.uploadCounts()) ?? UploadCounts(pending: 0, failed: 0)
+    let counts: UploadCounts
+    let failures: [UploadJob]
+    do {
+      counts = try store.uploadCounts()
+      failures = try store.standingUploadFailures(targets: targets)
+    } catch {
+      return failing("cannot read the queue: \(error)")
+    }
     if pendingBefore > 0 && counts.pending == 0 && sent > 0 && settings.ledWhenSent { sink.post(.uploadsSent) }
-    if let refused { return failing(refused) }
+    // A refusal is a fault until put right (sent again, or the target's next ride sent), a
+    // restart included: the queue says so, not this pass.
+    if let failure = failures.first {
+      let more = failures.count > 1 ? " (and \(failures.count - 1) more platforms)" : ""
+      return failing(
+        "session \(failure.sessionID) to \(failure.target.rawValue): \(failure.reason ?? "refused")\(more)")
+    }
     let place = targets.map(\.rawValue).joined(separator: ", ")
     let detail =
       counts.pending == 0 ? "to \(place): nothing waiting" : "to \(place): \(counts.pending) waiting"

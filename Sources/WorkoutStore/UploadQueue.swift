@@ -226,6 +226,25 @@ extension WorkoutStore {
     }
   }
 
+  /// The failures that stand, a job a target of `targets` at most: a target's newest finished
+  /// job when it failed. A later ride sent to that target, or the job sent again, puts it right.
+  public func standingUploadFailures(targets: [UploadTarget]) throws(StoreError) -> [UploadJob] {
+    guard !targets.isEmpty else { return [] }
+    return try read { db in
+      try UploadJobRecord.fetchAll(
+        db,
+        sql: """
+          SELECT * FROM upload_job AS job WHERE state = 'failed' AND target IN (\(UploadJobRecord.quoted(targets)))
+            AND \(UploadJobRecord.readableSQL) AND NOT EXISTS (SELECT 1 FROM upload_job AS later
+              WHERE later.target = job.target AND later.state = 'done' AND later.updated_at > job.updated_at)
+          ORDER BY updated_at DESC, session_id DESC
+          """
+      ).map(\.job).reduce(into: [UploadJob]()) { standing, job in
+        if !standing.contains(where: { $0.target == job.target }) { standing.append(job) }
+      }
+    }
+  }
+
   /// The targets registered, and since when (`makeUploadJobs`).
   public func uploadTargets() throws(StoreError) -> [UploadTargetRecord] {
     try read { db in try UploadTargetRecord.order(Column("name")).fetchAll(db) }

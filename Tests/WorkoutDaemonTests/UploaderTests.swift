@@ -158,6 +158,14 @@ final class UploadSink: InputSink {
     #expect(job?.state == .failed)
     #expect(job?.reason?.contains("refused the key") == true, "\(job?.reason ?? "")")
     #expect(sink.statuses.last?.condition == .failing)
+    // A restart does not forget it: the queue holds the refusal, not the pass that met it.
+    let restarted = UploadSink()
+    let again = uploader(settings(baseURL: server.origin), sink: restarted)
+    try again.start()
+    for _ in 0..<200 where restarted.statuses.isEmpty { usleep(50_000) }
+    again.stop()
+    #expect(restarted.statuses.last?.condition == .failing)
+    #expect(restarted.statuses.last?.detail.contains("session 1 to intervals.icu") == true)
   }
 
   @Test func unreadableSecretsAreAFaultAndTheRideWaits() throws {

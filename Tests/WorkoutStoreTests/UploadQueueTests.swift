@@ -188,6 +188,26 @@ struct UploadQueueTests {
     #expect(try store.uploadCounts() == UploadCounts(pending: 3, failed: 2, lastFailure: last))
   }
 
+  /// A target's refusal stands until a later job to it is done; another target's success
+  /// does not put it right.
+  @Test func aFailureStandsUntilTheTargetSendsARideAgain() throws {
+    let dir = TemporaryDirectory()
+    let store = try store(endingAt: [100, 200, 300], in: dir)
+    try store.makeUploadJobs(for: [.strava, .webdav], wall: 0)
+    func job(_ session: Int64, _ target: UploadTarget) throws -> UploadJob {
+      try #require(try store.uploadJobs(sessionID: session).first { $0.target == target })
+    }
+    #expect(try store.standingUploadFailures(targets: [.strava, .webdav]).isEmpty)
+    try store.saveUploadJob(try job(1, .strava).ending(with: .rejected(reason: "401"), at: 10))
+    try store.saveUploadJob(try job(2, .strava).ending(with: .rejected(reason: "403"), at: 11))
+    try store.saveUploadJob(try job(1, .webdav).ending(with: .done(platformID: nil, duplicate: false), at: 12))
+    #expect(try store.standingUploadFailures(targets: [.strava, .webdav]).map(\.sessionID) == [2], "the newest")
+    #expect(try store.standingUploadFailures(targets: [.webdav]).isEmpty, "only the targets asked for")
+    try store.saveUploadJob(try job(3, .strava).ending(with: .done(platformID: "s3", duplicate: false), at: 13))
+    #expect(try store.standingUploadFailures(targets: [.strava, .webdav]).isEmpty, "a later ride sent")
+    #expect(try store.uploadCounts().failed == 2, "still listed and counted")
+  }
+
   /// A job's change is on the disk once saved: a crash copy (the database and its WAL as a
   /// power cut leaves them) holds it.
   @Test func aSavedChangeSurvivesACrash() throws {
