@@ -200,6 +200,17 @@ def peak_memory(pid):
     return values.get("VmHWM"), values.get("RssAnon")
 
 
+def rss(pid):
+    """(RSS now, peak RSS) in MiB, from /proc/PID/status (VmRSS, VmHWM)."""
+    values = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(value.split()[0]) / 1024
+    return values["VmRSS"], values["VmHWM"]
+
+
 def proc_counters(pid):
     """CPU seconds of all live threads (/proc/PID/task/*/schedstat: nanoseconds on a CPU; the
     clock-tick utime + stime of /proc/PID/stat is the fallback, too coarse for gpxlogger's

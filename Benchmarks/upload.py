@@ -33,16 +33,6 @@ BUNDLED = os.path.join(benchlib.ROOT, "board", "sim", "rides", "garmin-edge-500-
 PLATFORMS = os.path.join(benchlib.ROOT, "Tests", "Platforms")
 
 
-def rss(pid):
-    values = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                values[key] = int(value.split()[0]) / 1024
-    return values["VmRSS"], values["VmHWM"]
-
-
 def certificates(work):
     """A CA and a certificate for 127.0.0.1 signed by it, as Tests/Support/TestCertificates does."""
     tls = os.path.join(work, "tls")
@@ -160,7 +150,7 @@ def main():
         rows = []
         service = start(args, work, "reference", None)
         time.sleep(args.seconds)
-        rows.append(("no upload", *rss(service.pid), None, None))
+        rows.append(("no upload", *benchlib.rss(service.pid), None, None))
         benchlib.end(service, 10)
 
         service = start(args, work, "upload", upload)
@@ -169,7 +159,7 @@ def main():
         time.sleep(args.seconds)
         after = benchlib.proc_counters(service.pid)
         idle = benchlib.delta(after, before)
-        rows.append(("idle", *rss(service.pid), uploader(idle)[0] / 1e3 / args.seconds,
+        rows.append(("idle", *benchlib.rss(service.pid), uploader(idle)[0] / 1e3 / args.seconds,
                      uploader(idle)[1] / args.seconds))
 
         before = benchlib.proc_counters(service.pid)
@@ -183,7 +173,7 @@ def main():
         time.sleep(args.seconds)
         after = benchlib.proc_counters(service.pid)
         sent = uploader(benchlib.delta(after, before))
-        rows.append(("one upload", *rss(service.pid), sent[0] / 1e3, sent[1]))
+        rows.append(("one upload", *benchlib.rss(service.pid), sent[0] / 1e3, sent[1]))
         benchlib.end(service, 10)
 
         print(f"Uploads (Benchmarks/upload.py): the release workoutd idle on the simulated board, {args.seconds:.0f} s "

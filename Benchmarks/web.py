@@ -37,16 +37,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
 
-def rss(pid):
-    values = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                values[key] = int(value.split()[0]) / 1024
-    return values["VmRSS"], values["VmHWM"]
-
-
 def connect(port, tls, timeout=None, source="127.0.0.1"):
     """A connection to the page from `source` (each phone its own loopback address, as each
     phone has its own on the Wi-Fi: the server allows a few connections per address), over TLS
@@ -139,7 +129,7 @@ def phase(pid, seconds, phones=()):
     events_before = [p.events for p in phones]
     time.sleep(seconds)
     after = benchlib.proc_counters(pid)
-    now, peak = rss(pid)
+    now, peak = benchlib.rss(pid)
     d = benchlib.delta(after, before)
     events = [(p.events - e) / seconds for p, e in zip(phones, events_before)]
     return {"cpu_us": d["cpu"] * 1e6 / seconds, "wakeups": d["switches"] / seconds, "rss": now, "peak": peak,
