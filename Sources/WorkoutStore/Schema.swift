@@ -216,6 +216,7 @@ enum Schema {
             state TEXT NOT NULL,
             attempts INTEGER NOT NULL DEFAULT 0,
             retry_at REAL,
+            retry_from_platform INTEGER NOT NULL DEFAULT 0,
             platform_upload_id TEXT,
             platform_id TEXT,
             reason TEXT,

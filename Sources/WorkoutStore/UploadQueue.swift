@@ -22,6 +22,7 @@ public struct UploadJobRecord: Sendable, Hashable, FetchableRecord, PersistableR
     job = UploadJob(
       sessionID: sessionID, target: target, state: state,
       attempts: row.count("attempts", in: 0...Int(Int32.max)) ?? 0, retryAt: row.measurement("retry_at"),
+      retryFromPlatform: row.readable(Bool.self, "retry_from_platform") ?? false,
       platformUploadID: row.readable(String.self, "platform_upload_id"),
       platformID: row.readable(String.self, "platform_id"), reason: row.readable(String.self, "reason"),
       createdAt: createdAt, updatedAt: row.measurement("updated_at") ?? createdAt)
@@ -33,6 +34,7 @@ public struct UploadJobRecord: Sendable, Hashable, FetchableRecord, PersistableR
     container["state"] = job.state.rawValue
     container["attempts"] = job.attempts
     container["retry_at"] = job.retryAt
+    container["retry_from_platform"] = job.retryFromPlatform
     container["platform_upload_id"] = job.platformUploadID
     container["platform_id"] = job.platformID
     container["reason"] = job.reason
@@ -171,14 +173,15 @@ extension WorkoutStore {
   }
 
   /// Makes every pending job's retry due now (the network came back: a backoff waited out
-  /// the outage, not the platform). Returns how many were waiting for their time.
+  /// the outage), but for those whose time is the platform's own Retry-After: a rate limit
+  /// (Strava's 15-minute window) is kept whatever the network does. Returns how many.
   @discardableResult
   public func makeUploadRetriesDue(wall: Double) throws(StoreError) -> Int {
     try transaction { db in
       try db.execute(
         sql: """
           UPDATE upload_job SET retry_at = NULL, updated_at = ?
-          WHERE state IN ('sending', 'waiting', 'queued') AND retry_at > ?
+          WHERE state IN ('sending', 'waiting', 'queued') AND retry_at > ? AND NOT retry_from_platform
           """, arguments: [wall, wall])
       return db.changesCount
     }

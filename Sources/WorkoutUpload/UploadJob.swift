@@ -35,6 +35,9 @@ public struct UploadJob: Sendable, Hashable, Codable {
   public var attempts: Int
   /// Wall-clock seconds before which a queued job is not tried again; nil: at once.
   public var retryAt: Double?
+  /// `retryAt` is the platform's own Retry-After (a 429 or 503 that said when): the network's
+  /// coming back does not bring it forward.
+  public var retryFromPlatform: Bool
   /// The platform's id of the upload while it processes it (Strava's upload id).
   public var platformUploadID: String?
   /// The platform's id of the activity, once done.
@@ -47,14 +50,15 @@ public struct UploadJob: Sendable, Hashable, Codable {
 
   public init(
     sessionID: Int64, target: UploadTarget, state: UploadJobState = .queued, attempts: Int = 0,
-    retryAt: Double? = nil, platformUploadID: String? = nil, platformID: String? = nil, reason: String? = nil,
-    createdAt: Double, updatedAt: Double? = nil
+    retryAt: Double? = nil, retryFromPlatform: Bool = false, platformUploadID: String? = nil,
+    platformID: String? = nil, reason: String? = nil, createdAt: Double, updatedAt: Double? = nil
   ) {
     self.sessionID = sessionID
     self.target = target
     self.state = state
     self.attempts = attempts
     self.retryAt = retryAt
+    self.retryFromPlatform = retryFromPlatform
     self.platformUploadID = platformUploadID
     self.platformID = platformID
     self.reason = reason

@@ -42,6 +42,7 @@ extension UploadJob {
     var job = self
     if state != .waiting { job.state = .sending }
     job.retryAt = nil
+    job.retryFromPlatform = false
     job.updatedAt = wall
     return job
   }
@@ -53,6 +54,7 @@ extension UploadJob {
     var job = self
     job.reason = reason
     job.retryAt = wall + backoff.ceiling
+    job.retryFromPlatform = false
     job.updatedAt = wall
     return job
   }
@@ -78,6 +80,7 @@ extension UploadJob {
     var job = self
     job.updatedAt = wall
     job.retryAt = nil
+    job.retryFromPlatform = false
     switch outcome {
     case .done(let platformID, let duplicate):
       job.state = .done
@@ -88,6 +91,7 @@ extension UploadJob {
       job.attempts = attempts + 1
       job.reason = reason
       job.retryAt = wall + backoff.delay(retryAfter: after, attempts: job.attempts)
+      job.retryFromPlatform = after?.isFinite == true
     case .rejected(let reason):
       job.state = .failed
       job.reason = reason

@@ -164,10 +164,11 @@ struct UploadQueueTests {
     #expect(try store.nextUploadJob(at: 53, targets: [.intervalsICU])?.sessionID == 3)
     #expect(try store.nextUploadJob(at: 100, targets: [.intervalsICU])?.sessionID == 1, "all due: the oldest")
     #expect(try store.nextUploadRetry(after: 100, targets: [.intervalsICU]) == nil)
-    // The network came back: every retry is due at once.
-    #expect(try store.makeUploadRetriesDue(wall: 30) == 3)
-    #expect(try store.nextUploadJob(at: 31, targets: [.intervalsICU])?.sessionID == 1)
-    #expect(try store.nextUploadRetry(after: 31, targets: [.intervalsICU]) == nil)
+    // The network came back: every backoff is over at once; the platform's Retry-After (1's
+    // 503 said 90 s) still holds.
+    #expect(try store.makeUploadRetriesDue(wall: 30) == 2)
+    #expect(try store.nextUploadJob(at: 31, targets: [.intervalsICU])?.sessionID == 3)
+    #expect(try store.nextUploadRetry(after: 31, targets: [.intervalsICU]) == 100)
   }
 
   @Test func listsAreNewestFirstAndCountsSayWhatIsPendingAndWhatFailed() throws {
@@ -248,7 +249,8 @@ struct UploadQueueTests {
     let store = try store(endingAt: [100], in: dir)
     let made = try #require(try store.makeUploadJobs(for: [.webdav], wall: 0).first)
     let full = UploadJob(
-      sessionID: 1, target: .webdav, state: .waiting, attempts: 4, retryAt: 99.5, platformUploadID: "up",
+      sessionID: 1, target: .webdav, state: .waiting, attempts: 4, retryAt: 99.5, retryFromPlatform: true,
+      platformUploadID: "up",
       platformID: "act", reason: "why", createdAt: made.createdAt, updatedAt: 42)
     try store.saveUploadJob(full)
     #expect(try store.uploadJobs() == [full])
