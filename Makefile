@@ -474,7 +474,7 @@ ARM64_SMOKE_TESTS = 10-boot-multi-user 20-gpsd-fixes 30-gpio-buttons 40-i2c-bmp2
 # ARM64_DEB= takes the package an earlier deb-arm64 left in .build/deb-arm64 as it is.
 ARM64_DEB ?= deb-arm64
 test-board-arm64-smoke: $(ARM64_DEB)
-	$(BOARD_ARM64) BOARD_VM_TESTS="$(ARM64_SMOKE_TESTS)" POWER_CUTS=2 Tests/BoardVM/run-suite.sh
+	$(BOARD_ARM64) BOARD_VM_TESTS="$(ARM64_SMOKE_TESTS)" POWER_CUTS=2 UPLOAD_CUT=0 Tests/BoardVM/run-suite.sh
 
 clean:
 	rm -rf .build .run

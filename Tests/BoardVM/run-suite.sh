@@ -11,7 +11,8 @@
 #      mid-ride, remove and purge;
 #   3. the daemon tests (guest/tests/[6-9]*), SKIP while the image has no workoutd;
 #      booted beside 1 and 2 (BOARD_VM_SERIAL=1: after them);
-#   4. a power-cut series (host/power-cut.sh): POWER_CUTS kills of QEMU.
+#   4. a power-cut series (host/power-cut.sh): POWER_CUTS kills of QEMU;
+#   5. a power cut mid-upload (host/upload-cut.sh; UPLOAD_CUT=0 leaves it out).
 # Prints "NAME: PASS|FAIL|SKIP (details)" per test, the wall time, and last
 # "N passed, N failed"; exits non-zero if anything failed.
 #
@@ -34,6 +35,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 suite_start=$(date +%s)
 power_cuts=${POWER_CUTS:-10}
+upload_cut=${UPLOAD_CUT:-1}
 # A guard against a hung VM, not a budget: the longest boots (the daemon tests, the package's
 # install, upgrade and removal) take about 21 minutes beside each other on an idle 2-core host,
 # and over 30 beside a busy one (2 cores building for arm64).
@@ -221,6 +223,13 @@ if ((power_cuts > 0)); then
   step "power-cut series: $power_cuts cuts"
   "$host/power-cut.sh" "$kernel" "$stage1" "$image" "$power_cuts" "$run_dir/powercut" | tee -a "$results" ||
     say "powercut-harness: FAIL (see $run_dir/powercut)"
+fi
+
+# --- a power cut mid-upload ------------------------------------------------------------
+if ((upload_cut > 0 && has_workoutd)); then
+  step "power cut mid-upload"
+  "$host/upload-cut.sh" "$kernel" "$stage1" "$image" "$run_dir/uploadcut" | tee -a "$results" ||
+    say "upload-powercut: FAIL (the harness stopped; see $run_dir/uploadcut)"
 fi
 
 # --- summary ----------------------------------------------------------------------

@@ -197,3 +197,78 @@ usb_request() {
   echo "error: no reply from the host's usb-plug.py to '$*'"
   return 1
 }
+
+# --- uploads: a fake intervals.icu (Tests/Platforms) the service sends rides to ---------------
+# The board's network is a dummy interface, wkdup0: with 10.77.0.1/24 (the address the image's
+# test certificate names, install.sh) the fake, listening on every address, is reached; without
+# it the board is offline.
+UPLOAD_CONFIG=/etc/workoutd/workoutd.toml
+UPLOAD_SECRETS=/etc/workoutd/upload-secrets.toml
+# upload_network up|down|gone: the board online, offline, or its interface taken away
+upload_network() {
+  case $1 in
+    up)
+      modprobe dummy 2> /dev/null
+      ip link show wkdup0 > /dev/null 2>&1 || ip link add wkdup0 type dummy || return 1
+      ip link set wkdup0 up && ip addr replace 10.77.0.1/24 dev wkdup0
+      ;;
+    down)
+      modprobe dummy 2> /dev/null
+      ip link show wkdup0 > /dev/null 2>&1 || ip link add wkdup0 type dummy
+      ;;
+    gone) ip link del wkdup0 2> /dev/null || true ;;
+  esac
+}
+# fake_intervals_icu STATE ATHLETE API_KEY [PORT]: the fake in the background, its state in
+# STATE; sets $fake_pid and $fake_port once it listens (fails after 20 s, its log's tail on
+# stdout).
+fake_intervals_icu() {
+  local state=$1 athlete=$2 key=$3 port=${4:-0}
+  mkdir -p "$state"; rm -f "$state/port"
+  python3 "$HIL_DIR/platforms/fake_intervals_icu.py" --host 0.0.0.0 --port "$port" \
+    --cert "$HIL_DIR/upload-certs/server.pem" --key "$HIL_DIR/upload-certs/server.key" --state "$state" \
+    --athlete "$athlete" --api-key "$key" > "$state.log" 2>&1 &
+  fake_pid=$!
+  wait_for 20 test -s "$state/port" || { tail -n 3 "$state.log" | xargs; return 1; }
+  fake_port=$(cat "$state/port")
+}
+# upload_configure URL ATHLETE API_KEY: the installed service's [upload] and [intervals_icu]
+# sections pointing at URL (the image's test CA), the key in UPLOAD_SECRETS, the service's
+# user's alone. Fails with the service's words on stdout when it refuses the configuration.
+upload_configure() {
+  printf 'intervals_icu_api_key = "%s"\n' "$3" > "$UPLOAD_SECRETS"
+  chown workoutd: "$UPLOAD_SECRETS"
+  chmod 0600 "$UPLOAD_SECRETS"
+  python3 - "$UPLOAD_CONFIG" "$UPLOAD_SECRETS" "$HIL_DIR/upload-certs/ca.pem" "$2" "$1" << 'PY'
+import re, sys
+path, secrets, ca, athlete, url = sys.argv[1:]
+text = open(path).read()
+for name, body in (
+    ("upload", f'secrets_file = "{secrets}"\nca_file = "{ca}"'),
+    ("intervals_icu", f'athlete_id = "{athlete}"\nbase_url = "{url}"'),
+):
+    section = f"[{name}]\n{body}"
+    if re.search(rf"^\[{name}\]", text, flags=re.M):
+        text = re.sub(rf"\[{name}\].*?(?=\n\[|\Z)", section, text, flags=re.S)
+    else:
+        text += "\n" + section + "\n"
+open(path, "w").write(text)
+PY
+  local check
+  check=$(workoutd --config "$UPLOAD_CONFIG" --check-config 2>&1) || { head -c 300 <<< "$check"; return 1; }
+}
+# upload_job SESSION FIELD: the field of SESSION's intervals.icu job (a jq path), as
+# `workoutctl uploads` says it
+upload_job() {
+  timeout 20 workoutctl uploads --session "$1" --json 2> /dev/null |
+    jq -r ".[] | select(.target == \"intervals.icu\") | $2 // empty" 2> /dev/null
+}
+# fake_activities STATE: the fake's activities, "SHA-256 SIZE" a line
+fake_activities() { jq -r 'to_entries[] | "\(.key) \(.value.size)"' "$1/activities.json" 2> /dev/null; }
+# session_export SESSION EXT: the path of SESSION's EXT export (the exporter's bytes are the
+# uploader's: ExportFile)
+session_export() {
+  local short
+  short=$(sqlite3 "$WORKOUTD_DB" "SELECT substr(uuid, 1, 8) FROM session WHERE id = $1")
+  compgen -G "/var/lib/workoutd/exports/*-$short.$2" | head -n 1
+}

@@ -4,6 +4,7 @@
 #   workoutd.hil=suite     run tests/$NAME.sh for each NAME in HIL_TESTS, one
 #                          result line each into /mnt/hil/results.txt, power off
 #   workoutd.hil=powercut  record until the host pulls the plug (powercut/record.sh)
+#   workoutd.hil=uploadcut send a ride while the host pulls the plug (powercut/upload.sh)
 set -uo pipefail
 # shellcheck source=lib.sh
 source /usr/lib/workoutd-hil/lib.sh
@@ -13,6 +14,7 @@ source "$HIL_SHARE/env"
 mode=$(sed -n 's/.*workoutd\.hil=\([a-z]*\).*/\1/p' /proc/cmdline)
 case $mode in
   powercut) exec "$HIL_DIR/powercut/record.sh" ;;
+  uploadcut) exec "$HIL_DIR/powercut/upload.sh" ;;
   suite) ;;
   *) echo "unknown workoutd.hil mode '$mode'"; exit 1 ;;
 esac

@@ -8,6 +8,7 @@ set -uo pipefail
 source /usr/lib/workoutd-hil/lib.sh
 # shellcheck source=/dev/null
 source "$HIL_SHARE/env"
+grep -qw 'workoutd.hil=uploadcut' /proc/cmdline && exec "$HIL_DIR/powercut/upload.sh" precheck
 out=$HIL_SHARE/boot-$HIL_BOOT
 ledgers=$HIL_SHARE/ledger
 mkdir -p "$out"

@@ -25,22 +25,18 @@ require_workoutd "$name"
 
 problems=()
 problem() { problems+=("$*"); note "PROBLEM: $*"; }
-config=/etc/workoutd/workoutd.toml
-secrets=/etc/workoutd/upload-secrets.toml
-certs=$HIL_DIR/upload-certs
 state=/tmp/fake-intervals
 athlete=i4242
 api_key=board-vm-test-key-$RANDOM$RANDOM
-exports=/var/lib/workoutd/exports
-cp "$config" /tmp/workoutd.toml.upload
+cp "$UPLOAD_CONFIG" /tmp/workoutd.toml.upload
 fake_pid=''
 restore() {
-  cp /tmp/workoutd.toml.upload "$config"
-  rm -f "$secrets"
+  cp /tmp/workoutd.toml.upload "$UPLOAD_CONFIG"
+  rm -f "$UPLOAD_SECRETS"
   systemctl restart workoutd
   [[ -n $fake_pid ]] && kill "$fake_pid" 2> /dev/null
   wait 2> /dev/null
-  ip link del wkdup0 2> /dev/null
+  upload_network gone
   rm -rf "$state"
 }
 trap restore EXIT
@@ -50,37 +46,13 @@ trap restore EXIT
 case $(wkd_state) in prepared | running | paused) workoutctl stop > /dev/null; wait_for 15 state_is ended ;; esac
 
 # The board offline: its interface down, without an address.
-modprobe dummy 2> /dev/null
-ip link add wkdup0 type dummy || { result "$name" FAIL "cannot make the dummy interface"; exit 0; }
-# The platform listens on every address: 10.77.0.1 reaches it once the interface has it.
-rm -rf "$state"; mkdir -p "$state"
-python3 "$HIL_DIR/platforms/fake_intervals_icu.py" --host 0.0.0.0 --port 0 --cert "$certs/server.pem" \
-  --key "$certs/server.key" --state "$state" --athlete "$athlete" --api-key "$api_key" > /tmp/fake-intervals.log 2>&1 &
-fake_pid=$!
-wait_for 20 test -s "$state/port" || { result "$name" FAIL "the fake intervals.icu did not start: $(tail -n 3 /tmp/fake-intervals.log | xargs)"; exit 0; }
-port=$(cat "$state/port")
-note "fake intervals.icu on port $port (pid $fake_pid)"
-
-# The service configured: the secrets file the service's alone, the platform at the fake.
-printf 'intervals_icu_api_key = "%s"\n' "$api_key" > "$secrets"
-chown workoutd: "$secrets"
-chmod 0600 "$secrets"
-python3 - "$config" "$secrets" "$certs/ca.pem" "$athlete" "https://10.77.0.1:$port" << 'PY'
-import re, sys
-path, secrets, ca, athlete, url = sys.argv[1:]
-text = open(path).read()
-for name, body in (
-    ("upload", f'secrets_file = "{secrets}"\nca_file = "{ca}"'),
-    ("intervals_icu", f'athlete_id = "{athlete}"\nbase_url = "{url}"'),
-):
-    section = f"[{name}]\n{body}"
-    if re.search(rf"^\[{name}\]", text, flags=re.M):
-        text = re.sub(rf"\[{name}\].*?(?=\n\[|\Z)", section, text, flags=re.S)
-    else:
-        text += "\n" + section + "\n"
-open(path, "w").write(text)
-PY
-check=$(workoutd --config "$config" --check-config 2>&1) || problem "the [upload] configuration was refused: $(head -c 300 <<< "$check")"
+upload_network down || { result "$name" FAIL "cannot make the dummy interface"; exit 0; }
+rm -rf "$state"
+fake_intervals_icu "$state" "$athlete" "$api_key" > /tmp/fake-intervals.why ||
+  { result "$name" FAIL "the fake intervals.icu did not start: $(cat /tmp/fake-intervals.why)"; exit 0; }
+note "fake intervals.icu on port $fake_port (pid $fake_pid)"
+refused=$(upload_configure "https://10.77.0.1:$fake_port" "$athlete" "$api_key") ||
+  problem "the [upload] configuration was refused: $refused"
 since_restart=$(date '+%Y-%m-%d %H:%M:%S')
 systemctl restart workoutd
 wait_for 60 wkd_status > /dev/null || problem "workoutd did not come back with [upload] configured"
@@ -101,20 +73,11 @@ ride() {
   workoutctl stop > /dev/null
   wait_for 15 state_is ended || problem "stop: state '$(wkd_state)'"
 }
-# job FIELD: the field of $session's intervals.icu job (jq path), as workoutctl uploads says it
-job() {
-  timeout 20 workoutctl uploads --session "$session" --json 2> /dev/null |
-    jq -r ".[] | select(.target == \"intervals.icu\") | $1 // empty" 2> /dev/null
-}
+# job FIELD: the field of $session's intervals.icu job (jq path)
+job() { upload_job "$session" "$1"; }
 done_or_failed() { [[ $(job .state) == done || $(job .state) == failed ]]; }
-# the export of $session with EXT (the exporter's bytes are the uploader's: ExportFile)
-export_of() {
-  local short
-  short=$(sqlite3 "$WORKOUTD_DB" "SELECT substr(uuid, 1, 8) FROM session WHERE id = $session")
-  compgen -G "$exports/*-$short.$1" | head -n 1
-}
-# the fake's activities: "SHA-256 SIZE" per line
-activities() { jq -r 'to_entries[] | "\(.key) \(.value.size)"' "$state/activities.json" 2> /dev/null; }
+export_of() { session_export "$session" "$1"; }
+activities() { fake_activities "$state"; }
 
 # --- 1. offline for the whole ride, up at home -------------------------------------------
 ride 8
@@ -132,7 +95,7 @@ note "offline: $(timeout 20 workoutctl uploads --session "$ride1" | tail -n 1)"
 [[ -n $offline_reason ]] || problem "workoutctl uploads gives no reason for the failed attempts"
 [[ -s $state/received.jsonl ]] && problem "the fake received something while the board was offline: $(head -c 300 "$state/received.jsonl")"
 
-ip link set wkdup0 up && ip addr add 10.77.0.1/24 dev wkdup0 || problem "cannot bring wkdup0 up with 10.77.0.1/24"
+upload_network up || problem "cannot bring wkdup0 up with 10.77.0.1/24"
 up_at=$(date +%s.%N)
 t0=$EPOCHREALTIME
 wait_for 60 done_or_failed
@@ -146,7 +109,7 @@ awk -v sent="${sent_at:-0}" -v retry="${retry_at:-0}" 'BEGIN { exit !(sent < ret
   problem "ride 1 went at its retry time ($retry_at), not when the network came up ($up_at): sent $sent_at"
 service_journal | grep -q "uploads: the network changed" || problem "the journal has no 'the network changed'"
 fit1=$(export_of fit)
-[[ -f $fit1 ]] || problem "ride 1 has no FIT export in $exports"
+[[ -f $fit1 ]] || problem "ride 1 has no FIT export"
 sha1=$(sha256sum < "${fit1:-/dev/null}" | cut -d' ' -f1)
 activities | grep -q "^$sha1 " || problem "the fake has no file with ride 1's FIT bytes ($fit1, $sha1): $(activities | xargs)"
 fit_size=$(stat -c %s "${fit1:-/dev/null}")
@@ -187,7 +150,7 @@ ride2_requests_over() {
 }
 wait_for 40 ride2_requests_over || note "the killed request's read had not ended: $(tail -n 2 "$state/received.jsonl" | xargs)"
 fit2=$(export_of fit)
-[[ -f $fit2 ]] || problem "ride 2 has no FIT export in $exports"
+[[ -f $fit2 ]] || problem "ride 2 has no FIT export"
 sha2=$(sha256sum < "${fit2:-/dev/null}" | cut -d' ' -f1)
 held=$(activities | grep -c "^$sha2 ")
 [[ $held == 1 ]] || problem "the fake holds $held files of ride 2 ($sha2), one expected: $(activities | xargs)"
