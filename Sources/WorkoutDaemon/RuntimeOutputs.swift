@@ -2,6 +2,7 @@ import BoardSim
 import WorkoutControl
 import WorkoutCore
 import WorkoutStore
+import WorkoutUpload
 
 /// What the engine loop drives besides the store and systemd, given once when it is built.
 struct RuntimeOutputs {
@@ -18,6 +19,8 @@ struct RuntimeOutputs {
   /// Whether every configured export of a session is written (read through the given store):
   /// a low battery's power-off waits for it. Nil when nothing is exported.
   var exportsWritten: ((WorkoutStore, Int64) -> Bool)?
+  /// The platforms the configuration names: status counts their upload jobs only.
+  var uploadTargets: [UploadTarget] = []
 }
 
 /// What a board gives the loop: its LED and buzzer, its GPS-corrected clock, its replay.

@@ -70,6 +70,7 @@ final class ServiceRuntime {
   private let chirp: ((ChirpPattern) -> Void)?
   private let sessionEnded: ((Int64) -> Void)?
   private let exportsWritten: ((WorkoutStore, Int64) -> Bool)?
+  private let uploadTargets: [UploadTarget]
   private let powerOff: (() -> Void)?
   /// A critical battery's power-off, waiting for the ended ride's exports.
   private var pendingPowerOff: LowBatteryPowerOff?
@@ -99,6 +100,7 @@ final class ServiceRuntime {
     pulledReplay = outputs.board.pulledReplay
     sessionEnded = outputs.sessionEnded
     exportsWritten = outputs.exportsWritten
+    uploadTargets = outputs.uploadTargets
     powerOff = outputs.board.powerOff
     engineReadDevices = outputs.engineReadDevices
     statusWanted = outputs.statusWanted
@@ -405,10 +407,12 @@ final class ServiceRuntime {
       uploads: uploadCounts())
   }
 
-  /// The upload queue's counts for status (nil when it has nothing pending or failed, or
-  /// cannot be read: status is not refused for it). A read of `upload_job`'s state index.
+  /// The upload queue's counts for status, of the configured targets (nil when it has nothing
+  /// pending or failed, or cannot be read: status is not refused for it). A read of
+  /// `upload_job`'s state index.
   private func uploadCounts() -> UploadCounts? {
-    guard let counts = try? store.uploadCounts(), !counts.isEmpty else { return nil }
+    guard !uploadTargets.isEmpty, let counts = try? store.uploadCounts(targets: uploadTargets), !counts.isEmpty
+    else { return nil }
     return counts
   }
 

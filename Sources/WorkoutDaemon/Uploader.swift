@@ -149,7 +149,7 @@ final class Uploader: ServicePart, Sendable {
       let made = try store.makeUploadJobs(for: targets, wall: wall())
       for job in made { log(.info, "uploads: session \(job.sessionID) queued for \(job.target.rawValue)") }
       if networkCameUp { try store.makeUploadRetriesDue(wall: wall()) }
-      pendingBefore = try store.uploadCounts().pending
+      pendingBefore = try store.uploadCounts(targets: targets).pending
     } catch {
       log(.error, "uploads: cannot read the queue: \(error)")
       return failing("cannot read the queue: \(error)")
@@ -180,7 +180,7 @@ final class Uploader: ServicePart, Sendable {
     let counts: UploadCounts
     let failures: [UploadJob]
     do {
-      counts = try store.uploadCounts()
+      counts = try store.uploadCounts(targets: targets)
       failures = try store.standingUploadFailures(targets: targets)
     } catch {
       return failing("cannot read the queue: \(error)")

@@ -125,7 +125,7 @@ public enum WorkoutService {
     (engine, startupCommands) = resumeUnfinished(store: store, settings: settings, clock: clock, log: log)
 
     let sink = QueueSink(queue: queue, clock: clock)
-    var outputs = RuntimeOutputs(board: board.outputs)
+    var outputs = RuntimeOutputs(board: board.outputs, uploadTargets: configuration.upload.targets)
     // The phone's screen: off unless enabled; one that cannot start is said once, loudly,
     // and recording goes on without it.
     var web: WebServer?

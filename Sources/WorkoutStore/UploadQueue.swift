@@ -202,16 +202,19 @@ extension WorkoutStore {
     }
   }
 
-  /// How many jobs are pending and failed, and the failed one changed last (status). The
-  /// index on `state` counts them without reading finished jobs.
-  public func uploadCounts() throws(StoreError) -> UploadCounts {
-    try read { db in
+  /// How many jobs of `targets` (the configured ones: a removed target's jobs wait for nothing)
+  /// are pending and failed, and the failed one changed last (status). The index on `state`
+  /// counts them without reading finished jobs.
+  public func uploadCounts(targets: [UploadTarget]) throws(StoreError) -> UploadCounts {
+    guard !targets.isEmpty else { return UploadCounts(pending: 0, failed: 0) }
+    let named = "target IN (\(UploadJobRecord.quoted(targets))) AND \(UploadJobRecord.readableSQL)"
+    return try read { db in
       var counts = UploadCounts(pending: 0, failed: 0)
       let rows = try Row.fetchAll(
         db.cachedStatement(
           sql: """
             SELECT state = 'failed', COUNT(*) FROM upload_job
-            WHERE state IN ('sending', 'waiting', 'queued', 'failed') AND \(UploadJobRecord.readableSQL)
+            WHERE state IN ('sending', 'waiting', 'queued', 'failed') AND \(named)
             GROUP BY state = 'failed'
             """))
       for row in rows {
@@ -221,7 +224,7 @@ extension WorkoutStore {
         counts.lastFailure = try UploadJobRecord.fetchOne(
           db,
           sql: """
-            SELECT * FROM upload_job WHERE state = 'failed' AND \(UploadJobRecord.readableSQL)
+            SELECT * FROM upload_job WHERE state = 'failed' AND \(named)
             ORDER BY updated_at DESC, session_id DESC LIMIT 1
             """)?.job
       }

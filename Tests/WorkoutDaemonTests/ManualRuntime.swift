@@ -7,6 +7,7 @@ import WorkoutControl
 import WorkoutCore
 import WorkoutStore
 import WorkoutTestSupport
+import WorkoutUpload
 
 @testable import WorkoutDaemon
 
@@ -104,12 +105,13 @@ final class ManualRuntime {
   /// `gpsClock`: stamp with GPS time once the engine trusts it, as the real board does;
   /// `exportsInto`: export ended sessions as GPX into this directory (relative to `directory`),
   /// on the loop's thread as each ends (the service's exporter does it on a thread of its own);
-  /// `boardPowersOff`: the board has a power-off (counted in `outputs.powerOffs`).
+  /// `boardPowersOff`: the board has a power-off (counted in `outputs.powerOffs`);
+  /// `uploadTargets`: the platforms the configuration names (status counts their jobs).
   init(
     directory: String? = nil, engine: SessionEngine = SessionEngine(settings: EngineSettings()),
     clock: ManualRuntimeHost = ManualRuntimeHost(), settings: (inout RuntimeSettings) -> Void = { _ in },
     notify: Bool = false, watchdogUSec: Int? = nil, devices: [any EngineReadDevice] = [], gpsClock: Bool = false,
-    exportsInto exportDirectory: String? = nil, boardPowersOff: Bool = false
+    exportsInto exportDirectory: String? = nil, boardPowersOff: Bool = false, uploadTargets: [UploadTarget] = []
   ) throws {
     self.clock = clock
     ownsDirectory = directory == nil
@@ -129,7 +131,7 @@ final class ManualRuntime {
     runtimeSettings.readsDevices = !devices.isEmpty
     settings(&runtimeSettings)
     let recorded = outputs
-    var runtimeOutputs = RuntimeOutputs()
+    var runtimeOutputs = RuntimeOutputs(uploadTargets: uploadTargets)
     runtimeOutputs.engineReadDevices = devices
     runtimeOutputs.board.indicator = { recorded.indications.append($0) }
     runtimeOutputs.sessionEnded = { recorded.endedSessions.append($0) }

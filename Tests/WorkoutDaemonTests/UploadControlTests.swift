@@ -18,7 +18,7 @@ import WorkoutUpload
   /// A ride recorded and ended (session 1) on the manual runtime.
   /// A ride recorded and ended; the `configured` targets were configured before it.
   func endedRide(configured: [UploadTarget] = []) throws -> ManualRuntime {
-    let h = try ManualRuntime()
+    let h = try ManualRuntime(uploadTargets: configured)
     try h.store.makeUploadJobs(for: configured, wall: 0)
     h.startRiding()
     h.run(for: 3)
@@ -89,12 +89,14 @@ import WorkoutUpload
     #expect(!failed.ok && failed.message == "session 1 failed to go to webdav: 401 Unauthorized; --again tries again")
   }
 
-  /// `status` carries the queue's counts once it holds pending or failed jobs, and none before.
+  /// `status` carries the queue's counts once it holds pending or failed jobs, and none before;
+  /// the jobs of a target the configuration no longer names are not counted.
   @Test func statusCountsPendingAndFailedUploads() throws {
     let h = try endedRide(configured: [.strava, .webdav])
     #expect(h.control(.status)?.status?.uploads == nil)
     let jobs = try h.store.makeUploadJobs(for: [.strava, .webdav], wall: 0)
     #expect(jobs.count == 2)
+    _ = try h.store.queueUpload(sessionID: 1, target: .intervalsICU, again: false, wall: 0)
     #expect(h.control(.status)?.status?.uploads == UploadCounts(pending: 2, failed: 0))
     let failed = jobs[0].ending(with: .rejected(reason: "bad key"), at: 20)
     try h.store.saveUploadJob(failed)

@@ -57,7 +57,7 @@ struct UploadQueueTests {
     #expect(session.state == "ended")
     #expect(try store.points(sessionID: 1).count == 20)
     #expect(try store.uploadJobs().isEmpty)
-    #expect(try store.uploadCounts() == UploadCounts(pending: 0, failed: 0))
+    #expect(try store.uploadCounts(targets: UploadTarget.allCases) == UploadCounts(pending: 0, failed: 0))
     #expect(try store.makeUploadJobs(for: [.intervalsICU], wall: 0).isEmpty, "ended before the target")
     #expect(try store.uploadTargets().map(\.name) == ["intervals.icu"])
     #expect(
@@ -179,14 +179,18 @@ struct UploadQueueTests {
       try store.uploadJobs().map { "\($0.sessionID) \($0.target.rawValue)" } == [
         "3 strava", "3 webdav", "2 strava", "2 webdav", "1 strava", "1 webdav",
       ])
-    #expect(try store.uploadCounts() == UploadCounts(pending: 6, failed: 0))
+    #expect(try store.uploadCounts(targets: [.strava, .webdav]) == UploadCounts(pending: 6, failed: 0))
     let jobs = try store.uploadJobs()
     try store.saveUploadJob(jobs[0].ending(with: .done(platformID: "s3", duplicate: false), at: 5))
     let first = jobs[4].ending(with: .rejected(reason: "401: invalid token"), at: 6)
     let last = jobs[5].ending(with: .rejected(reason: "403: no space"), at: 7)
     try store.saveUploadJob(last)
     try store.saveUploadJob(first)
-    #expect(try store.uploadCounts() == UploadCounts(pending: 3, failed: 2, lastFailure: last))
+    #expect(
+      try store.uploadCounts(targets: [.strava, .webdav]) == UploadCounts(pending: 3, failed: 2, lastFailure: last))
+    // A target taken out of the configuration: its jobs wait for nothing and are not counted.
+    #expect(try store.uploadCounts(targets: [.strava]) == UploadCounts(pending: 1, failed: 1, lastFailure: first))
+    #expect(try store.uploadCounts(targets: []) == UploadCounts(pending: 0, failed: 0))
   }
 
   /// A target's refusal stands until a later job to it is done; another target's success
@@ -206,7 +210,7 @@ struct UploadQueueTests {
     #expect(try store.standingUploadFailures(targets: [.webdav]).isEmpty, "only the targets asked for")
     try store.saveUploadJob(try job(3, .strava).ending(with: .done(platformID: "s3", duplicate: false), at: 13))
     #expect(try store.standingUploadFailures(targets: [.strava, .webdav]).isEmpty, "a later ride sent")
-    #expect(try store.uploadCounts().failed == 2, "still listed and counted")
+    #expect(try store.uploadCounts(targets: [.strava]).failed == 2, "still listed and counted")
   }
 
   /// A job's change is on the disk once saved: a crash copy (the database and its WAL as a
@@ -238,7 +242,7 @@ struct UploadQueueTests {
           """)
     }
     #expect(try store.uploadJobs().isEmpty)
-    #expect(try store.uploadCounts() == UploadCounts(pending: 0, failed: 0))
+    #expect(try store.uploadCounts(targets: UploadTarget.allCases) == UploadCounts(pending: 0, failed: 0))
     #expect(try store.nextUploadJob(at: 1, targets: UploadTarget.allCases) == nil)
     #expect(try store.makeUploadJobs(for: [.webdav], wall: 0).count == 1)
   }
