@@ -220,6 +220,14 @@ verify-units: build test-deps
 	score=$$(systemd-analyze security --offline=true $$tmp/workoutd-poweroff.service | sed -n 's/.*exposure level for workoutd-poweroff.service: \([0-9.]*\).*/\1/p'); \
 	rm -rf $$tmp; echo "workoutd-poweroff.service: systemd-analyze verify clean, exposure $$score"; \
 	awk -v s="$$score" 'BEGIN { exit !(s != "" && s <= 3.0) }' || { echo "exposure $$score is above 3.0"; exit 1; }
+	@# The uploads' sender: its socket, and the instance systemd starts for a connection.
+	@tmp=$$(mktemp -d); bin=$$($(SWIFT) build --show-bin-path); cp systemd/workoutd-upload.socket $$tmp/; \
+	sed "s|/usr/bin/workoutd|$$bin/workoutd|" systemd/workoutd-upload@.service > $$tmp/workoutd-upload@.service; \
+	cp $$tmp/workoutd-upload@.service $$tmp/workoutd-upload@1-2-3.service; \
+	systemd-analyze verify --man=no $$tmp/workoutd-upload.socket $$tmp/workoutd-upload@1-2-3.service || { rm -rf $$tmp; exit 1; }; \
+	score=$$(systemd-analyze security --offline=true $$tmp/workoutd-upload@1-2-3.service | sed -n 's/.*exposure level for workoutd-upload@1-2-3.service: \([0-9.]*\).*/\1/p'); \
+	rm -rf $$tmp; echo "workoutd-upload@.service: systemd-analyze verify clean, exposure $$score"; \
+	awk -v s="$$score" 'BEGIN { exit !(s != "" && s <= 3.0) }' || { echo "exposure $$score is above 3.0"; exit 1; }
 	@# sysusers and tmpfiles applied to an empty root: the user exists and the directories get it.
 	@root=$$(mktemp -d); mkdir -p $$root/etc $$root/usr/lib/sysusers.d $$root/usr/lib/tmpfiles.d; \
 	cp systemd/workoutd.sysusers $$root/usr/lib/sysusers.d/workoutd.conf; \
@@ -324,6 +332,8 @@ install: $(if $(INSTALL_BIN),,release)
 	install -D -m 0644 systemd/workoutd-usb-drive.path $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.path
 	install -D -m 0644 systemd/workoutd-poweroff.service $(DESTDIR)$(UNITDIR)/workoutd-poweroff.service
 	install -D -m 0644 systemd/workoutd-poweroff.path $(DESTDIR)$(UNITDIR)/workoutd-poweroff.path
+	install -D -m 0644 systemd/workoutd-upload.socket $(DESTDIR)$(UNITDIR)/workoutd-upload.socket
+	install -D -m 0644 systemd/workoutd-upload@.service $(DESTDIR)$(UNITDIR)/workoutd-upload@.service
 	install -D -m 0644 udev/60-workoutd.rules $(DESTDIR)$(UDEVRULESDIR)/60-workoutd.rules
 	install -D -m 0644 udev/80-workoutd-usb.rules $(DESTDIR)$(UDEVRULESDIR)/80-workoutd-usb.rules
 	@# The configuration is the administrator's: never overwrite an existing one.
@@ -446,6 +456,7 @@ uninstall:
 	  $(DESTDIR)$(UNITDIR)/workoutd-usb-unusable@.service \
 	  $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.service $(DESTDIR)$(UNITDIR)/workoutd-usb-drive.path \
 	  $(DESTDIR)$(UNITDIR)/workoutd-poweroff.service $(DESTDIR)$(UNITDIR)/workoutd-poweroff.path \
+	  $(DESTDIR)$(UNITDIR)/workoutd-upload.socket $(DESTDIR)$(UNITDIR)/workoutd-upload@.service \
 	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/docs/ARCHITECTURE.md $(DESTDIR)$(DATADIR)/man/man1/workoutd.1 \
 	  $(DESTDIR)$(DATADIR)/man/man1/workoutctl.1
 	rm -rf $(DESTDIR)$(DATADIR)/workoutd

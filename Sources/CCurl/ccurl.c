@@ -217,11 +217,11 @@ enum ccurl_result ccurl_perform(const struct ccurl_request *request, struct ccur
     } else if ((code == CURLE_COULDNT_CONNECT && os_error == EPERM) ||
                (code == CURLE_OPERATION_TIMEDOUT && !connected(handle))) {
       // The system refused the connection (a firewall's rule: EPERM), or nothing answered it: no
-      // route, or the service's unit (IPAddressDeny=any, the private ranges allowed) dropping
-      // the packets to an Internet platform, which looks the same from here.
+      // route, or a unit's IPAddressDeny dropping the packets (the service's own, when it sends
+      // without workoutd-upload.socket), which looks the same from here.
       snprintf(error, error_size,
-               "%s: no connection (the network, or the service's unit, which allows only the local network "
-               "unless a drop-in allows more: README, Uploads)",
+               "%s: no connection (the network, a firewall, or a unit's IPAddressDeny: the service's own "
+               "reaches only the local network, and sends through workoutd-upload.socket: README, Uploads)",
                detail[0] ? detail : curl_easy_strerror(code));
     } else if (detail[0]) {
       snprintf(error, error_size, "%s: %s", curl_easy_strerror(code), detail);

@@ -155,6 +155,53 @@ public final class UnixSocket: Sendable {
     }
   }
 
+  /// Sends `request` and reads the reply to the end of the stream: the request written as the
+  /// peer reads it, the writing half shut down once it is all sent (the peer's end of file),
+  /// the reply taken meanwhile, up to `replyLimit` bytes. nil when `stop` came first. A peer
+  /// that has gone before reading it all is EPIPE, never a SIGPIPE (MSG_NOSIGNAL).
+  public func exchange(_ request: [UInt8], replyLimit: Int, stop: StopSignal?) throws(SystemError) -> [UInt8]? {
+    var pending = request[...]
+    var writing = true
+    var reply: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      if writing && pending.isEmpty {
+        guard Glibc.shutdown(descriptor, Int32(SHUT_WR)) == 0 else { throw SystemError("shutdown", errno: errno) }
+        writing = false
+      }
+      var entries = [pollfd(fd: descriptor, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0)]
+      if let stop {
+        if try stop.poll(&entries, until: nil) { return nil }
+      } else {
+        _ = try retryingInterrupts("poll") { Glibc.poll(&entries, 1, -1) }
+      }
+      let ready = entries[0].revents
+      if writing && ready & Int16(POLLOUT) != 0 {
+        let sent = pending.withUnsafeBytes {
+          Glibc.send(descriptor, $0.baseAddress!, min($0.count, 65536), Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        }
+        if sent > 0 {
+          pending = pending.dropFirst(sent)
+        } else if errno != EINTR && errno != EAGAIN {
+          let sent = request.count - pending.count
+          throw SystemError("send", errno: errno, context: "\(sent) of \(request.count) bytes sent")
+        }
+      }
+      if ready & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+        let count = Glibc.recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        if count == 0 { return reply }
+        if count < 0 {
+          if errno == EINTR || errno == EAGAIN { continue }
+          throw SystemError("recv", errno: errno)
+        }
+        reply += buffer[..<count]
+        if reply.count > replyLimit {
+          throw SystemError("recv", errno: EMSGSIZE, context: "a reply longer than \(replyLimit) bytes")
+        }
+      }
+    }
+  }
+
   /// Sends one datagram to the socket at `path` (a leading "@" names the abstract namespace).
   /// Never blocks: a receiver whose queue is full gives EAGAIN (unix(7)), not a wait.
   public func send(_ text: String, to path: String) throws(SystemError) {

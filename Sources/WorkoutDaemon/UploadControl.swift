@@ -21,9 +21,17 @@ final class UploadControl: Sendable {
   /// The uploader's: called once a job is queued, so it looks at the queue at once.
   private let wakeHook = Mutex<(@Sendable () -> Void)?>(nil)
 
-  init(store: WorkoutStore, settings: UploadSettings, stateDirectory: String, log: Logger) {
+  /// The binary the login's request goes through when there is no sender's socket (tests give
+  /// the built workoutd).
+  private let requestProcess: String
+
+  init(
+    store: WorkoutStore, settings: UploadSettings, stateDirectory: String, log: Logger,
+    requestProcess: String = "/proc/self/exe"
+  ) {
     self.store = store
     self.settings = settings
+    self.requestProcess = requestProcess
     stravaTokens = StravaTokensFile(in: stateDirectory)
     self.log = log
   }
@@ -126,8 +134,9 @@ final class UploadControl: Sendable {
     do {
       let code = try StravaLogin.authorizationCode(fromPasted: pasted)
       // Short limits: the rider waits at the terminal, and workoutctl gives up after 60 s.
-      let client = PlatformHTTPClient(
-        settings: PlatformHTTPClient.Settings(caFile: settings.caFile, connectTimeoutSeconds: 15, lowSpeedSeconds: 30))
+      let client = settings.transport(
+        PlatformHTTPClient.Settings(caFile: settings.caFile, connectTimeoutSeconds: 15, lowSpeedSeconds: 30),
+        stop: nil, executable: requestProcess)
       let exchange = StravaLogin.tokenExchange(
         code: code, app: StravaApp(clientID: strava.clientID, clientSecret: secret), server: strava.server)
       tokens = try StravaLogin.tokens(fromExchange: client.perform(exchange))

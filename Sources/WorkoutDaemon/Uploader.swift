@@ -42,11 +42,8 @@ final class Uploader: ServicePart, Sendable {
     self.log = log
     self.wall = wall
     wake = WakeEvent()
-    // The binary that is running, even once an upgrade has replaced it on disk (/proc/self/exe
-    // names the inode), so the request's process speaks the service's own frame.
-    transport = UploadRequestProcess(
-      executable: requestProcess, arguments: [UploadRequestChild.argument],
-      settings: PlatformHTTPClient.Settings(caFile: settings.caFile), stop: stopSignal)
+    transport = settings.transport(
+      PlatformHTTPClient.Settings(caFile: settings.caFile), stop: stopSignal, executable: requestProcess)
   }
 
   /// The uploader's thread runs at this nice value, as the exporter's does: making a long

@@ -50,6 +50,12 @@ struct Workoutd: ParsableCommand {
   @Option(help: "error, warning, notice, info or debug.")
   var logLevel: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "Send the platforms' requests through this socket (workoutd-upload.socket), not a child process.",
+      valueName: "path"))
+  var uploadSocket: String?
+
   @Flag(help: "Check the configuration, print it and exit.")
   var checkConfig = false
 
@@ -106,6 +112,13 @@ struct Workoutd: ParsableCommand {
     if exitAtEnd { configuration.simExitAtEnd = true }
     if let stateDir { configuration.stateDirectory = stateDir }
     if let runtimeDir { configuration.runtimeDirectory = runtimeDir }
+    if let uploadSocket {
+      if uploadSocket.hasPrefix("/") {
+        configuration.upload.senderSocket = uploadSocket
+      } else {
+        problems.append("--upload-socket must be an absolute path (got \"\(uploadSocket)\")")
+      }
+    }
     if let logLevel {
       if let level = LogLevel.allCases.first(where: { $0.name == logLevel }) {
         configuration.logLevel = level

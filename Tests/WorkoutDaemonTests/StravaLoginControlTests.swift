@@ -59,7 +59,9 @@ extension UploadSettings {
   }
 
   func control(_ settings: UploadSettings) -> UploadControl {
-    UploadControl(store: h.store, settings: settings, stateDirectory: h.directory, log: Self.log)
+    UploadControl(
+      store: h.store, settings: settings, stateDirectory: h.directory, log: Self.log,
+      requestProcess: binaryDirectory + "/workoutd")
   }
 
   static func login(_ pasted: String) -> ControlRequest { ControlRequest(command: .stravaLogin, pasted: pasted) }

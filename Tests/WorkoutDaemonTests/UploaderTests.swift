@@ -131,6 +131,42 @@ final class UploadSink: InputSink {
     #expect(activities?.count == 1)
   }
 
+  /// The installed service's way: each request through the sender's socket, where systemd (here
+  /// its systemd-socket-activate, as the unit's Accept=yes does it) runs `workoutd
+  /// --upload-request` with the connection as its standard input and output.
+  @Test func throughTheSendersSocketAsTheUnitsSendIt() throws {
+    let server = try intervals()
+    defer { server.stop() }
+    let sender = try SocketActivation(
+      path: rides.directory + "/upload.sock", program: [binaryDirectory + "/workoutd", "--upload-request"],
+      log: rides.directory + "/sender")
+    defer { sender.stop() }
+    var through = settings(baseURL: server.origin)
+    through.senderSocket = sender.path
+    let sink = UploadSink()
+    let part = uploader(through, sink: sink)
+    try part.start()
+    let job = try job { $0.state == .done }
+    part.stop()
+    #expect(job?.state == .done && job?.platformID == "i1000")
+    #expect(try server.received().filter { $0["status"] as? Int == 201 }.count == 1)
+    #expect(sink.sent == 1)
+  }
+
+  /// The service told of a sender's socket that is not there: a wait, its reason naming the
+  /// socket's unit.
+  @Test func aMissingSendersSocketIsAWaitThatNamesItsUnit() throws {
+    var missing = settings(baseURL: "https://127.0.0.1:1")
+    missing.senderSocket = rides.directory + "/no-sender.sock"
+    let sink = UploadSink()
+    let part = uploader(missing, sink: sink)
+    try part.start()
+    let job = try job { $0.attempts == 1 }
+    part.stop()
+    #expect(job?.state == .queued)
+    #expect(job?.reason?.contains("workoutd-upload.socket") == true, "\(job?.reason ?? "")")
+  }
+
   @Test func theNetworkDownIsAWaitNotAFault() throws {
     // A port nothing listens on: the connection is refused, as with no route.
     let sink = UploadSink()

@@ -1,4 +1,6 @@
 import Foundation
+import LinuxSupport
+import UploadHTTP
 import WorkoutUpload
 
 /// `[upload]` and the platforms' sections: where each finished ride is sent by itself. A
@@ -13,6 +15,9 @@ public struct UploadSettings: Sendable, Equatable {
   public var caFile: String?
   /// Whether the LED shows its "done" pattern when the last pending upload has gone.
   public var ledWhenSent = true
+  /// The sender's socket (`--upload-socket`: the package's unit gives workoutd-upload.socket's),
+  /// through which each request goes; nil: a child process of the service's own.
+  public var senderSocket: String?
   /// `[intervals_icu]`
   public var intervalsICU: IntervalsICU?
   /// `[strava]`
@@ -51,6 +56,17 @@ public struct UploadSettings: Sendable, Equatable {
 }
 
 extension UploadSettings {
+  /// What sends the platforms' requests with `http`'s limits: the sender's socket when the
+  /// service was given one, else a child process of `executable` (the running binary, even
+  /// once an upgrade has replaced it on disk: /proc/self/exe names the inode).
+  func transport(
+    _ http: PlatformHTTPClient.Settings, stop: StopSignal?, executable: String = "/proc/self/exe"
+  ) -> any PlatformTransport {
+    if let senderSocket { return UploadRequestSocket(path: senderSocket, settings: http, stop: stop) }
+    return UploadRequestProcess(
+      executable: executable, arguments: [UploadRequestChild.argument], settings: http, stop: stop)
+  }
+
   /// `[upload]`, `[intervals_icu]`, `[strava]` and `[webdav]`.
   mutating func read(
     _ upload: TOMLSection, intervalsICU: TOMLSection, strava: TOMLSection, webDAV: TOMLSection

@@ -17,9 +17,9 @@ mkdir -p "$dest/platforms" "$dest/upload-certs"
 cp "$here/../../Platforms/fake_platform_base.py" "$here/../../Platforms/fake_intervals_icu.py" "$dest/platforms/"
 certs=$dest/upload-certs
 key=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
-printf 'subjectAltName=IP:10.77.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$certs/server.ext"
+printf 'subjectAltName=IP:198.51.100.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$certs/server.ext"
 openssl req -x509 "${key[@]}" -keyout "$certs/ca.key" -out "$certs/ca.pem" -days 3650 -subj "/CN=workoutd board VM test CA" 2> /dev/null
-openssl req "${key[@]}" -keyout "$certs/server.key" -out "$certs/server.csr" -subj "/CN=10.77.0.1" 2> /dev/null
+openssl req "${key[@]}" -keyout "$certs/server.key" -out "$certs/server.csr" -subj "/CN=198.51.100.1" 2> /dev/null
 openssl x509 -req -in "$certs/server.csr" -CA "$certs/ca.pem" -CAkey "$certs/ca.key" -CAcreateserial \
   -out "$certs/server.pem" -days 3650 -extfile "$certs/server.ext" 2> /dev/null
 rm -f "$certs/ca.key" "$certs/server.csr" "$certs/ca.srl"

@@ -199,9 +199,11 @@ usb_request() {
 }
 
 # --- uploads: a fake intervals.icu (Tests/Platforms) the service sends rides to ---------------
-# The board's network is a dummy interface, wkdup0: with 10.77.0.1/24 (the address the image's
+# The board's network is a dummy interface, wkdup0: with 198.51.100.1/24 (the address the image's
 # test certificate names, install.sh) the fake, listening on every address, is reached; without
-# it the board is offline.
+# it the board is offline. The address is TEST-NET-2 (RFC 5737), an Internet address to the
+# units: the service's own drops packets to it (IPAddressDeny, the private ranges allowed), so
+# a ride that reaches the fake went through the sender's unit (workoutd-upload.socket).
 UPLOAD_CONFIG=/etc/workoutd/workoutd.toml
 UPLOAD_SECRETS=/etc/workoutd/upload-secrets.toml
 # upload_network up|down|gone: the board online, offline, or its interface taken away
@@ -210,7 +212,7 @@ upload_network() {
     up)
       modprobe dummy 2> /dev/null
       ip link show wkdup0 > /dev/null 2>&1 || ip link add wkdup0 type dummy || return 1
-      ip link set wkdup0 up && ip addr replace 10.77.0.1/24 dev wkdup0
+      ip link set wkdup0 up && ip addr replace 198.51.100.1/24 dev wkdup0
       ;;
     down)
       modprobe dummy 2> /dev/null

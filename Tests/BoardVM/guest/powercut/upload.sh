@@ -47,7 +47,7 @@ if ((HIL_BOOT == 0)); then
   rm -rf "$state"
   upload_network up || fail "cannot bring wkdup0 up"
   fake_intervals_icu "$state" "$athlete" "$api_key" > "$out/fake.why" || fail "the fake did not start: $(cat "$out/fake.why")"
-  refused=$(upload_configure "https://10.77.0.1:$fake_port" "$athlete" "$api_key") || fail "configuration refused: $refused"
+  refused=$(upload_configure "https://198.51.100.1:$fake_port" "$athlete" "$api_key") || fail "configuration refused: $refused"
   systemctl restart workoutd
   wait_for 60 wkd_status > /dev/null || fail "workoutd did not come back with [upload] configured"
   # An 8 s ride's upload is about 1,150 bytes with the form: read at 60 B/s it takes about

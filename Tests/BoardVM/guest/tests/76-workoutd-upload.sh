@@ -1,11 +1,13 @@
 #!/bin/bash
-# Rides sent to intervals.icu by the installed service under systemd: the fake intervals.icu
+# Rides sent to intervals.icu by the installed service under systemd, through the uploads'
+# sender's socket (workoutd-upload.socket; 198.51.100.1 is an Internet address, which the
+# service's own unit cannot reach): the fake intervals.icu
 # (Tests/Platforms/fake_intervals_icu.py, over HTTPS with a certificate of the image's test CA
-# for 10.77.0.1, guest/install.sh) is the platform, and `[intervals_icu] base_url` and `[upload]
+# for 198.51.100.1, guest/install.sh) is the platform, and `[intervals_icu] base_url` and `[upload]
 # ca_file` point the service at it. The board's network is a dummy interface, wkdup0:
-#   1. down for the whole ride and up at home: no address (10.77.0.1 has no route), a ride
+#   1. down for the whole ride and up at home: no address (198.51.100.1 has no route), a ride
 #      recorded and ended, its job queued and its attempts failing with the reason in
-#      `workoutctl uploads`; at home the interface comes up with 10.77.0.1/24 and the uploader,
+#      `workoutctl uploads`; at home the interface comes up with 198.51.100.1/24 and the uploader,
 #      woken by the kernel's address and route announcements (NetworkWatch, the unit's
 #      AF_NETLINK), sends the ride well before its retry time: the fake has the file (the
 #      export's bytes), the job is done. (Trixie under TCG: done 2.8 to 4.4 s after the address
@@ -51,7 +53,7 @@ rm -rf "$state"
 fake_intervals_icu "$state" "$athlete" "$api_key" > /tmp/fake-intervals.why ||
   { result "$name" FAIL "the fake intervals.icu did not start: $(cat /tmp/fake-intervals.why)"; exit 0; }
 note "fake intervals.icu on port $fake_port (pid $fake_pid)"
-refused=$(upload_configure "https://10.77.0.1:$fake_port" "$athlete" "$api_key") ||
+refused=$(upload_configure "https://198.51.100.1:$fake_port" "$athlete" "$api_key") ||
   problem "the [upload] configuration was refused: $refused"
 since_restart=$(date '+%Y-%m-%d %H:%M:%S')
 systemctl restart workoutd
@@ -95,7 +97,7 @@ note "offline: $(timeout 20 workoutctl uploads --session "$ride1" | tail -n 1)"
 [[ -n $offline_reason ]] || problem "workoutctl uploads gives no reason for the failed attempts"
 [[ -s $state/received.jsonl ]] && problem "the fake received something while the board was offline: $(head -c 300 "$state/received.jsonl")"
 
-upload_network up || problem "cannot bring wkdup0 up with 10.77.0.1/24"
+upload_network up || problem "cannot bring wkdup0 up with 198.51.100.1/24"
 up_at=$(date +%s.%N)
 t0=$EPOCHREALTIME
 wait_for 60 done_or_failed
@@ -113,6 +115,13 @@ fit1=$(export_of fit)
 sha1=$(sha256sum < "${fit1:-/dev/null}" | cut -d' ' -f1)
 activities | grep -q "^$sha1 " || problem "the fake has no file with ride 1's FIT bytes ($fit1, $sha1): $(activities | xargs)"
 fit_size=$(stat -c %s "${fit1:-/dev/null}")
+# 198.51.100.1 is an Internet address to the units: the service's own drops packets to it, so
+# the ride went through the sender's socket, an instance of workoutd-upload@.service a request.
+sender_runs=$(journalctl --since "$since_restart" --no-pager -o cat -u 'workoutd-upload@*' | grep -c '^Started ')
+deny=$(systemctl show -p IPAddressDeny --value workoutd.service)
+note "the sender's instances since the restart: $sender_runs; workoutd.service IPAddressDeny=$deny"
+((sender_runs >= 1)) || problem "no workoutd-upload@ instance ran: the ride did not go through the sender's socket"
+[[ -n $deny ]] || problem "workoutd.service has no IPAddressDeny"
 
 # --- 2. kill -9 mid-upload ------------------------------------------------------------
 # The next body read over about 20 s (its size about ride 1's: the file plus the form's ~300
