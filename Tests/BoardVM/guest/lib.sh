@@ -198,6 +198,23 @@ usb_request() {
   return 1
 }
 
+# toml_sections FILE NAME BODY [NAME BODY ...]: each [NAME] section of the TOML file FILE
+# replaced by BODY (its lines), or added at the end when FILE has none
+toml_sections() {
+  python3 - "$@" << 'PY'
+import re, sys
+path, pairs = sys.argv[1], sys.argv[2:]
+text = open(path).read()
+for name, body in zip(pairs[0::2], pairs[1::2]):
+    section = f"[{name}]\n{body}"
+    if re.search(rf"^\[{name}\]", text, flags=re.M):
+        text = re.sub(rf"\[{name}\].*?(?=\n\[|\Z)", lambda _: section, text, flags=re.S)
+    else:
+        text += "\n" + section + "\n"
+open(path, "w").write(text)
+PY
+}
+
 # --- uploads: a fake intervals.icu (Tests/Platforms) the service sends rides to ---------------
 # The board's network is a dummy interface, wkdup0: with 198.51.100.1/24 (the address the image's
 # test certificate names, install.sh) the fake, listening on every address, is reached; without
@@ -241,21 +258,9 @@ upload_configure() {
   printf 'intervals_icu_api_key = "%s"\n' "$3" > "$UPLOAD_SECRETS"
   chown workoutd: "$UPLOAD_SECRETS"
   chmod 0600 "$UPLOAD_SECRETS"
-  python3 - "$UPLOAD_CONFIG" "$UPLOAD_SECRETS" "$HIL_DIR/upload-certs/ca.pem" "$2" "$1" << 'PY'
-import re, sys
-path, secrets, ca, athlete, url = sys.argv[1:]
-text = open(path).read()
-for name, body in (
-    ("upload", f'secrets_file = "{secrets}"\nca_file = "{ca}"'),
-    ("intervals_icu", f'athlete_id = "{athlete}"\nbase_url = "{url}"'),
-):
-    section = f"[{name}]\n{body}"
-    if re.search(rf"^\[{name}\]", text, flags=re.M):
-        text = re.sub(rf"\[{name}\].*?(?=\n\[|\Z)", section, text, flags=re.S)
-    else:
-        text += "\n" + section + "\n"
-open(path, "w").write(text)
-PY
+  toml_sections "$UPLOAD_CONFIG" upload "secrets_file = \"$UPLOAD_SECRETS\"
+ca_file = \"$HIL_DIR/upload-certs/ca.pem\"" intervals_icu "athlete_id = \"$2\"
+base_url = \"$1\""
   local check
   check=$(workoutd --config "$UPLOAD_CONFIG" --check-config 2>&1) || { head -c 300 <<< "$check"; return 1; }
 }

@@ -76,21 +76,9 @@ note "interface 0's driver before the service: $(basename "$(readlink "$dir/$(ba
 printf '0123456789abcdef\n' > "$key_file"
 chown workoutd: "$key_file"
 chmod 0600 "$key_file"
-python3 - "$config" << 'PY'
-import re, sys
-path = sys.argv[1]
-text = open(path).read()
-for name, body in (
-    ("ant", 'network_key_file = "/etc/workoutd/ant-network-key"'),
-    ("sensors", 'heart_rate = "ant:any"\npower = "ant:any"'),
-):
-    section = f"[{name}]\n{body}"
-    if re.search(rf"^\[{name}\]", text, flags=re.M):
-        text = re.sub(rf"\[{name}\].*?(?=\n\[|\Z)", section, text, flags=re.S)
-    else:
-        text += "\n" + section + "\n"
-open(path, "w").write(text)
-PY
+toml_sections "$config" ant 'network_key_file = "/etc/workoutd/ant-network-key"' \
+  sensors 'heart_rate = "ant:any"
+power = "ant:any"'
 if ! check=$(workoutd --config "$config" --check-config 2>&1); then
   if [[ $check == *"unknown section [ant]"* ]]; then
     # A service without ANT+ (issue 59's service side not in this build): nothing to test.
