@@ -353,6 +353,9 @@ install: $(if $(INSTALL_BIN),,release)
 # The manual pages, made from the commands' own help by swift-argument-parser's plugin.
 man: build
 	$(SWIFT) package --allow-writing-to-package-directory generate-manual --configuration debug --output-directory man
+	@# A blank line between a discussion's paragraphs is no mdoc (groff warns, and lintian:
+	@# groff-message); .Pp is the paragraph break.
+	sed -i 's/^$$/.Pp/' man/*.1
 
 # The Debian package, for the host's architecture (amd64 here, arm64 on a Pi), built with
 # dpkg-buildpackage and debhelper (debian/) from a copy of the tracked files as they are now;
