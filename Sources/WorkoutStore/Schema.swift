@@ -1,7 +1,7 @@
 import GRDB
 
 /// The schema, as migrations. A migration that has shipped is never edited: change the schema
-/// with a new one appended below.
+/// with a new one appended below, and pin its schema in `FrozenMigrationsTests`.
 enum Schema {
   static var migrator: DatabaseMigrator {
     var migrator = DatabaseMigrator()
@@ -194,11 +194,9 @@ enum Schema {
           """)
     }
     migrator.registerMigration("v11: the upload queue") { db in
-      // A platform a finished ride is sent to (`UploadTarget`'s name), the first session it
-      // takes by itself and the wall time it was first configured: a ride not yet ended then is
-      // sent by itself; an older one only when asked for by name, so adding a platform does not
-      // send the rider's whole history. The session id, not a time, draws the line: a session's
-      // end is GPS time and the board's clock may be behind it.
+      // A platform a finished ride is sent to (`UploadTarget`'s name) and the wall time it was
+      // first configured: rides that end from then on are sent by themselves; an older one only
+      // when asked for by name, so adding a platform does not send the rider's whole history.
       // One job a session and target (`UploadJob`): its state survives a kill or a power cut,
       // and `platform_upload_id` lets a restart ask after a file the platform took rather than
       // send it again. The index finds pending and failed jobs without reading finished ones.
@@ -206,7 +204,6 @@ enum Schema {
         sql: """
           CREATE TABLE upload_target (
             name TEXT NOT NULL PRIMARY KEY,
-            first_session INTEGER NOT NULL,
             since REAL NOT NULL
           ) WITHOUT ROWID;
 
@@ -216,7 +213,6 @@ enum Schema {
             state TEXT NOT NULL,
             attempts INTEGER NOT NULL DEFAULT 0,
             retry_at REAL,
-            retry_from_platform INTEGER NOT NULL DEFAULT 0,
             platform_upload_id TEXT,
             platform_id TEXT,
             reason TEXT,
@@ -226,6 +222,27 @@ enum Schema {
           ) WITHOUT ROWID;
           CREATE INDEX upload_job_state ON upload_job(state, retry_at);
           """)
+    }
+    migrator.registerMigration("v12: a target's first session, a platform's retry time") { db in
+      // The session, not a time, draws a target's line: a session's end is GPS time and the
+      // board's clock may be behind it. A target configured before this is given the session its
+      // `since` admitted: the oldest not ended, or ended at or after it (else the next one).
+      // `retry_from_platform`: the retry time is a platform's Retry-After, kept when the network
+      // comes back, where a backoff of the network's own is made due at once.
+      // The release of stop 74 made both columns in v11 itself: there they are kept as they are.
+      if try !db.columns(in: "upload_target").contains(where: { $0.name == "first_session" }) {
+        try db.execute(
+          sql: """
+            ALTER TABLE upload_target ADD COLUMN first_session INTEGER NOT NULL DEFAULT 0;
+            UPDATE upload_target SET first_session = COALESCE(
+              (SELECT MIN(id) FROM session WHERE state != 'ended'
+                OR (typeof(end_wall) IN ('real', 'integer') AND end_wall >= upload_target.since)),
+              (SELECT MAX(id) + 1 FROM session), 1);
+            """)
+      }
+      if try !db.columns(in: "upload_job").contains(where: { $0.name == "retry_from_platform" }) {
+        try db.execute(sql: "ALTER TABLE upload_job ADD COLUMN retry_from_platform INTEGER NOT NULL DEFAULT 0")
+      }
     }
     return migrator
   }

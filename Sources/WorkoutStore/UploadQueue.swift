@@ -1,7 +1,7 @@
 import GRDB
 import WorkoutUpload
 
-/// A row of `upload_job` (migration v11): one session to one target, the `UploadJob` the
+/// A row of `upload_job` (migrations v11, v12): one session to one target, the `UploadJob` the
 /// uploader works on. Its columns are the job's fields in snake case.
 public struct UploadJobRecord: Sendable, Hashable, FetchableRecord, PersistableRecord {
   public static let databaseTableName = "upload_job"
@@ -58,7 +58,7 @@ public struct UploadJobRecord: Sendable, Hashable, FetchableRecord, PersistableR
   }
 }
 
-/// A row of `upload_target` (migration v11): a platform and when it was first configured.
+/// A row of `upload_target` (migrations v11, v12): a platform, its first session and when it was first configured.
 public struct UploadTargetRecord: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord, SnakeCaseColumns {
   public static let databaseTableName = "upload_target"
 

@@ -49,7 +49,7 @@ struct UploadQueueTests {
     try DatabaseQueue(path: dir.database).write { db in
       try db.execute(sql: "DROP TABLE upload_job")
       try db.execute(sql: "DROP TABLE upload_target")
-      try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v11:%'")
+      try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v11:%' OR identifier LIKE 'v12:%'")
       #expect(try !db.tableExists("upload_job"))
     }
     let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
@@ -63,6 +63,82 @@ struct UploadQueueTests {
     #expect(
       try store.queueUpload(sessionID: 1, target: .intervalsICU, again: false, wall: 0)
         == .queued(UploadJob(sessionID: 1, target: .intervalsICU, createdAt: 0)))
+  }
+
+  /// A database the first release of the queue (v11) ran on: its targets drawn by time, a job
+  /// sent and one waiting on a 429. v12 gives each target the session its time admitted, and the
+  /// jobs are read, saved and made as before.
+  @Test func aVersion11DatabaseKeepsItsJobsAndItsTargetsLines() throws {
+    let dir = TemporaryDirectory()
+    // Rides 1 and 2 ended before intervals.icu was configured (at 250), 3 after; 4 is running.
+    do { _ = try store(endingAt: [100, 200, 300], unfinished: true, configured: [], in: dir) }
+    try DatabaseQueue(path: dir.database).write { db in
+      // Tables as the v11 of the first release made them.
+      try db.execute(
+        sql: """
+          DROP TABLE upload_job;
+          DROP TABLE upload_target;
+          DELETE FROM grdb_migrations WHERE identifier LIKE 'v12:%';
+          CREATE TABLE upload_target (name TEXT NOT NULL PRIMARY KEY, since REAL NOT NULL) WITHOUT ROWID;
+          CREATE TABLE upload_job (
+            session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+            target TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+            retry_at REAL, platform_upload_id TEXT, platform_id TEXT, reason TEXT,
+            created_at REAL NOT NULL, updated_at REAL NOT NULL,
+            PRIMARY KEY (session_id, target)) WITHOUT ROWID;
+          CREATE INDEX upload_job_state ON upload_job(state, retry_at);
+          INSERT INTO upload_target VALUES ('intervals.icu', 250), ('strava', 1000);
+          INSERT INTO upload_job VALUES
+            (3, 'intervals.icu', 'done', 1, NULL, NULL, 'i42', NULL, 300, 310),
+            (3, 'webdav', 'queued', 2, 900, NULL, NULL, 'the platform is busy (HTTP 429)', 300, 320);
+          """)
+      #expect(try !db.columns(in: "upload_target").map(\.name).contains("first_session"))
+    }
+    let (reopened, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    #expect(
+      try reopened.uploadTargets().map { "\($0.name) \($0.firstSession) \($0.since)" }
+        == ["intervals.icu 3 250.0", "strava 4 1000.0"])
+    let jobs = try reopened.uploadJobs()
+    #expect(jobs.count == 2)
+    let waiting = try #require(jobs.first { $0.target == .webdav })
+    #expect(waiting.retryAt == 900 && !waiting.retryFromPlatform && waiting.attempts == 2)
+    #expect(jobs.first { $0.target == .intervalsICU }?.platformID == "i42")
+    // The running ride ends: both configured targets take it, and nothing older.
+    try DatabaseQueue(path: dir.database).write { db in
+      try db.execute(sql: "UPDATE session SET state = 'ended', end_wall = 400 WHERE id = 4")
+    }
+    let made = try reopened.makeUploadJobs(for: [.intervalsICU, .strava], wall: 410)
+    #expect(made.map { "\($0.sessionID) \($0.target.rawValue)" } == ["4 intervals.icu", "4 strava"])
+    var sent = waiting
+    sent.retryFromPlatform = true
+    sent.retryAt = 1200
+    try reopened.saveUploadJob(sent)
+    #expect(try reopened.uploadJobs(sessionID: 3).first { $0.target == .webdav } == sent)
+    #expect(try reopened.integrityCheck() == ["ok"])
+  }
+
+  /// The release of stop 74 made the columns v12 adds in its v11: v12 keeps them and their
+  /// values, and the store opens.
+  @Test func aVersion11DatabaseWithTheColumnsAlreadyKeepsThem() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let store = try store(endingAt: [100, 200], unfinished: true, configured: [], in: dir)
+      #expect(try store.makeUploadJobs(for: [.strava], wall: 250).isEmpty)
+      guard case .queued(var job) = try store.queueUpload(sessionID: 1, target: .strava, again: false, wall: 260)
+      else {
+        Issue.record("the ride was not queued")
+        return
+      }
+      job.retryAt = 900
+      job.retryFromPlatform = true
+      try store.saveUploadJob(job)
+    }
+    try DatabaseQueue(path: dir.database).write { db in
+      try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v12:%'")
+    }
+    let (store, _) = try WorkoutStore.open(at: dir.database, wallNow: 0)
+    #expect(try store.uploadTargets().map { "\($0.name) \($0.firstSession)" } == ["strava 3"])
+    #expect(try store.uploadJobs().map { "\($0.sessionID) \($0.retryFromPlatform)" } == ["1 true"])
   }
 
   @Test func jobsAreMadeOnceForRidesNotEndedWhenTheTargetWasConfigured() throws {

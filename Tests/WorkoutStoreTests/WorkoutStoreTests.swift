@@ -476,6 +476,7 @@ struct MigrationTests {
         try db.execute(sql: "DROP TABLE upload_job")
         try db.execute(sql: "DROP TABLE upload_target")
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v11:%'")
+        try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v12:%'")
       }
       let applied = try queue.read { db in try Schema.migrator.appliedIdentifiers(db) }
       #expect(applied.count == 2)
@@ -495,6 +496,10 @@ struct MigrationTests {
     #expect(exportColumns.contains("source_event_id"), "v9 applied on start")
     #expect(try store.batterySamples(sessionID: 1).isEmpty, "v10 applied on start")
     #expect(try store.uploadJobs().isEmpty && store.uploadTargets().isEmpty, "v11 applied on start")
+    let targetColumns = try DatabaseQueue(path: dir.database).read { db in
+      try db.columns(in: "upload_target").map(\.name)
+    }
+    #expect(targetColumns.contains("first_session"), "v12 applied on start")
   }
 
   /// v8 keeps the phones paired with the web server: a token's hash, revocable, never removed.
