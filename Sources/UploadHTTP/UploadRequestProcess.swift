@@ -5,6 +5,14 @@ import WorkoutUpload
 /// What sends a platform's request and returns its reply.
 public protocol PlatformTransport: Sendable {
   func perform(_ request: PlatformRequest) -> PlatformReply
+  /// What of the board's own set-up stopped the last request before it left the board (the
+  /// sender's socket not there): a fault no waiting mends, where an unreachable platform is a
+  /// wait. Nil once a request gets through.
+  var setUpFault: String? { get }
+}
+
+extension PlatformTransport {
+  public var setUpFault: String? { nil }
 }
 
 extension PlatformHTTPClient: PlatformTransport {}

@@ -1,4 +1,5 @@
 import LinuxSupport
+import Synchronization
 import WorkoutUpload
 
 /// The installed service's transport: each request sent through the sender's socket
@@ -11,12 +12,15 @@ public struct UploadRequestSocket: PlatformTransport {
   public let path: String
   public let settings: PlatformHTTPClient.Settings
   public let stop: StopSignal?
+  private let fault = SetUpFault()
 
   public init(path: String, settings: PlatformHTTPClient.Settings, stop: StopSignal?) {
     self.path = path
     self.settings = settings
     self.stop = stop
   }
+
+  public var setUpFault: String? { fault.words.withLock { $0 } }
 
   public func perform(_ request: PlatformRequest) -> PlatformReply {
     let input: [UInt8]
@@ -29,9 +33,11 @@ public struct UploadRequestSocket: PlatformTransport {
     do {
       connection = try UnixSocket.connect(path: path)
     } catch {
-      return .unreachable(
-        "cannot reach the upload sender at \(path) (is workoutd-upload.socket enabled and started?): \(error)")
+      let words = "cannot reach the upload sender at \(path) (is workoutd-upload.socket enabled and started?): \(error)"
+      fault.words.withLock { $0 = words }
+      return .unreachable(words)
     }
+    fault.words.withLock { $0 = nil }
     defer { connection.close() }
     let output: [UInt8]
     do {
@@ -51,4 +57,9 @@ public struct UploadRequestSocket: PlatformTransport {
       return .unreachable("the upload sender answered what is not a reply: \(error)")
     }
   }
+}
+
+/// The words of the last connection's failure, shared by the transport's copies.
+private final class SetUpFault: Sendable {
+  let words = Mutex<String?>(nil)
 }

@@ -183,6 +183,8 @@ final class Uploader: ServicePart, Sendable {
       return failing("cannot read the queue: \(error)")
     }
     if pendingBefore > 0 && counts.pending == 0 && sent > 0 && settings.ledWhenSent { sink.post(.uploadsSent) }
+    // The sender's socket missing: no ride leaves until the board is put right.
+    if counts.pending > 0, let fault = transport.setUpFault { return failing(fault) }
     // A refusal is a fault until put right (sent again, or the target's next ride sent), a
     // restart included: the queue says so, not this pass.
     if let failure = failures.first {

@@ -153,18 +153,33 @@ final class UploadSink: InputSink {
     #expect(sink.sent == 1)
   }
 
-  /// The service told of a sender's socket that is not there: a wait, its reason naming the
-  /// socket's unit.
-  @Test func aMissingSendersSocketIsAWaitThatNamesItsUnit() throws {
-    var missing = settings(baseURL: "https://127.0.0.1:1")
-    missing.senderSocket = rides.directory + "/no-sender.sock"
+  /// The service told of a sender's socket that is not there: the job waits, and the uploads
+  /// are a fault naming the socket's unit, as a refused key is, until the socket is there.
+  @Test func aMissingSendersSocketIsAFaultThatNamesItsUnitUntilItIsThere() throws {
+    let server = try intervals()
+    defer { server.stop() }
+    var missing = settings(baseURL: server.origin)
+    missing.senderSocket = rides.directory + "/upload.sock"
     let sink = UploadSink()
     let part = uploader(missing, sink: sink)
+    defer { part.stop() }
     try part.start()
-    let job = try job { $0.attempts == 1 }
-    part.stop()
-    #expect(job?.state == .queued)
-    #expect(job?.reason?.contains("workoutd-upload.socket") == true, "\(job?.reason ?? "")")
+    let waiting = try job { $0.attempts == 1 }
+    #expect(waiting?.state == .queued)
+    #expect(waiting?.reason?.contains("workoutd-upload.socket") == true, "\(waiting?.reason ?? "")")
+    let fault = try #require(sink.statuses.last)
+    #expect(fault.condition == .failing && fault.detail.contains("workoutd-upload.socket"), "\(fault)")
+    // The socket started and the queue looked at again: the ride goes, and the fault clears.
+    let sender = try SocketActivation(
+      path: missing.senderSocket ?? "", program: [binaryDirectory + "/workoutd", "--upload-request"],
+      log: rides.directory + "/sender")
+    defer { sender.stop() }
+    try rides.store.makeUploadRetriesDue(wall: wall)
+    part.kick()
+    let sent = try job { $0.state == .done }
+    #expect(sent?.state == .done && sent?.platformID == "i1000")
+    for _ in 0..<100 where sink.statuses.last?.condition != .available { usleep(50_000) }
+    #expect(sink.statuses.last?.condition == .available, "\(sink.statuses)")
   }
 
   @Test func theNetworkDownIsAWaitNotAFault() throws {
