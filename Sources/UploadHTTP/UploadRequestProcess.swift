@@ -23,7 +23,7 @@ extension PlatformHTTPClient: PlatformTransport {}
 /// initialised in the child, so the service's resident memory never carries them (8.4 MiB, in
 /// the service's process for ever once loaded); a child costs a few milliseconds a request, and
 /// a ride is a handful of requests. A stop kills the child at once.
-public struct UploadRequestProcess: PlatformTransport {
+public struct UploadRequestProcess: FramedSender {
   public let executable: String
   public let arguments: [String]
   public let settings: PlatformHTTPClient.Settings
@@ -36,31 +36,58 @@ public struct UploadRequestProcess: PlatformTransport {
     self.stop = stop
   }
 
+  let senderName = "the request's process"
+
+  func exchange(_ input: [UInt8]) -> Result<[UInt8]?, FramedSenderFailure> {
+    let finished: ChildProcess.Finished
+    do {
+      guard
+        let done = try ChildProcess.run(
+          executable, arguments, input: input, stop: stop, outputLimit: UploadRequestFrame.replyLimit(settings))
+      else { return .success(nil) }
+      finished = done
+    } catch {
+      return .failure(FramedSenderFailure("cannot run the request's process \(executable): \(error)"))
+    }
+    guard finished.status == 0 else {
+      return .failure(FramedSenderFailure("the request's process \(executable) ended with status \(finished.status)"))
+    }
+    return .success(finished.output)
+  }
+}
+
+/// A transport that hands the framed request (`UploadRequestFrame`) to a sender of its own and
+/// reads back the framed reply: a child process, or the sender's socket.
+protocol FramedSender: PlatformTransport {
+  var settings: PlatformHTTPClient.Settings { get }
+  /// What the words of a failure call the sender.
+  var senderName: String { get }
+  /// The framed reply to `input`; nil when stopped.
+  func exchange(_ input: [UInt8]) -> Result<[UInt8]?, FramedSenderFailure>
+}
+
+struct FramedSenderFailure: Error {
+  var words: String
+  init(_ words: String) { self.words = words }
+}
+
+extension FramedSender {
   public func perform(_ request: PlatformRequest) -> PlatformReply {
     let input: [UInt8]
     do {
       input = try UploadRequestFrame.request(request, settings: settings)
     } catch {
-      return .unreachable("cannot write the request for its process: \(error)")
+      return .unreachable("cannot write the request for \(senderName): \(error)")
     }
-    let finished: ChildProcess.Finished
-    do {
-      // The reply's body and its head (a header block is at most 64 KiB) with room to spare.
-      guard
-        let done = try ChildProcess.run(
-          executable, arguments, input: input, stop: stop, outputLimit: settings.replyLimit + (1 << 18))
-      else { return .unreachable("stopped") }
-      finished = done
-    } catch {
-      return .unreachable("cannot run the request's process \(executable): \(error)")
-    }
-    guard finished.status == 0 else {
-      return .unreachable("the request's process \(executable) ended with status \(finished.status)")
-    }
-    do {
-      return try UploadRequestFrame.reply(finished.output)
-    } catch {
-      return .unreachable("the request's process answered what is not a reply: \(error)")
+    switch exchange(input) {
+    case .failure(let failure): return .unreachable(failure.words)
+    case .success(nil): return .unreachable("stopped")
+    case .success(let output?):
+      do {
+        return try UploadRequestFrame.reply(output)
+      } catch {
+        return .unreachable("\(senderName) answered what is not a reply: \(error)")
+      }
     }
   }
 }
@@ -119,6 +146,10 @@ enum UploadRequestFrame {
     var unreachable: String?
     var bodyLength: Int
   }
+
+  /// The most a framed reply may be: the body's limit and its head (a header block is at most
+  /// 64 KiB) with room to spare.
+  static func replyLimit(_ settings: PlatformHTTPClient.Settings) -> Int { settings.replyLimit + (1 << 18) }
 
   static func request(_ request: PlatformRequest, settings: PlatformHTTPClient.Settings) throws -> [UInt8] {
     let head = RequestHead(
