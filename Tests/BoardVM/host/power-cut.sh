@@ -10,22 +10,7 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 kernel=$1 initrd=$2 image=$3 cuts=$4 dir=$5
 here=$BOARDVM_DIR/host
-share=$dir/share disk=$dir/cut.img gps=$dir/gps.sock
-rm -rf "$dir"; mkdir -p "$share"
-
-# A private copy: the cached image must stay clean. Raw, not a qcow2 overlay.
-cp --sparse=always "$image" "$disk"
-qemu=
-cleanup() {
-  [[ -n $qemu ]] && { kill -KILL "$qemu" 2>/dev/null || true; }
-  touch "$gps.stop"; wait 2>/dev/null || true
-  rm -f "$disk"
-}
-trap cleanup EXIT
-# One feeder for the whole series: it reconnects to each new QEMU and keeps
-# the receiver's clock running forward across cuts.
-/usr/bin/python3 "$here/gps-feed.py" "$gps" "$BOARDVM_DIR/fixtures/bundg_zeus_9.log" \
-  --max-seconds 7200 2> "$dir/gps-feed.log" &
+private_board "$dir" "$image" 7200
 
 # A boot whose guest kernel panicked (kernel_panicked: TCG, not the software
 # under test) is booted again, at most twice a series; the result lines name

@@ -10,18 +10,7 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 kernel=$1 initrd=$2 image=$3 dir=$4
 here=$BOARDVM_DIR/host
-share=$dir/share disk=$dir/cut.img gps=$dir/gps.sock
-rm -rf "$dir"; mkdir -p "$share"
-cp --sparse=always "$image" "$disk"
-qemu=
-cleanup() {
-  [[ -n $qemu ]] && { kill -KILL "$qemu" 2>/dev/null || true; }
-  touch "$gps.stop"; wait 2>/dev/null || true
-  rm -f "$disk"
-}
-trap cleanup EXIT
-/usr/bin/python3 "$here/gps-feed.py" "$gps" "$BOARDVM_DIR/fixtures/bundg_zeus_9.log" \
-  --max-seconds 3600 2> "$dir/gps-feed.log" &
+private_board "$dir" "$image" 3600
 
 fail() { echo "upload-powercut: FAIL ($*; see $dir)"; exit 0; }
 boot() {   # boot N FINAL

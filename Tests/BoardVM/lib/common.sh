@@ -126,3 +126,24 @@ qemu_user_into() { install -D -m 0755 /usr/bin/qemu-aarch64-static "$1/$QEMU_USE
 qemu_user_out() { rm -f "$1/$QEMU_USER_PATH"; rmdir "$1/usr/libexec/qemu-binfmt" 2>/dev/null || true; }
 
 elapsed_since() { echo $(( $(date +%s) - $1 )); }
+
+# private_board DIR IMAGE FEED_SECONDS: for a series of boots cut short (power-cut.sh,
+# upload-cut.sh), a private raw copy of IMAGE in DIR (the cached image must stay clean; raw, not
+# a qcow2 overlay), its share, and one GPS feeder for every boot, which reconnects to each new
+# QEMU and keeps the receiver's clock running forward across cuts. Sets share, disk, gps and
+# qemu (the caller sets it to each boot's pid); at exit the QEMU is killed, the feeder stopped
+# and the copy removed.
+private_board() {
+  local dir=$1 image=$2 seconds=$3
+  share=$dir/share disk=$dir/cut.img gps=$dir/gps.sock qemu=
+  rm -rf "$dir"; mkdir -p "$share"
+  cp --sparse=always "$image" "$disk"
+  trap private_board_cleanup EXIT
+  /usr/bin/python3 "$BOARDVM_DIR/host/gps-feed.py" "$gps" "$BOARDVM_DIR/fixtures/bundg_zeus_9.log" \
+    --max-seconds "$seconds" 2> "$dir/gps-feed.log" &
+}
+private_board_cleanup() {
+  [[ -n $qemu ]] && { kill -KILL "$qemu" 2>/dev/null || true; }
+  touch "$gps.stop"; wait 2>/dev/null || true
+  rm -f "$disk"
+}
