@@ -1,0 +1,207 @@
+/// When an incident counts as suspected and when as confirmed (config section `[imu]`).
+public struct IncidentSettings: Sendable, Hashable, Codable {
+  /// m/s²: the acceleration's magnitude an impact exceeds.
+  public var impact: Double
+  /// Degrees the board's "down" must have turned between before the impact and the stillness
+  /// after it: a bike on its side, not one stopped upright after a pothole.
+  public var tilt: Double
+  /// Seconds of stillness after the impact before an incident is suspected.
+  public var stillFor: Double
+  /// Seconds after the impact within which the stillness must begin.
+  public var settleWithin: Double
+  /// m/s²: how far the magnitude may stray from 1 g and still be stillness.
+  public var stillAcceleration: Double
+  /// rad/s: the most rotation stillness has (with a gyroscope).
+  public var stillRotation: Double
+  /// Seconds of riding before the impact that arm the detector: an impact at a stop (a bike
+  /// laid down, a board knocked off a table) is not an incident.
+  public var ridingWithin: Double
+  /// Seconds from suspected to confirmed, for the rider to say "I'm fine".
+  public var countdown: Double
+
+  public init(
+    impact: Double = 3 * MotionSample.gravity, tilt: Double = 45, stillFor: Double = 10, settleWithin: Double = 15,
+    stillAcceleration: Double = 0.15 * MotionSample.gravity, stillRotation: Double = 0.35,
+    ridingWithin: Double = 5, countdown: Double = 30
+  ) {
+    self.impact = impact
+    self.tilt = tilt
+    self.stillFor = stillFor
+    self.settleWithin = settleWithin
+    self.stillAcceleration = stillAcceleration
+    self.stillRotation = stillRotation
+    self.ridingWithin = ridingWithin
+    self.countdown = countdown
+  }
+}
+
+/// What the incident detector found (`SessionEvent.Kind.incidentSuspected` and the rest).
+public enum IncidentEvent: Sendable, Hashable, Codable {
+  /// An impact at `impactAt` (its peak, m/s²), then the board still and turned by `tilt`
+  /// degrees since `stillSince`: the alarm sounds and the countdown runs.
+  case suspected(impactAt: Double, peak: Double, tilt: Double, at: Double)
+  /// The rider said all is well (a button, the phone page) before the countdown ran out.
+  case cancelled(at: Double)
+  /// The countdown ran out.
+  case confirmed(at: Double)
+}
+
+/// An impact the detector is following: jolts beyond `IncidentSettings.impact` one after the
+/// other (a kerb, then the fall), then, it may be, the stillness after them.
+public struct Impact: Sendable, Hashable {
+  /// The hardest jolt of the last two seconds before the stillness (the fall's landing, not
+  /// the kerb that began it, or the road's jolts before), its time and peak (m/s²): the
+  /// hardest of this second's and the last second's.
+  public var at: Double { recent.peak >= current.peak ? recent.at : current.at }
+  public var peak: Double { max(recent.peak, current.peak) }
+  var current: Jolt
+  var recent = Jolt(second: 0, peak: 0, at: 0)
+  /// The latest sample beyond the threshold: the stillness must begin within `settleWithin`.
+  public var last: Double
+  /// The board's down as it rode, before the first jolt.
+  public var before: Vector3
+  /// When the stillness began, with the sum and count of its accelerations (their mean is
+  /// the board's new down).
+  public var stillSince: Double?
+  public var stillSum: Vector3 = .zero
+  public var stillSamples = 0
+
+  init(at: Double, peak: Double, before: Vector3) {
+    current = Jolt(second: at.rounded(.down), peak: peak, at: at)
+    last = at
+    self.before = before
+  }
+
+  /// A jolt beyond the threshold at `time`.
+  mutating func jolt(_ magnitude: Double, at time: Double) {
+    last = time
+    let second = time.rounded(.down)
+    if second != current.second {
+      recent = second - current.second == 1 ? current : Jolt(second: 0, peak: 0, at: 0)
+      current = Jolt(second: second, peak: 0, at: time)
+    }
+    if magnitude > current.peak { current = Jolt(second: second, peak: magnitude, at: time) }
+  }
+
+  /// The hardest jolt of one second.
+  struct Jolt: Sendable, Hashable {
+    var second: Double
+    var peak: Double
+    var at: Double
+  }
+}
+
+/// Incident detection from the inertial sensor, as a value: fed every sample, the riding state
+/// and the passing of time (monotonic seconds, given by the caller; it reads no clock), it
+/// returns what it found. A jolt beyond `impact` while riding, then (within `settleWithin` of
+/// the last such jolt) the board still and lying on another side than it rode on for `stillFor`,
+/// is suspected; `countdown` later, unless cancelled, confirmed. Constant memory: a filter and
+/// the state.
+public struct IncidentDetector: Sendable, Hashable {
+  public enum State: Sendable, Hashable {
+    case watching
+    case impacted(Impact)
+    case suspected(at: Double)
+    /// Confirmed: stays so until cancelled, so the alarm is the rider's to stop.
+    case confirmed(at: Double)
+  }
+
+  public var settings: IncidentSettings
+  public private(set) var state: State = .watching
+  /// The board's down as it rides: acceleration low-passed over 2 s, which a jolt's fraction
+  /// of a second barely moves.
+  private var down = VectorLowPass(seconds: 2)
+  private var lastRiding: Double?
+
+  public init(settings: IncidentSettings = IncidentSettings()) {
+    self.settings = settings
+  }
+
+  /// Whether the session is riding at `time` (running and moving): the engine says so on
+  /// every recorded second.
+  public mutating func riding(_ riding: Bool, at time: Double) {
+    if riding { lastRiding = time }
+  }
+
+  /// When the caller must advance the detector even with no sample (a sensor gone quiet):
+  /// the countdown's end.
+  public var deadline: Double? {
+    if case .suspected(let at) = state { return at + settings.countdown }
+    return nil
+  }
+
+  public mutating func add(_ sample: MotionSample) -> IncidentEvent? {
+    let acceleration = sample.acceleration
+    let magnitude = acceleration.magnitude
+    guard magnitude.isFinite else { return nil }
+    let now = sample.time
+    if let event = advance(to: now) { return event }
+    switch state {
+    case .watching:
+      let armed = lastRiding.map { now - $0 <= settings.ridingWithin } ?? false
+      if armed, magnitude > settings.impact {
+        state = .impacted(Impact(at: now, peak: magnitude, before: down.value ?? acceleration))
+      } else {
+        down.add(acceleration, at: now)
+      }
+      return nil
+    case .impacted(var impact):
+      defer { if case .impacted = state { state = .impacted(impact) } }
+      if magnitude > settings.impact { impact.jolt(magnitude, at: now) }
+      guard isStill(sample) else {
+        impact.stillSince = nil
+        if now - impact.last > settings.settleWithin {
+          // Riding on after the jolts: potholes, kerbs.
+          state = .watching
+          down.add(acceleration, at: now)
+        }
+        return nil
+      }
+      if impact.stillSince == nil {
+        impact.stillSince = now
+        impact.stillSum = .zero
+        impact.stillSamples = 0
+      }
+      impact.stillSum = impact.stillSum + acceleration
+      impact.stillSamples += 1
+      guard let since = impact.stillSince, now - since >= settings.stillFor else { return nil }
+      let after = impact.stillSum * (1 / Double(impact.stillSamples))
+      let tilt = impact.before.degrees(to: after)
+      down = VectorLowPass(seconds: 2)
+      down.add(after, at: now)
+      guard tilt >= settings.tilt else {
+        // Stopped upright after the jolt.
+        state = .watching
+        return nil
+      }
+      state = .suspected(at: now)
+      return .suspected(impactAt: impact.at, peak: impact.peak, tilt: tilt, at: now)
+    case .suspected, .confirmed:
+      return nil
+    }
+  }
+
+  /// Lets time pass: the countdown's end confirms.
+  public mutating func advance(to now: Double) -> IncidentEvent? {
+    guard case .suspected(let at) = state, now >= at + settings.countdown else { return nil }
+    state = .confirmed(at: now)
+    return .confirmed(at: now)
+  }
+
+  /// The rider is fine (a button, the phone page): a suspected or confirmed incident ends.
+  public mutating func cancel(at now: Double) -> IncidentEvent? {
+    switch state {
+    case .suspected, .confirmed:
+      state = .watching
+      return .cancelled(at: now)
+    case .watching, .impacted:
+      return nil
+    }
+  }
+
+  private func isStill(_ sample: MotionSample) -> Bool {
+    guard abs(sample.acceleration.magnitude - MotionSample.gravity) <= settings.stillAcceleration else { return false }
+    if let rotation = sample.rotation, rotation.magnitude > settings.stillRotation { return false }
+    return true
+  }
+}

@@ -1,0 +1,280 @@
+import Foundation
+import Testing
+
+@testable import WorkoutCore
+
+/// A board's motion at 100 Hz, made from the parts of a ride: the road's buzz on an upright
+/// board, a jolt, a fall onto its side, lying still. Deterministic noise.
+struct MotionTrace {
+  static let g = MotionSample.gravity
+  var samples: [MotionSample] = []
+  var time = 0.0
+  private var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+  mutating func noise(_ amplitude: Double) -> Double {
+    seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    return (Double(seed >> 11) / Double(1 << 53) * 2 - 1) * amplitude
+  }
+
+  /// `seconds` with gravity along `down` (a unit vector in the board's axes) and the road's
+  /// buzz of `buzz` m/s² on each axis, `rotation` rad/s of noise on the gyroscope.
+  mutating func hold(_ seconds: Double, down: Vector3 = Vector3(0, 0, 1), buzz: Double, rotation: Double = 0.05) {
+    let end = time + seconds
+    while time < end - 1e-9 {
+      let acceleration = Vector3(
+        down.x * Self.g + noise(buzz), down.y * Self.g + noise(buzz), down.z * Self.g + noise(buzz))
+      samples.append(
+        MotionSample(
+          time: time, acceleration: acceleration, rotation: Vector3(noise(rotation), noise(rotation), noise(rotation))))
+      time += 0.01
+    }
+  }
+
+  /// A jolt: `peak` g for 30 ms along `axis`, the board spinning at 4 rad/s.
+  mutating func jolt(_ peak: Double, axis: Vector3 = Vector3(0.6, 0, 0.8)) {
+    for _ in 0..<3 {
+      samples.append(MotionSample(time: time, acceleration: axis * (peak * Self.g), rotation: Vector3(4, 1, 0)))
+      time += 0.01
+    }
+  }
+}
+
+struct IncidentDetectorTests {
+  func run(_ trace: MotionTrace, riding: (Double) -> Bool, detector: inout IncidentDetector) -> [IncidentEvent] {
+    var events: [IncidentEvent] = []
+    var lastSecond = -1.0
+    for sample in trace.samples {
+      if sample.time.rounded(.down) > lastSecond {
+        lastSecond = sample.time.rounded(.down)
+        detector.riding(riding(sample.time), at: sample.time)
+      }
+      if let event = detector.add(sample) { events.append(event) }
+    }
+    return events
+  }
+
+  @Test func aFallOntoItsSideWhileRidingIsSuspectedThenConfirmed() throws {
+    var trace = MotionTrace()
+    trace.hold(20, buzz: 2)
+    trace.jolt(6)
+    trace.hold(2, down: Vector3(0.7, 0, 0.7), buzz: 3, rotation: 2)  // tumbling
+    trace.hold(15, down: Vector3(1, 0, 0), buzz: 0.1)
+    var detector = IncidentDetector()
+    let events = run(trace, riding: { $0 < 20 }, detector: &detector)
+    #expect(events.count == 1)
+    guard case .suspected(let impactAt, let peak, let tilt, let at) = events.first else {
+      Issue.record("no suspicion: \(events)")
+      return
+    }
+    #expect(abs(impactAt - 20) < 0.02)
+    #expect(peak > 5.9 * MotionTrace.g)
+    #expect(tilt > 80 && tilt < 100, "on its side: \(tilt)")
+    #expect(abs(at - (22.03 + 10)) < 0.1, "10 s of stillness after the tumbling")
+    #expect(detector.deadline == at + 30)
+    #expect(detector.advance(to: at + 29.9) == nil)
+    #expect(detector.advance(to: at + 30) == .confirmed(at: at + 30))
+    #expect(detector.cancel(at: at + 40) == .cancelled(at: at + 40), "a confirmed alarm is the rider's to stop")
+    #expect(detector.state == .watching)
+  }
+
+  @Test func aButtonPressDuringTheCountdownCancels() {
+    var trace = MotionTrace()
+    trace.hold(10, buzz: 2)
+    trace.jolt(5)
+    trace.hold(12, down: Vector3(0, 1, 0), buzz: 0.1)
+    var detector = IncidentDetector()
+    let events = run(trace, riding: { $0 < 10 }, detector: &detector)
+    guard case .suspected(_, _, _, let at) = events.last else {
+      Issue.record("no suspicion: \(events)")
+      return
+    }
+    #expect(detector.cancel(at: at + 5) == .cancelled(at: at + 5))
+    #expect(detector.advance(to: at + 60) == nil, "never confirmed once cancelled")
+    #expect(detector.cancel(at: at + 61) == nil)
+  }
+
+  @Test func aPotholeRiddenOnIsNoIncident() {
+    var trace = MotionTrace()
+    trace.hold(10, buzz: 2)
+    trace.jolt(6, axis: Vector3(0, 0, 1))
+    trace.hold(30, buzz: 2.5)
+    var detector = IncidentDetector()
+    #expect(run(trace, riding: { _ in true }, detector: &detector).isEmpty)
+    #expect(detector.state == .watching)
+  }
+
+  @Test func aHardStopUprightAfterAJoltIsNoIncident() {
+    var trace = MotionTrace()
+    trace.hold(10, buzz: 2)
+    trace.jolt(4)
+    trace.hold(20, buzz: 0.1)
+    var detector = IncidentDetector()
+    #expect(run(trace, riding: { $0 < 10.5 }, detector: &detector).isEmpty)
+  }
+
+  @Test func aBikeLaidDownAtAStopIsNoIncidentEvenWithAClunk() {
+    var trace = MotionTrace()
+    trace.hold(10, buzz: 2)
+    trace.hold(30, buzz: 0.1)  // stopped, upright
+    trace.hold(1, down: Vector3(0.7, 0, 0.7), buzz: 1, rotation: 1)
+    trace.jolt(4, axis: Vector3(1, 0, 0))
+    trace.hold(20, down: Vector3(1, 0, 0), buzz: 0.1)
+    var detector = IncidentDetector()
+    #expect(run(trace, riding: { $0 < 10 }, detector: &detector).isEmpty)
+  }
+
+  @Test func aBoardStillTurningIsNotStill() {
+    var trace = MotionTrace()
+    trace.hold(10, buzz: 2)
+    trace.jolt(6)
+    // On its side but the wheel spinning the frame round: the gyroscope says it moves.
+    trace.hold(20, down: Vector3(1, 0, 0), buzz: 0.1, rotation: 1.5)
+    var detector = IncidentDetector()
+    #expect(run(trace, riding: { $0 < 10 }, detector: &detector).isEmpty)
+  }
+
+  @Test func aSensorGoneQuietStillConfirmsOnTheDeadline() {
+    var trace = MotionTrace()
+    trace.hold(10, buzz: 2)
+    trace.jolt(6)
+    trace.hold(11, down: Vector3(-1, 0, 0), buzz: 0.1)
+    var detector = IncidentDetector()
+    let events = run(trace, riding: { $0 < 10 }, detector: &detector)
+    guard let deadline = detector.deadline else {
+      Issue.record("no countdown: \(events)")
+      return
+    }
+    #expect(detector.advance(to: deadline) == .confirmed(at: deadline))
+  }
+}
+
+struct RoadFeelTests {
+  @Test func aBoardAtRestFeelsNothingButGravity() throws {
+    var meter = RoadFeelMeter()
+    for step in 0..<100 {
+      meter.add(MotionSample(time: Double(step) / 100, acceleration: Vector3(0, 0, MotionSample.gravity)))
+    }
+    let taken = meter.take()
+    let second = try #require(taken)
+    #expect(second.vibration < 1e-9)
+    #expect(abs(second.peak - MotionSample.gravity) < 1e-9)
+    #expect(second.samples == 100)
+    #expect(meter.take() == nil, "a fresh second")
+  }
+
+  /// A 20 Hz buzz of amplitude 3 m/s² on the board's vertical: its RMS, 3/√2.
+  @Test func aBuzzIsItsRMS() throws {
+    var meter = RoadFeelMeter()
+    for step in 0..<200 {
+      let time = Double(step) / 100
+      meter.add(
+        MotionSample(time: time, acceleration: Vector3(0, 0, MotionSample.gravity + 3 * sin(2 * .pi * 20 * time + 0.3)))
+      )
+      if step == 99 { _ = meter.take() }  // the filter settles over the first second
+    }
+    let taken = meter.take()
+    let second = try #require(taken)
+    #expect(abs(second.vibration - 3 / 2.0.squareRoot()) < 0.15, "\(second.vibration)")
+    #expect(second.peak > MotionSample.gravity + 2.5)
+  }
+}
+
+/// The detector on recorded crashes (Tests/Fixtures/motion, see its MANIFEST.md): an e-scooter's
+/// crash tests, with riding, kerb and step jolts, and the scooter righted seconds after each.
+struct RecordedCrashTests {
+  struct Recording {
+    var name: String
+    var samples: [MotionSample]
+    var riding: [ClosedRange<Double>]
+    /// Each crash: its impact, and the stillness that followed before the scooter was righted.
+    var crashes: [(impact: Double, still: ClosedRange<Double>)]
+  }
+
+  static func load(_ name: String) throws -> [MotionSample] {
+    var url = URL(fileURLWithPath: #filePath)
+    url.deleteLastPathComponent()
+    url.deleteLastPathComponent()
+    let text = try String(contentsOf: url.appendingPathComponent("Fixtures/motion/\(name)"), encoding: .utf8)
+    return text.split(separator: "\n").compactMap { line in
+      let fields = line.split(separator: "\t").compactMap { Double($0) }
+      guard fields.count == 4 else { return nil }
+      return MotionSample(time: fields[0] / 1000, acceleration: Vector3(fields[1], fields[2], fields[3]))
+    }
+  }
+
+  static func recordings() throws -> [Recording] {
+    [
+      Recording(
+        name: "escooter-crashtest.tsv", samples: try load("escooter-crashtest.tsv"), riding: [42...93, 97...111],
+        crashes: [(92.96, 94.0...95.5), (111.69, 113.2...114.7)]),
+      Recording(
+        name: "escooter-step-and-crash.tsv", samples: try load("escooter-step-and-crash.tsv"),
+        riding: [25...58, 66...81],
+        crashes: [(58.27, 59.3...62.3), (81.30, 81.8...84.0)]),
+    ]
+  }
+
+  /// Runs `samples`, saying once a second whether the session rides; returns the events and
+  /// the jolts it took as the hardest so far of an impact.
+  static func run(
+    _ samples: [MotionSample], riding: [ClosedRange<Double>], detector: inout IncidentDetector
+  )
+    -> (events: [IncidentEvent], impacts: [Double])
+  {
+    var events: [IncidentEvent] = []
+    var impacts: [Double] = []
+    var second = -1.0
+    for sample in samples {
+      if sample.time.rounded(.down) > second {
+        second = sample.time.rounded(.down)
+        detector.riding(riding.contains { $0.contains(sample.time) }, at: sample.time)
+      }
+      if let event = detector.add(sample) { events.append(event) }
+      if case .impacted(let impact) = detector.state, impacts.last != impact.at { impacts.append(impact.at) }
+    }
+    return (events, impacts)
+  }
+
+  /// The whole recordings as they are: every crash is taken as an impact, but the scooter was
+  /// righted within seconds, and no jolt of the riding gives an alarm. Over 190 s of riding
+  /// with dozens of jolts beyond the threshold: no false alarm.
+  @Test func crashesRightedAtOnceAndTheJoltsOfRidingGiveNoAlarm() throws {
+    for recording in try Self.recordings() {
+      var detector = IncidentDetector()
+      let (events, impacts) = Self.run(recording.samples, riding: recording.riding, detector: &detector)
+      #expect(events.isEmpty, "\(recording.name): \(events)")
+      for crash in recording.crashes {
+        #expect(impacts.contains { abs($0 - crash.impact) < 0.1 }, "\(recording.name): the crash at \(crash.impact) s")
+      }
+      #expect(impacts.count > recording.crashes.count, "\(recording.name): jolts of the riding beyond the threshold")
+    }
+  }
+
+  /// Each recorded crash with its rider down: the recording to the end of the stillness after
+  /// the impact, that stillness then held (its own samples again) for as long as the rider
+  /// stays down. Suspected 10 s into the stillness, the scooter on its side.
+  @Test func eachRecordedCrashWithTheRiderDownIsSuspected() throws {
+    for recording in try Self.recordings() {
+      for crash in recording.crashes {
+        var samples = recording.samples.filter { $0.time <= crash.still.upperBound }
+        let still = recording.samples.filter { crash.still.contains($0.time) }
+        var shift = crash.still.upperBound - crash.still.lowerBound
+        while shift < 15 {
+          samples += still.map { MotionSample(time: $0.time + shift, acceleration: $0.acceleration) }
+          shift += crash.still.upperBound - crash.still.lowerBound
+        }
+        var detector = IncidentDetector()
+        let (events, _) = Self.run(samples, riding: recording.riding, detector: &detector)
+        let label = "\(recording.name), the crash at \(crash.impact) s"
+        guard events.count == 1, case .suspected(let impactAt, let peak, let tilt, let at) = events[0] else {
+          Issue.record("\(label): \(events)")
+          continue
+        }
+        #expect(abs(impactAt - crash.impact) < 0.1, "\(label)")
+        #expect(peak > 12 * MotionSample.gravity, "\(label): the clipped peak, \(peak)")
+        #expect(tilt > 45, "\(label): \(tilt)°")
+        #expect(at > crash.impact + 10 && at < crash.still.lowerBound + 10.5, "\(label): at \(at)")
+      }
+    }
+  }
+}
