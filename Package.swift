@@ -80,7 +80,7 @@ let package = Package(
     .executableTarget(
       name: "workoutd",
       dependencies: [
-        "WorkoutDaemon", "UploadHTTP", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "WorkoutDaemon", "UploadHTTP", "BoardLinux", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]
     ),

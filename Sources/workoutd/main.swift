@@ -1,4 +1,5 @@
 import ArgumentParser
+import BoardLinux
 import Foundation
 import LinuxSupport
 import Logging
@@ -59,7 +60,22 @@ struct Workoutd: ParsableCommand {
   @Flag(help: "Check the configuration, print it and exit.")
   var checkConfig = false
 
+  @Option(
+    help: ArgumentHelp(
+      "Set up an IIO inertial sensor's buffer for the service (its kernel name, iio:device0) and exit: root's, run by workoutd-imu@.service.",
+      valueName: "device"))
+  var setupImu: String?
+
   mutating func run() throws {
+    if let setupImu {
+      do {
+        for step in try IIOBufferSetup().run(device: setupImu) { print("\(setupImu): \(step)") }
+        return
+      } catch {
+        FileHandle.standardError.write(Data("workoutd: \(error)\n".utf8))
+        throw ExitCode(1)
+      }
+    }
     ProcessMemory.useOneHeapArena()  // before any thread: see its comment
     let path = config ?? "/etc/workoutd/workoutd.toml"
     var configuration: DaemonConfiguration

@@ -117,7 +117,8 @@ struct IIOInertialDevice: Sendable {
   }
 }
 
-struct IIODeviceError: Error, Sendable, Hashable, CustomStringConvertible {
-  var description: String
+/// Why an IIO device cannot be read or set up, in words for the log and the status.
+public struct IIODeviceError: Error, Sendable, Hashable, CustomStringConvertible {
+  public var description: String
   init(_ description: String) { self.description = description }
 }

@@ -47,6 +47,11 @@ tar -C "$kroot/$moddir" -cf - \
 mkdir -p "$tree/$moddir/kernel/drivers/scsi"
 find "$kroot/$moddir/kernel/drivers/scsi" -maxdepth 1 -regextype egrep -regex '.*/(scsi_mod|scsi_common|sd_mod)\.ko(\.xz)?' \
   -exec cp {} "$tree/$moddir/kernel/drivers/scsi/" \;
+# ... and IIO's core, its buffers and software triggers, and the BMI160's driver (the IMU on
+# i2c-stub, guest/tests/77-workoutd-imu.sh).
+(cd "$kroot/$moddir" && tar --ignore-failed-read -cf - kernel/drivers/iio/industrialio.ko* kernel/drivers/iio/industrialio-configfs.ko* \
+  kernel/drivers/iio/industrialio-sw-trigger.ko* kernel/drivers/iio/buffer kernel/drivers/iio/trigger \
+  kernel/drivers/iio/imu/bmi160) | tar -C "$tree/$moddir" -xf -
 install -D -m 0644 "$gpio_sim" "$tree/$moddir/extra/gpio-sim.ko"
 # arm64: the modules its kernel lacks, built beside gpio-sim (build-gpio-sim.sh)
 if [[ $BOARD_ARCH != amd64 ]]; then

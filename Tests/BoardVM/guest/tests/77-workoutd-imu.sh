@@ -1,0 +1,93 @@
+#!/bin/bash
+# hil-timeout: 240
+# An IMU on the I2C bus: a BMI160 at 0x68 on i2c-stub (its chip id, 100 Hz and ±2 g preloaded;
+# the accelerometer reading 1 g on z), bound to the kernel's own bmi160 driver. udev gives its
+# /dev/iio:deviceN to the service's group and starts workoutd-imu@iio:deviceN.service, which
+# sets its buffer up as root (an hrtimer trigger at 100 Hz, gyroscope, accelerometer and
+# timestamp, CLOCK_MONOTONIC) and turns it on. The service's user then reads records from the
+# node at about 100 a second, stamped on the monotonic clock, and a new reading written to the
+# chip's registers is in the records that follow.
+set -uo pipefail
+# shellcheck source=../lib.sh
+source /usr/lib/workoutd-hil/lib.sh
+name=$TEST_NAME
+require_workoutd "$name"
+problems=()
+problem() { problems+=("$*"); note "PROBLEM: $*"; }
+modinfo bmi160_i2c > /dev/null 2>&1 || { result "$name" FAIL "this image has no bmi160_i2c module"; exit 0; }
+
+# i2c-stub again with the BMI160's address beside the ones it had, the BMP280 preloaded again.
+before=$(cat /sys/module/i2c_stub/parameters/chip_addr 2> /dev/null || echo 0x76)
+addresses=$(printf '0x%02x,' $(tr ',' ' ' <<< "$before") | sed 's/,$//')
+for _ in $(seq 20); do rmmod i2c_stub 2> /dev/null && break; sleep 0.5; done
+modprobe i2c-stub "chip_addr=$addresses,0x68" || { result "$name" FAIL "modprobe i2c-stub chip_addr=$addresses,0x68"; exit 0; }
+systemctl restart workoutd-board.service
+bus=$(grep -l -x "SMBus stub driver" /sys/bus/i2c/devices/i2c-*/name | sed 's|.*/i2c-\([0-9]*\)/name|\1|' | head -n 1)
+[[ -n $bus ]] || { result "$name" FAIL "no i2c-stub adapter"; exit 0; }
+# BMI160 datasheet (BST-BMI160-DS000) §2.11: CHIP_ID 0x00 = 0xD1; ACC_CONF 0x40 = 0x28
+# (100 Hz), ACC_RANGE 0x41 = 0x03 (±2 g, 16384 LSB/g); GYR_CONF 0x42 = 0x28, GYR_RANGE 0x43 =
+# 0x00 (±2000 °/s); DATA 0x0C..0x17: gyro x, y, z then accel x, y, z, little-endian.
+i2cset -y "$bus" 0x68 0x00 0xd1 b
+i2cset -y "$bus" 0x68 0x40 0x28 0x03 0x28 0x00 i
+i2cset -y "$bus" 0x68 0x0c 0 0 0 0 0 0 0 0 0 0 0x00 0x40 i
+modprobe bmi160_i2c || problem "modprobe bmi160_i2c"
+echo bmi160 0x68 > "/sys/bus/i2c/devices/i2c-$bus/new_device" || problem "binding bmi160 at 0x68"
+find_device() {
+  local d
+  for d in /sys/bus/iio/devices/iio:device*; do [[ $(cat "$d/name" 2> /dev/null) == bmi160 ]] && { echo "$d"; return 0; }; done
+  return 1
+}
+wait_for 10 find_device > /dev/null || { result "$name" FAIL "no bmi160 IIO device: $(dmesg | grep -i bmi160 | tail -3)"; exit 0; }
+dev=$(find_device) kernel=$(basename "$(find_device)")
+unit="workoutd-imu@$kernel.service"
+set_up() { [[ $(systemctl show -p ActiveState --value "$unit") == active ]]; }
+wait_for 20 set_up || problem "$unit is $(systemctl show -p ActiveState,Result --value "$unit" | tr '\n' ' '): $(journalctl -u "$unit" -n 5 --no-pager -o cat | tr '\n' ' ')"
+note "$unit: $(journalctl -u "$unit" --no-pager -o cat | grep -- "$kernel:" | tr '\n' ';')"
+node=/dev/$kernel
+[[ $(stat -c '%G %a' "$node") == "workoutd 640" ]] || problem "$node is $(stat -c '%U:%G %a' "$node"), not workoutd's group, 640"
+[[ $(cat "$dev/buffer/enable") == 1 ]] || problem "the buffer is not on"
+[[ $(cat "$dev/trigger/current_trigger") == "workoutd-${kernel/:/-}" ]] || problem "trigger $(cat "$dev/trigger/current_trigger")"
+[[ $(cat "$dev/current_timestamp_clock") == monotonic ]] || problem "timestamp clock $(cat "$dev/current_timestamp_clock")"
+
+# The service's user reads the node: 2 s of records, then a reading written mid-way.
+read_log=/tmp/imu-read.txt
+runuser -u workoutd -- python3 - "$node" > "$read_log" 2>&1 <<'PY' &
+import os, select, struct, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+end = time.monotonic() + 4
+while time.monotonic() < end:
+    select.select([fd], [], [], 0.5)
+    try:
+        data = os.read(fd, 24 * 64)
+    except BlockingIOError:
+        continue
+    for i in range(0, len(data) - 23, 24):
+        ax, ay, az = struct.unpack_from("<3h", data, i + 6)
+        ts, = struct.unpack_from("<q", data, i + 16)
+        print("%.4f %.4f %d %d %d" % (time.monotonic(), ts / 1e9, ax, ay, az))
+PY
+reader=$!
+sleep 2
+# 0.5 g on x, 1 g on z: a board tilted.
+i2cset -f -y "$bus" 0x68 0x12 0x00 0x20 0x00 0x00 0x00 0x40 i
+wait "$reader"
+records=$(wc -l < "$read_log")
+note "records in 4 s: $records; first: $(head -n 1 "$read_log"); last: $(tail -n 1 "$read_log")"
+(( records >= 250 && records <= 450 )) || problem "$records records in 4 s, not about 400: $(head -c 300 "$read_log")"
+awk '$5 != 16384 { bad++ } END { exit bad > 0 }' "$read_log" || problem "accel z was not 16384 throughout"
+grep -q ' 8192 0 16384$' "$read_log" || problem "the tilted reading (x 8192) never came"
+awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1) bad++ } END { exit bad > 0 }' "$read_log" ||
+  problem "timestamps more than 1 s from CLOCK_MONOTONIC"
+
+# Put back: the buffer off, the chip unbound, the trigger removed, i2c-stub as it was.
+echo 0 > "$dev/buffer/enable"
+echo 0x68 > "/sys/bus/i2c/devices/i2c-$bus/delete_device"
+rmdir "/sys/kernel/config/iio/triggers/hrtimer/workoutd-${kernel/:/-}" 2> /dev/null
+for _ in $(seq 20); do rmmod i2c_stub 2> /dev/null && break; sleep 0.5; done
+modprobe i2c-stub "chip_addr=$addresses" && systemctl restart workoutd-board.service
+
+if ((${#problems[@]})); then
+  result "$name" FAIL "$(IFS='; '; echo "${problems[*]}")"
+else
+  result "$name" PASS "bmi160 on i2c-stub set up by $unit; $records records in 4 s read by the workoutd user; the tilt seen"
+fi
