@@ -278,3 +278,58 @@ struct RecordedCrashTests {
     }
   }
 }
+
+/// Steps on recorded walking and running (Tests/Fixtures/motion, see its MANIFEST.md).
+struct StepCadenceTests {
+  static func fixture(_ name: String) throws -> [[Double]] {
+    var url = URL(fileURLWithPath: #filePath)
+    url.deleteLastPathComponent()
+    url.deleteLastPathComponent()
+    let text = try String(contentsOf: url.appendingPathComponent("Fixtures/motion/\(name)"), encoding: .utf8)
+    return text.split(separator: "\n").map { $0.split(separator: ",").compactMap { Double($0) } }
+  }
+
+  /// A phone in the front trouser pocket on a 207 s walk, its steps counted by a device worn
+  /// for it (343): counted within 3 %, at the pace they were walked.
+  @Test func aWalkInAPocketCountsItsSteps() throws {
+    var counter = StepCadence()
+    var cadences: [Double] = []
+    var counted = 0.0
+    for row in try Self.fixture("oxford-walking-frontpocket.csv") where row.count == 5 {
+      let time = row[0] / 1000
+      counter.add(MotionSample(time: time, acceleration: Vector3(row[1], row[2], row[3])))
+      counted = row[4]
+      if let cadence = counter.cadence(at: time) { cadences.append(cadence) }
+    }
+    #expect(counted == 343)
+    #expect(abs(Double(counter.steps) - counted) / counted < 0.03, "\(counter.steps) steps of \(counted)")
+    let median = cadences.sorted()[cadences.count / 2]
+    #expect(abs(median - counted / 206.9 * 60) < 8, "a median of \(median) steps a minute")
+  }
+
+  /// A run (an LSM6DSO at 100 Hz, m/s² × 100): 15 steps at about 175 a minute, and no cadence
+  /// 2 s after the last step.
+  @Test func aRunCountsItsStepsAndItsCadence() throws {
+    var counter = StepCadence()
+    var time = 0.0
+    var last: Double?
+    for row in try Self.fixture("running-lsm6dso.csv") where row.count == 6 {
+      counter.add(MotionSample(time: time, acceleration: Vector3(row[0] / 100, row[1] / 100, row[2] / 100)))
+      if counter.lastStep == time { last = counter.cadence(at: time) ?? last }
+      time += 0.01
+    }
+    #expect(counter.steps == 15)
+    let cadence = try #require(last)
+    #expect(cadence > 160 && cadence < 190, "\(cadence) steps a minute")
+    let end = try #require(counter.lastStep)
+    #expect(counter.cadence(at: end + 2.1) == nil)
+  }
+
+  @Test func aBoardAtRestTakesNoStep() {
+    var counter = StepCadence()
+    var trace = MotionTrace()
+    trace.hold(30, buzz: 0.2)
+    for sample in trace.samples { counter.add(sample) }
+    #expect(counter.steps == 0)
+  }
+}
