@@ -17,10 +17,16 @@ problem() { problems+=("$*"); note "PROBLEM: $*"; }
 modinfo bmi160_i2c > /dev/null 2>&1 || { result "$name" FAIL "this image has no bmi160_i2c module"; exit 0; }
 
 # i2c-stub again with the BMI160's address beside the ones it had, the BMP280 preloaded again.
-before=$(cat /sys/module/i2c_stub/parameters/chip_addr 2> /dev/null || echo 0x76)
-addresses=$(printf '0x%02x,' $(tr ',' ' ' <<< "$before") | sed 's/,$//')
+# (The parameter lists all ten of its slots, in decimal, the unused ones 0.)
+addresses=$(tr ',' '\n' < /sys/module/i2c_stub/parameters/chip_addr 2> /dev/null |
+  awk '$1 != 0 && $1 != 104 { printf "%s0x%02x", sep, $1; sep = "," }')
+addresses=${addresses:-0x76}
 for _ in $(seq 20); do rmmod i2c_stub 2> /dev/null && break; sleep 0.5; done
-modprobe i2c-stub "chip_addr=$addresses,0x68" || { result "$name" FAIL "modprobe i2c-stub chip_addr=$addresses,0x68"; exit 0; }
+if ! modprobe i2c-stub "chip_addr=$addresses,0x68"; then
+  modprobe i2c-stub "chip_addr=$addresses" && systemctl restart workoutd-board.service
+  result "$name" FAIL "modprobe i2c-stub chip_addr=$addresses,0x68"
+  exit 0
+fi
 systemctl restart workoutd-board.service
 bus=$(grep -l -x "SMBus stub driver" /sys/bus/i2c/devices/i2c-*/name | sed 's|.*/i2c-\([0-9]*\)/name|\1|' | head -n 1)
 [[ -n $bus ]] || { result "$name" FAIL "no i2c-stub adapter"; exit 0; }
