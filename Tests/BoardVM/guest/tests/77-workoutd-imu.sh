@@ -47,7 +47,7 @@ wait_for 10 find_device > /dev/null || { result "$name" FAIL "no bmi160 IIO devi
 dev=$(find_device) kernel=$(basename "$(find_device)")
 unit="workoutd-imu@$kernel.service"
 set_up() { [[ $(systemctl show -p ActiveState --value "$unit") == active ]]; }
-wait_for 20 set_up || problem "$unit is $(systemctl show -p ActiveState,Result --value "$unit" | tr '\n' ' '): $(journalctl -u "$unit" -n 5 --no-pager -o cat | tr '\n' ' ')"
+wait_for 20 set_up || problem "$unit is $(systemctl show -p ActiveState,Result --value "$unit" | tr '\n' ' '): $(journalctl -u "$unit" -n 5 --no-pager -o cat | tr '\n' ' '); modules: $(lsmod | awk '/iio|trig/ {print $1}' | tr '\n' ' '); configfs: $(ls /sys/kernel/config/iio/triggers 2>&1 | tr '\n' ' ')"
 note "$unit: $(journalctl -u "$unit" --no-pager -o cat | grep -- "$kernel:" | tr '\n' ';')"
 node=/dev/$kernel
 [[ $(stat -c '%G %a' "$node") == "workoutd 640" ]] || problem "$node is $(stat -c '%U:%G %a' "$node"), not workoutd's group, 640"
