@@ -39,18 +39,33 @@ struct MotionTrace {
   }
 }
 
-struct IncidentDetectorTests {
-  func run(_ trace: MotionTrace, riding: (Double) -> Bool, detector: inout IncidentDetector) -> [IncidentEvent] {
+/// The sensor's fall detector and the engine's alarm, together as the service runs them (the
+/// engine told once a second whether the session rides).
+struct Incident {
+  var falls = FallDetector()
+  var alarm = IncidentAlarm()
+  /// The jolts the detector took as the hardest so far of an impact.
+  var impacts: [Double] = []
+
+  mutating func run(_ samples: [MotionSample], riding: (Double) -> Bool) -> [IncidentEvent] {
     var events: [IncidentEvent] = []
-    var lastSecond = -1.0
-    for sample in trace.samples {
-      if sample.time.rounded(.down) > lastSecond {
-        lastSecond = sample.time.rounded(.down)
-        detector.riding(riding(sample.time), at: sample.time)
+    var second = -1.0
+    for sample in samples {
+      if sample.time.rounded(.down) > second {
+        second = sample.time.rounded(.down)
+        if riding(sample.time) { alarm.riding(at: sample.time) }
+        if let event = alarm.advance(to: sample.time).event { events.append(event) }
       }
-      if let event = detector.add(sample) { events.append(event) }
+      if let fall = falls.add(sample), let event = alarm.fall(fall, at: sample.time) { events.append(event) }
+      if case .impacted(let impact) = falls.state, impacts.last != impact.at { impacts.append(impact.at) }
     }
     return events
+  }
+}
+
+struct IncidentDetectorTests {
+  func run(_ trace: MotionTrace, riding: (Double) -> Bool, incident: inout Incident) -> [IncidentEvent] {
+    incident.run(trace.samples, riding: riding)
   }
 
   @Test func aFallOntoItsSideWhileRidingIsSuspectedThenConfirmed() throws {
@@ -59,8 +74,8 @@ struct IncidentDetectorTests {
     trace.jolt(6)
     trace.hold(2, down: Vector3(0.7, 0, 0.7), buzz: 3, rotation: 2)  // tumbling
     trace.hold(15, down: Vector3(1, 0, 0), buzz: 0.1)
-    var detector = IncidentDetector()
-    let events = run(trace, riding: { $0 < 20 }, detector: &detector)
+    var incident = Incident()
+    let events = run(trace, riding: { $0 < 20 }, incident: &incident)
     #expect(events.count == 1)
     guard case .suspected(let impactAt, let peak, let tilt, let at) = events.first else {
       Issue.record("no suspicion: \(events)")
@@ -70,11 +85,11 @@ struct IncidentDetectorTests {
     #expect(peak > 5.9 * MotionTrace.g)
     #expect(tilt > 80 && tilt < 100, "on its side: \(tilt)")
     #expect(abs(at - (22.03 + 10)) < 0.1, "10 s of stillness after the tumbling")
-    #expect(detector.deadline == at + 30)
-    #expect(detector.advance(to: at + 29.9) == nil)
-    #expect(detector.advance(to: at + 30) == .confirmed(at: at + 30))
-    #expect(detector.cancel(at: at + 40) == .cancelled(at: at + 40), "a confirmed alarm is the rider's to stop")
-    #expect(detector.state == .watching)
+    #expect(incident.alarm.confirmAt == at + 30)
+    #expect(incident.alarm.advance(to: at + 29.9).event == nil)
+    #expect(incident.alarm.advance(to: at + 30).event == .confirmed(at: at + 30))
+    #expect(incident.alarm.cancel(at: at + 40) == .cancelled(at: at + 40), "a confirmed alarm is the rider's to stop")
+    #expect(incident.alarm.phase == .quiet)
   }
 
   @Test func aButtonPressDuringTheCountdownCancels() {
@@ -82,15 +97,15 @@ struct IncidentDetectorTests {
     trace.hold(10, buzz: 2)
     trace.jolt(5)
     trace.hold(12, down: Vector3(0, 1, 0), buzz: 0.1)
-    var detector = IncidentDetector()
-    let events = run(trace, riding: { $0 < 10 }, detector: &detector)
+    var incident = Incident()
+    let events = run(trace, riding: { $0 < 10 }, incident: &incident)
     guard case .suspected(_, _, _, let at) = events.last else {
       Issue.record("no suspicion: \(events)")
       return
     }
-    #expect(detector.cancel(at: at + 5) == .cancelled(at: at + 5))
-    #expect(detector.advance(to: at + 60) == nil, "never confirmed once cancelled")
-    #expect(detector.cancel(at: at + 61) == nil)
+    #expect(incident.alarm.cancel(at: at + 5) == .cancelled(at: at + 5))
+    #expect(incident.alarm.advance(to: at + 60).event == nil, "never confirmed once cancelled")
+    #expect(incident.alarm.cancel(at: at + 61) == nil)
   }
 
   @Test func aPotholeRiddenOnIsNoIncident() {
@@ -98,9 +113,9 @@ struct IncidentDetectorTests {
     trace.hold(10, buzz: 2)
     trace.jolt(6, axis: Vector3(0, 0, 1))
     trace.hold(30, buzz: 2.5)
-    var detector = IncidentDetector()
-    #expect(run(trace, riding: { _ in true }, detector: &detector).isEmpty)
-    #expect(detector.state == .watching)
+    var incident = Incident()
+    #expect(run(trace, riding: { _ in true }, incident: &incident).isEmpty)
+    #expect(incident.falls.state == .watching)
   }
 
   @Test func aHardStopUprightAfterAJoltIsNoIncident() {
@@ -108,8 +123,8 @@ struct IncidentDetectorTests {
     trace.hold(10, buzz: 2)
     trace.jolt(4)
     trace.hold(20, buzz: 0.1)
-    var detector = IncidentDetector()
-    #expect(run(trace, riding: { $0 < 10.5 }, detector: &detector).isEmpty)
+    var incident = Incident()
+    #expect(run(trace, riding: { $0 < 10.5 }, incident: &incident).isEmpty)
   }
 
   @Test func aBikeLaidDownAtAStopIsNoIncidentEvenWithAClunk() {
@@ -119,8 +134,8 @@ struct IncidentDetectorTests {
     trace.hold(1, down: Vector3(0.7, 0, 0.7), buzz: 1, rotation: 1)
     trace.jolt(4, axis: Vector3(1, 0, 0))
     trace.hold(20, down: Vector3(1, 0, 0), buzz: 0.1)
-    var detector = IncidentDetector()
-    #expect(run(trace, riding: { $0 < 10 }, detector: &detector).isEmpty)
+    var incident = Incident()
+    #expect(run(trace, riding: { $0 < 10 }, incident: &incident).isEmpty)
   }
 
   @Test func aBoardStillTurningIsNotStill() {
@@ -129,8 +144,8 @@ struct IncidentDetectorTests {
     trace.jolt(6)
     // On its side but the wheel spinning the frame round: the gyroscope says it moves.
     trace.hold(20, down: Vector3(1, 0, 0), buzz: 0.1, rotation: 1.5)
-    var detector = IncidentDetector()
-    #expect(run(trace, riding: { $0 < 10 }, detector: &detector).isEmpty)
+    var incident = Incident()
+    #expect(run(trace, riding: { $0 < 10 }, incident: &incident).isEmpty)
   }
 
   @Test func aSensorGoneQuietStillConfirmsOnTheDeadline() {
@@ -138,13 +153,78 @@ struct IncidentDetectorTests {
     trace.hold(10, buzz: 2)
     trace.jolt(6)
     trace.hold(11, down: Vector3(-1, 0, 0), buzz: 0.1)
-    var detector = IncidentDetector()
-    let events = run(trace, riding: { $0 < 10 }, detector: &detector)
-    guard let deadline = detector.deadline else {
+    var incident = Incident()
+    let events = run(trace, riding: { $0 < 10 }, incident: &incident)
+    guard let deadline = incident.alarm.confirmAt else {
       Issue.record("no countdown: \(events)")
       return
     }
-    #expect(detector.advance(to: deadline) == .confirmed(at: deadline))
+    #expect(incident.alarm.advance(to: deadline).event == .confirmed(at: deadline))
+  }
+}
+
+struct IncidentAlarmTests {
+  let fall = Fall(impactAt: 100, peak: 60, tilt: 90, at: 111)
+
+  /// The fall's impact is placed on the engine's clock by its age: the sensor's clock may be
+  /// another.
+  @Test func aFallIsAnIncidentOnlyWhenTheSessionRodeJustBeforeItsImpact() {
+    var alarm = IncidentAlarm()
+    alarm.riding(at: 1_000)
+    #expect(alarm.fall(fall, at: 1_016.1) == nil, "the impact at 1005.1, riding last at 1000")
+    #expect(!alarm.isOn)
+    #expect(alarm.fall(fall, at: 1_015.9) == .suspected(impactAt: 1_004.9, peak: 60, tilt: 90, at: 1_015.9))
+    #expect(alarm.fall(fall, at: 1_016) == nil, "one alarm at a time")
+    var neverRode = IncidentAlarm()
+    #expect(neverRode.fall(fall, at: 11) == nil)
+  }
+
+  @Test func theAlarmSoundsEveryFewSecondsThenSeldomerOnceConfirmed() {
+    var alarm = IncidentAlarm()
+    alarm.riding(at: 0)
+    _ = alarm.fall(Fall(impactAt: 0, peak: 60, tilt: 90, at: 11), at: 11)
+    #expect(alarm.deadline == 16)
+    #expect(alarm.advance(to: 15.9).sounds == false)
+    #expect(alarm.advance(to: 16).sounds == true)
+    #expect(alarm.deadline == 21)
+    #expect(alarm.remaining(at: 21) == 20)
+    var sounds = 1
+    var time = 16.0
+    while let deadline = alarm.deadline, deadline <= 41 {
+      time = deadline
+      let (event, sounded) = alarm.advance(to: time)
+      if sounded { sounds += 1 }
+      if event != nil { #expect(event == .confirmed(at: 41)) }
+    }
+    #expect(sounds == 6, "at 16, 21, 26, 31, 36 and 41")
+    #expect(alarm.phase == .confirmed)
+    #expect(alarm.deadline == 71)
+    #expect(alarm.cancel(at: 50) == .cancelled(at: 50))
+    #expect(alarm.deadline == nil)
+  }
+}
+
+struct MotionTrackerTests {
+  /// A ride, a fall: one `MotionSecond` a second (the road's buzz in it), then the fall.
+  @Test func oneSecondASecondAndTheFall() {
+    var trace = MotionTrace()
+    trace.hold(10, buzz: 2)
+    trace.jolt(6)
+    trace.hold(12, down: Vector3(1, 0, 0), buzz: 0.1)
+    var tracker = MotionTracker()
+    var seconds: [MotionSecond] = []
+    var falls: [Fall] = []
+    for sample in trace.samples {
+      let output = tracker.add(sample)
+      if let second = output.second { seconds.append(second) }
+      if let fall = output.fall { falls.append(fall) }
+    }
+    #expect(seconds.count == 22, "each whole second before the last")
+    #expect(seconds[3].vibration > 0.8 && seconds[3].vibration < 2, "\(seconds[3].vibration)")
+    #expect(seconds[10].peak > 5.9 * MotionTrace.g, "the jolt's second")
+    #expect(seconds[20].vibration < 0.2)
+    #expect(falls.count == 1)
+    #expect(abs((falls.first?.impactAt ?? 0) - 10) < 0.05)
   }
 }
 
@@ -217,22 +297,13 @@ struct RecordedCrashTests {
   /// Runs `samples`, saying once a second whether the session rides; returns the events and
   /// the jolts it took as the hardest so far of an impact.
   static func run(
-    _ samples: [MotionSample], riding: [ClosedRange<Double>], detector: inout IncidentDetector
+    _ samples: [MotionSample], riding: [ClosedRange<Double>]
   )
     -> (events: [IncidentEvent], impacts: [Double])
   {
-    var events: [IncidentEvent] = []
-    var impacts: [Double] = []
-    var second = -1.0
-    for sample in samples {
-      if sample.time.rounded(.down) > second {
-        second = sample.time.rounded(.down)
-        detector.riding(riding.contains { $0.contains(sample.time) }, at: sample.time)
-      }
-      if let event = detector.add(sample) { events.append(event) }
-      if case .impacted(let impact) = detector.state, impacts.last != impact.at { impacts.append(impact.at) }
-    }
-    return (events, impacts)
+    var incident = Incident()
+    let events = incident.run(samples, riding: { time in riding.contains { $0.contains(time) } })
+    return (events, incident.impacts)
   }
 
   /// The whole recordings as they are: every crash is taken as an impact, but the scooter was
@@ -240,8 +311,7 @@ struct RecordedCrashTests {
   /// with dozens of jolts beyond the threshold: no false alarm.
   @Test func crashesRightedAtOnceAndTheJoltsOfRidingGiveNoAlarm() throws {
     for recording in try Self.recordings() {
-      var detector = IncidentDetector()
-      let (events, impacts) = Self.run(recording.samples, riding: recording.riding, detector: &detector)
+      let (events, impacts) = Self.run(recording.samples, riding: recording.riding)
       #expect(events.isEmpty, "\(recording.name): \(events)")
       for crash in recording.crashes {
         #expect(impacts.contains { abs($0 - crash.impact) < 0.1 }, "\(recording.name): the crash at \(crash.impact) s")
@@ -263,8 +333,7 @@ struct RecordedCrashTests {
           samples += still.map { MotionSample(time: $0.time + shift, acceleration: $0.acceleration) }
           shift += crash.still.upperBound - crash.still.lowerBound
         }
-        var detector = IncidentDetector()
-        let (events, _) = Self.run(samples, riding: recording.riding, detector: &detector)
+        let (events, _) = Self.run(samples, riding: recording.riding)
         let label = "\(recording.name), the crash at \(crash.impact) s"
         guard events.count == 1, case .suspected(let impactAt, let peak, let tilt, let at) = events[0] else {
           Issue.record("\(label): \(events)")

@@ -35,15 +35,26 @@ public struct IncidentSettings: Sendable, Hashable, Codable {
   }
 }
 
-/// What the incident detector found (`SessionEvent.Kind.incidentSuspected` and the rest).
-public enum IncidentEvent: Sendable, Hashable, Codable {
-  /// An impact at `impactAt` (its peak, m/s²), then the board still and turned by `tilt`
-  /// degrees since `stillSince`: the alarm sounds and the countdown runs.
-  case suspected(impactAt: Double, peak: Double, tilt: Double, at: Double)
-  /// The rider said all is well (a button, the phone page) before the countdown ran out.
-  case cancelled(at: Double)
-  /// The countdown ran out.
-  case confirmed(at: Double)
+/// A fall the detector saw: an impact, then the board still and lying turned from the way it
+/// rode. Times are the detector's own clock (the sensor's timestamps); `sinceImpact` is what
+/// carries across to another clock.
+public struct Fall: Sendable, Hashable, Codable {
+  /// When the impact was (its hardest jolt), and its peak, m/s².
+  public var impactAt: Double
+  public var peak: Double
+  /// Degrees the board's down turned between riding and lying still.
+  public var tilt: Double
+  /// When the stillness had lasted `IncidentSettings.stillFor`.
+  public var at: Double
+
+  public init(impactAt: Double, peak: Double, tilt: Double, at: Double) {
+    self.impactAt = impactAt
+    self.peak = peak
+    self.tilt = tilt
+    self.at = at
+  }
+
+  public var sinceImpact: Double { at - impactAt }
 }
 
 /// An impact the detector is following: jolts beyond `IncidentSettings.impact` one after the
@@ -91,19 +102,16 @@ public struct Impact: Sendable, Hashable {
   }
 }
 
-/// Incident detection from the inertial sensor, as a value: fed every sample, the riding state
-/// and the passing of time (monotonic seconds, given by the caller; it reads no clock), it
-/// returns what it found. A jolt beyond `impact` while riding, then (within `settleWithin` of
-/// the last such jolt) the board still and lying on another side than it rode on for `stillFor`,
-/// is suspected; `countdown` later, unless cancelled, confirmed. Constant memory: a filter and
-/// the state.
-public struct IncidentDetector: Sendable, Hashable {
+/// Falls from the inertial sensor, as a value: fed every sample (monotonic seconds in its
+/// `time`; it reads no clock), it returns a fall when a jolt beyond `impact` is followed, within
+/// `settleWithin` of the last such jolt, by the board still and lying on another side than it
+/// rode on for `stillFor`. Whether the session was riding, the countdown and the rider's
+/// answer are `IncidentAlarm`'s (the engine's): this runs on the sensor's thread, at its rate.
+/// Constant memory: a filter and the state.
+public struct FallDetector: Sendable, Hashable {
   public enum State: Sendable, Hashable {
     case watching
     case impacted(Impact)
-    case suspected(at: Double)
-    /// Confirmed: stays so until cancelled, so the alarm is the rider's to stop.
-    case confirmed(at: Double)
   }
 
   public var settings: IncidentSettings
@@ -111,35 +119,19 @@ public struct IncidentDetector: Sendable, Hashable {
   /// The board's down as it rides: acceleration low-passed over 2 s, which a jolt's fraction
   /// of a second barely moves.
   private var down = VectorLowPass(seconds: 2)
-  private var lastRiding: Double?
 
   public init(settings: IncidentSettings = IncidentSettings()) {
     self.settings = settings
   }
 
-  /// Whether the session is riding at `time` (running and moving): the engine says so on
-  /// every recorded second.
-  public mutating func riding(_ riding: Bool, at time: Double) {
-    if riding { lastRiding = time }
-  }
-
-  /// When the caller must advance the detector even with no sample (a sensor gone quiet):
-  /// the countdown's end.
-  public var deadline: Double? {
-    if case .suspected(let at) = state { return at + settings.countdown }
-    return nil
-  }
-
-  public mutating func add(_ sample: MotionSample) -> IncidentEvent? {
+  public mutating func add(_ sample: MotionSample) -> Fall? {
     let acceleration = sample.acceleration
     let magnitude = acceleration.magnitude
     guard magnitude.isFinite else { return nil }
     let now = sample.time
-    if let event = advance(to: now) { return event }
     switch state {
     case .watching:
-      let armed = lastRiding.map { now - $0 <= settings.ridingWithin } ?? false
-      if armed, magnitude > settings.impact {
+      if magnitude > settings.impact {
         state = .impacted(Impact(at: now, peak: magnitude, before: down.value ?? acceleration))
       } else {
         down.add(acceleration, at: now)
@@ -169,33 +161,10 @@ public struct IncidentDetector: Sendable, Hashable {
       let tilt = impact.before.degrees(to: after)
       down = VectorLowPass(seconds: 2)
       down.add(after, at: now)
-      guard tilt >= settings.tilt else {
-        // Stopped upright after the jolt.
-        state = .watching
-        return nil
-      }
-      state = .suspected(at: now)
-      return .suspected(impactAt: impact.at, peak: impact.peak, tilt: tilt, at: now)
-    case .suspected, .confirmed:
-      return nil
-    }
-  }
-
-  /// Lets time pass: the countdown's end confirms.
-  public mutating func advance(to now: Double) -> IncidentEvent? {
-    guard case .suspected(let at) = state, now >= at + settings.countdown else { return nil }
-    state = .confirmed(at: now)
-    return .confirmed(at: now)
-  }
-
-  /// The rider is fine (a button, the phone page): a suspected or confirmed incident ends.
-  public mutating func cancel(at now: Double) -> IncidentEvent? {
-    switch state {
-    case .suspected, .confirmed:
       state = .watching
-      return .cancelled(at: now)
-    case .watching, .impacted:
-      return nil
+      // Stopped upright after the jolt: no fall.
+      guard tilt >= settings.tilt else { return nil }
+      return Fall(impactAt: impact.at, peak: impact.peak, tilt: tilt, at: now)
     }
   }
 
