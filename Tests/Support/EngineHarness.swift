@@ -48,7 +48,7 @@ public struct EngineHarness {
     precondition(engine.needsTick == (session?.state == .running), "engine.needsTick disagrees with its session")
     let deadlines = [
       session?.countdownDeadline, engine.fixMonitor.deadline, engine.watch.deadline, engine.damageIndicatedUntil,
-      engine.sentIndicatedUntil, engine.battery.deadline,
+      engine.sentIndicatedUntil, engine.battery.deadline, engine.incident.deadline,
     ]
     .compactMap { $0 }
     precondition(

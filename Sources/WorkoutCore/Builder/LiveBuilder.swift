@@ -180,6 +180,10 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     case .battery:
       // The board's power, not the ride's: the engine's battery watch takes it.
       break
+    case .motion:
+      // Kept by the engine beside the session, not in its checkpoint: a second stale after a
+      // restart (`SessionEngine.motion`).
+      break
     }
   }
 
@@ -267,8 +271,14 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     fresh(latest.humidity, at: latest.humidityAt, now: now, within: freshness.sensor)
   }
 
-  /// Records one second: a point with every fresh reading, counted into the statistics.
-  public mutating func recordPoint(at now: Moment) -> TrackPoint {
+  /// Records one second: a point with every fresh reading, counted into the statistics, and
+  /// the inertial sensor's `motion` when it is fresh. On foot
+  /// (`cadenceFromSteps`), with no cadence from a sensor, the inertial sensor's step cadence
+  /// is the point's, as strides (one foot's steps) a minute: FIT's running cadence (its
+  /// profile's `record.cadence`, "rpm", is strides for running) and TCX's `RunCadence`.
+  public mutating func recordPoint(
+    at now: Moment, motion: MotionSecond? = nil, cadenceFromSteps: Bool = false
+  ) -> TrackPoint {
     var point = TrackPoint(
       sequence: pointCount, moment: now, elapsed: totals.elapsed, timer: totals.timer,
       distance: totals.distance)
@@ -291,6 +301,11 @@ public struct LiveBuilder: Sendable, Hashable, Codable {
     point.temperature = fresh(
       latest.temperature, at: latest.temperatureAt, now: now, within: freshness.sensor * 12)
     point.humidity = currentHumidity(at: now)
+    if let motion {
+      point.vibration = motion.vibration
+      point.peakAcceleration = motion.peak
+      if cadenceFromSteps, point.cadence == nil, let steps = motion.stepCadence { point.cadence = steps / 2 }
+    }
     if let speed = point.statisticsSpeed { addSample(speed, to: \.speed) }
     if let bpm = point.heartRate { addSample(Double(bpm), to: \.heartRate) }
     if let rpm = point.cadence { addSample(rpm, to: \.cadence) }

@@ -70,6 +70,10 @@ public struct TrackPoint: Sendable, Hashable, Codable {
   public var temperature: Double?
   /// Relative humidity, %RH (BME280).
   public var humidity: Double?
+  /// The road's feel through the board this second (the inertial sensor): the vibration, RMS
+  /// m/s² about the second's slow mean, and the peak acceleration, m/s² (gravity in it).
+  public var vibration: Double?
+  public var peakAcceleration: Double?
   /// 2 or 3 when the position came from a fix of that dimension.
   public var fixDimension: Int?
   public var horizontalError: Double?

@@ -35,6 +35,9 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   public var autoLap: AutoLap? = nil
   /// When a low battery warns and when it ends the ride.
   public var battery = BatterySettings()
+  /// When a fall while riding sounds the incident alarm (`[imu]`); nil: never (no inertial
+  /// sensor, or `incident = false`).
+  public var incident: IncidentSettings? = nil
 
   public init(
     activity: ActivityType = .cycling, countdown: Double = 3,
@@ -103,6 +106,9 @@ public struct EngineStatus: Sendable, Hashable, Codable {
   public var unreadable: UnreadableRows?
   /// The board's battery; nil when no gauge has reported ("no battery information").
   public var battery: BatteryStatus?
+  /// The incident alarm while it is on (a fall while riding): the phone page's full-screen
+  /// alert and its countdown.
+  public var incident: IncidentStatus?
 
   public struct ZoneStatus: Sendable, Hashable, Codable {
     public var quantity: ZoneQuantity
@@ -121,7 +127,7 @@ public struct EngineStatus: Sendable, Hashable, Codable {
     case maxSpeed, pace, heartRate, averageHeartRate, maxHeartRate, lap, points, lastPoint, ascent, descent
     case altitude, gps, gpsDetail, indicator, pressure, seaLevelPressure, seaLevelSource, humidity
     case zones, averagePower, normalizedPower, intensityFactor, targetZones
-    case activityNumber, activityTimer, activityDistance, unreadable, battery
+    case activityNumber, activityTimer, activityDistance, unreadable, battery, incident
     case sessionID = "sessionId"
   }
 }

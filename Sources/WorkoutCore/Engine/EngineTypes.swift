@@ -27,6 +27,12 @@ public enum EngineInput: Sendable, Hashable {
   /// A deadline the engine asked for (`scheduleWakeup`) has come.
   case wakeup
   case reading(SensorReading)
+  /// The inertial sensor's detector saw a fall (an impact, then stillness on another side):
+  /// an incident if the session was riding (`IncidentAlarm`).
+  case fall(Fall)
+  /// The rider says all is well (the phone page's "I'm fine", `workoutctl fine`): an incident's
+  /// alarm ends. Any button press says so too.
+  case riderIsFine(RequestSource)
   case request(SessionRequest, RequestSource)
   /// A button gesture; what it asks for depends on the state (`ButtonEvent.request(in:)`).
   case button(ButtonEvent, RequestSource)
@@ -185,6 +191,13 @@ public struct SessionEvent: Sendable, Hashable, Codable {
     case batteryCountdownCancelled
     /// The level rose back above the low level (`value`): the warnings are over.
     case batteryRecovered
+    /// A fall while riding (`value`: the impact's peak, g; `detail`: the impact and the tilt):
+    /// the alarm sounds and the countdown runs for the rider to say all is well.
+    case incidentSuspected
+    /// The rider said all is well (`cause`: the button or the page) and the alarm stopped.
+    case incidentCancelled
+    /// The countdown ran out with no answer: the alarm goes on until the rider answers.
+    case incidentConfirmed
   }
 
   public var kind: Kind

@@ -30,6 +30,9 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
   /// short one every two seconds, whatever the state, until a charger (or a fuller battery)
   /// ends the warning.
   case lowBattery
+  /// A fall while riding: the incident alarm is on, until the rider says all is well (any
+  /// button, or "I'm fine" on the phone). Bright fast flashes, above everything else.
+  case incident
 
   /// One period as alternating durations in seconds, starting with the LED on; empty is always
   /// off, a single element is always on.
@@ -46,6 +49,7 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
     case .sent: [1.5, 0.5]
     case .fault: [0.1, 0.1, 0.1, 0.1, 0.1, 1.5]
     case .lowBattery: [0.6, 0.2, 0.1, 1.1]
+    case .incident: [0.15, 0.1]
     }
   }
 
@@ -84,8 +88,9 @@ public enum IndicatorPattern: String, Sendable, Hashable, Codable, CaseIterable 
   /// low battery shows in every state but saving: the rider must know before it runs out.
   public static func choose(
     state: SessionState, gps: GPSCondition, fault: Bool, copying: Bool = false, offTarget: Bool = false,
-    lowBattery: Bool = false, sent: Bool = false
+    lowBattery: Bool = false, sent: Bool = false, incident: Bool = false
   ) -> IndicatorPattern {
+    if incident { return .incident }
     if fault { return .fault }
     if state == .stopped { return .saving }
     if lowBattery { return .lowBattery }
@@ -136,6 +141,9 @@ public enum ChirpPattern: String, Sendable, Hashable, Codable, CaseIterable {
   /// A long beep, then two short ones: the battery is low, or critical (the ride is about to be
   /// saved and ended).
   case lowBattery
+  /// Four long beeps: the incident alarm (a fall while riding), again every few seconds until
+  /// the rider answers.
+  case incident
 
   /// Alternating durations in seconds, beep first; played once.
   public var timing: [Double] {
@@ -146,6 +154,7 @@ public enum ChirpPattern: String, Sendable, Hashable, Codable, CaseIterable {
     case .alarm: [0.06, 0.06, 0.06, 0.06, 0.06]
     case .offTarget: [0.3, 0.15, 0.3]
     case .lowBattery: [0.5, 0.15, 0.08, 0.12, 0.08]
+    case .incident: [0.4, 0.1, 0.4, 0.1, 0.4, 0.1, 0.4]
     }
   }
 

@@ -37,6 +37,12 @@ public struct SessionEngine: Sendable {
   /// The battery's level, drain and warnings (`BatteryWatch`); at its countdown's end the
   /// system stops the ride (`SessionEngineBattery.swift`).
   public internal(set) var battery: BatteryWatch
+  /// The incident alarm: a fall while riding, its countdown and the rider's answer
+  /// (`SessionEngineIncident.swift`).
+  public internal(set) var incident: IncidentAlarm
+  /// The inertial sensor's last second and when it came: beside the session, not in its
+  /// checkpoint, as it is stale a moment after a restart.
+  public internal(set) var motion: (second: MotionSecond, at: Double)?
   /// Devices that are absent, lost, failing or unstable (or a GPS whose fixes are refused):
   /// with a store that refuses writes, what makes the LED show a fault.
   public var faultyDevices: Set<DeviceKind> { watch.faultyDevices }
@@ -55,7 +61,7 @@ public struct SessionEngine: Sendable {
   /// The workout's zones, targets, activities and laps, and what is set for the next workout.
   public internal(set) var workoutPlan: WorkoutPlan
   /// What resuming the session found unreadable (status shows it while the session is current).
-  private var unreadableAtResume: (sessionID: Int64, rows: UnreadableRows)?
+  private(set) var unreadableAtResume: (sessionID: Int64, rows: UnreadableRows)?
   /// Until when (monotonic) the LED shows that damage with the fault pattern
   /// (`damagedRecordIndication`); nil once it has been shown, or the session is no longer current.
   public private(set) var damageIndicatedUntil: Double?
@@ -87,6 +93,7 @@ public struct SessionEngine: Sendable {
     fixMonitor = FixMonitor(settings: FixMonitorSettings(lostAfter: settings.fixLostAfter))
     watch = DeviceWatch(settings: settings.deviceWatch)
     battery = BatteryWatch(settings: settings.battery)
+    incident = IncidentAlarm(settings: settings.incident ?? IncidentSettings())
     workoutPlan = WorkoutPlan(settings: settings)
     gpsClock = settings.gpsClock.map { GPSClock(settings: $0) }
   }
@@ -175,81 +182,6 @@ public struct SessionEngine: Sendable {
   /// The state riders and the LED see.
   public var state: SessionState { sessionState ?? .notStarted }
 
-  public func status(at now: Moment) -> EngineStatus {
-    guard let session else {
-      var status = EngineStatus(
-        state: .notStarted, pausedBySystem: false, elapsed: 0, timer: 0, distance: 0, points: 0, gps: gps,
-        gpsDetail: watch.gpsDetail(gps, now: now.monotonic), indicator: indicator)
-      status.battery = batteryStatus(at: now)
-      return status
-    }
-    // Timer and elapsed as of now: the engine has no tick while paused or idle.
-    var builder = session.builder
-    builder.advance(to: now, in: session.state)
-    let live = session.state == .running || session.state == .paused
-    let speed = live ? builder.currentSpeed(at: now) : nil
-    var pace: Double?
-    if session.activity.showsPace { pace = GPSTrack.pace(forSpeed: speed) }
-    var status = EngineStatus(
-      state: session.state, sessionID: session.id, activity: session.currentActivity ?? session.activity,
-      pausedBySystem: session.machine.pausedBySystem,
-      countdownRemaining: session.countdownDeadline.map { max(0, $0 - now.monotonic) },
-      elapsed: builder.totals.elapsed, timer: builder.totals.timer,
-      distance: builder.totals.distance, speed: speed, averageSpeed: builder.totals.averageSpeed,
-      maxSpeed: builder.totals.maxSpeed, pace: pace,
-      heartRate: live ? builder.currentHeartRate(at: now) : nil,
-      averageHeartRate: builder.totals.heartRate.mean, maxHeartRate: builder.totals.heartRate.maximum,
-      lap: live ? builder.lapNumber : nil, points: builder.pointCount,
-      lastPoint: lastPoint)
-    // The speed shown while running is the one the next point records (a fix after the last
-    // point): the maximum shown counts it already, so speed never reads above the maximum.
-    if session.state == .running, let speed, speed > status.maxSpeed ?? -.infinity { status.maxSpeed = speed }
-    status.ascent = builder.totals.ascent
-    status.descent = builder.totals.descent
-    status.altitude =
-      builder.elevation.source(at: now.monotonic) == .barometer
-      ? builder.elevation.barometricAltitude : builder.latest.fix?.altitude
-    status.gps = gps
-    status.gpsDetail = watch.gpsDetail(gps, now: now.monotonic)
-    status.indicator = indicator
-    if builder.elevation.source(at: now.monotonic) == .barometer {
-      status.pressure = builder.elevation.pressure
-      status.seaLevelPressure = builder.elevation.calibrator.seaLevelPressure
-      status.seaLevelSource =
-        switch builder.elevation.calibrator.source {
-        case .standard: "standard"
-        case .configured: "configured"
-        case .gps: "gps"
-        }
-    }
-    status.humidity = builder.currentHumidity(at: now)
-    if live, var trackers = builder.zoneTrackers {
-      status.zones = trackers.indices.map { index in
-        trackers[index].count(to: builder.totals.timer)
-        let tracker = trackers[index]
-        var zone = EngineStatus.ZoneStatus(
-          quantity: tracker.configuration.quantity, zone: tracker.zone.map { $0 + 1 },
-          zoneCount: tracker.configuration.zones.count, seconds: tracker.workout.seconds)
-        if session.activityNumber != nil { zone.activitySeconds = tracker.activity.seconds }
-        return zone
-      }
-    }
-    status.averagePower = builder.metrics?.averagePower(settings.powerAveraging)
-    status.targetZones = session.targetZones
-    if let number = session.activityNumber {
-      status.activityNumber = number
-      if let start = session.activityStart {
-        status.activityTimer = builder.totals.timer - start.timer
-        status.activityDistance = builder.totals.distance - start.distance
-      }
-    }
-    status.normalizedPower = builder.metrics?.normalizedPower
-    status.intensityFactor = settings.ftp.flatMap { builder.metrics?.intensityFactor(ftp: $0) }
-    if let found = unreadableAtResume, found.sessionID == session.id { status.unreadable = found.rows }
-    status.battery = batteryStatus(at: now)
-    return status
-  }
-
   /// Handles one input at `now` and returns the effects for the runtime to carry out.
   public mutating func handle(_ input: EngineInput, at now: Moment) -> EngineStep {
     var step = EngineStep()
@@ -265,7 +197,11 @@ public struct SessionEngine: Sendable {
     case .tick:
       noteFixChanges(fixMonitor.advance(to: now.monotonic).map { [$0] } ?? [], at: now, into: &step)
       changed = fireDueCountdown(at: now, into: &step)
-      if session?.state == .running, let id = session?.id, let point = session?.builder.recordPoint(at: now) {
+      if session?.state == .running { noteRiding(at: now) }
+      let (motion, cadenceFromSteps) = (currentMotion(at: now), countsSteps)
+      if session?.state == .running, let id = session?.id,
+        let point = session?.builder.recordPoint(at: now, motion: motion, cadenceFromSteps: cadenceFromSteps)
+      {
         lastPoint = point
         step.commands.append(.recordPoint(sessionID: id, point))
         if let intervals = session?.builder.takeRRIntervals() {
@@ -287,6 +223,12 @@ public struct SessionEngine: Sendable {
       changed = fireDueCountdown(at: now, into: &step)
     case .reading(.battery(let reading)):
       changed = observeBattery(reading, at: now, into: &step)
+    case .reading(.motion(let second)):
+      motion = (second, now.monotonic)
+    case .fall(let fall):
+      noteIncident(incident.fall(fall, at: now.monotonic), at: now, into: &step)
+    case .riderIsFine(let source):
+      riderIsFine(from: source, at: now, into: &step)
     case .reading(let reading):
       changed = observe(reading, at: now, into: &step)
       if case .gps(let fix) = reading, gpsClock != nil {
@@ -294,6 +236,9 @@ public struct SessionEngine: Sendable {
       }
     case .request(let request, let source):
       changed = handleRequest(request, from: source, at: now, into: &step)
+    case .button(_, let source) where incident.isOn:
+      // Any press answers the alarm, and does nothing else.
+      riderIsFine(from: source, at: now, into: &step)
     case .button(let event, let source):
       if event.button == .lap, event.gesture == .longPress, settings.activityPlan.count > 1,
         state == .running || state == .paused
@@ -322,6 +267,7 @@ public struct SessionEngine: Sendable {
       if status.device == .gps || status.device == .gpsReceiver { gpsPresent = true }
       if status.condition == .lost || status.condition == .absent {
         session?.builder.forgetReadings(of: status.device)
+        if status.device == .imu { motion = nil }
       }
       note(watch.deviceReported(status, at: now.monotonic), at: now, into: &step)
     case .deviceRemoved(let device):
@@ -343,6 +289,7 @@ public struct SessionEngine: Sendable {
       }
     }
     if noteBattery(battery.advance(to: now.monotonic), at: now, into: &step) { changed = true }
+    if incident.isOn { advanceIncident(at: now, into: &step) }
     if changed, let session {
       step.commands.append(.saveSnapshot(session))
       pointsAtCheckpoint = session.builder.pointCount
@@ -363,7 +310,7 @@ public struct SessionEngine: Sendable {
     let pattern = IndicatorPattern.choose(
       state: state, gps: gps, fault: storageFailing || watch.hasFault || damageIndicatedUntil != nil,
       copying: stickCopies.isCopying, offTarget: session?.targetZones?.contains { $0.outside == true } ?? false,
-      lowBattery: battery.alert != .normal, sent: sentIndicatedUntil != nil)
+      lowBattery: battery.alert != .normal, sent: sentIndicatedUntil != nil, incident: incident.isOn)
     guard pattern != indicator else { return }
     if pattern == .fault { commands.append(.chirp(.alarm)) }
     indicator = pattern
@@ -380,7 +327,7 @@ public struct SessionEngine: Sendable {
       earliest(
         earliest(
           earliest(earliest(earliest(countdownDeadline, fixMonitor.deadline), watch.deadline), damageIndicatedUntil),
-          sentIndicatedUntil), battery.countdownDeadline)
+          sentIndicatedUntil), earliest(battery.countdownDeadline, incident.deadline))
     }
   }
 

@@ -68,6 +68,9 @@ public enum SensorReading: Sendable, Hashable {
   case barometer(pressure: Double, temperature: Double?, humidity: Double? = nil)
   /// What the board's battery gauge says (the kernel's power_supply class).
   case battery(BatteryReading)
+  /// What the inertial sensor felt over one second: the road's vibration and peak, and the
+  /// step cadence while steps come.
+  case motion(MotionSecond)
 }
 
 /// One reading of a battery's fuel gauge through the kernel's power_supply class
@@ -146,6 +149,9 @@ public enum DeviceKind: String, Sendable, Hashable, Codable, CaseIterable {
   /// The uploader (`[upload]`): failing when it cannot send at all (its secrets unreadable, a
   /// platform refusing the key); the network being down is not a fault, only a wait.
   case uploads
+  /// The inertial sensor (`[imu]`): an accelerometer, with a gyroscope, through the kernel's
+  /// IIO subsystem.
+  case imu
 }
 
 extension DeviceKind {
@@ -176,6 +182,7 @@ extension DeviceKind {
     case .powerSupply: 14
     case .antStick: 15
     case .uploads: 16
+    case .imu: 17
     }
   }
 

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+import WorkoutTestSupport
+
+@testable import WorkoutCore
+
+@Suite("The incident alarm in the engine")
+struct IncidentEngineTests {
+  /// A fall whose impact was `ago` seconds before it is reported.
+  func fall(impactAgo ago: Double = 11) -> EngineInput {
+    .fall(Fall(impactAt: 500, peak: 6 * MotionSample.gravity, tilt: 88, at: 500 + ago))
+  }
+
+  func events(_ h: EngineHarness, _ kind: SessionEvent.Kind) -> [SessionEvent] {
+    h.commands.compactMap {
+      if case .recordEvent(_, let event) = $0, event.kind == kind { return event }
+      return nil
+    }
+  }
+
+  func riding(activity: ActivityType = .cycling) -> (EngineHarness, GeoPoint) {
+    var settings = EngineSettings(activity: activity, countdown: 0, autoPause: .some(nil))
+    settings.incident = IncidentSettings()
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+    h.ride(seconds: 30, speed: 6, from: &position)
+    return (h, position)
+  }
+
+  @Test("a fall while riding: event, alarm, LED and status; a button answers it and does nothing else")
+  func aFallWhileRidingSoundsTheAlarmAndAButtonAnswers() throws {
+    var (h, position) = riding()
+    // The crash: the board reports the fall 11 s after the impact; the GPS says it stopped.
+    h.ride(seconds: 11, speed: 0, from: &position)
+    h.send(fall())
+    let suspected = try #require(events(h, .incidentSuspected).first)
+    #expect(suspected.value == 6)
+    #expect(suspected.detail?.contains("6.0 g") == true)
+    #expect(h.commands.last { if case .chirp = $0 { true } else { false } } == .chirp(.incident))
+    #expect(h.engine.indicator == .incident)
+    let status = try #require(h.engine.status(at: h.now).incident)
+    #expect(status.phase == .suspected)
+    #expect(status.remaining == 30)
+    #expect(h.engine.nextDeadline == h.now.monotonic + IncidentAlarm.soundEvery)
+
+    // The alarm again every 5 s (the ride's ticks and wakeups both advance it).
+    let chirpsBefore = h.commands.filter { $0 == .chirp(.incident) }.count
+    h.advance(by: 5)
+    h.send(.wakeup)
+    #expect(h.commands.filter { $0 == .chirp(.incident) }.count == chirpsBefore + 1)
+
+    // Lap is pressed: it answers the alarm, and marks no lap.
+    let laps = h.laps.count
+    h.send(.button(ButtonEvent(button: .lap, gesture: .shortPress, time: 0, heldFor: 0.1), .gpio))
+    #expect(h.laps.count == laps)
+    #expect(h.engine.state == .running)
+    let cancelled = try #require(events(h, .incidentCancelled).first)
+    #expect(cancelled.cause == "gpio")
+    #expect(h.engine.status(at: h.now).incident == nil)
+    #expect(h.engine.indicator == .running)
+    h.send(.button(ButtonEvent(button: .lap, gesture: .shortPress, time: 0, heldFor: 0.1), .gpio))
+    #expect(h.laps.count == laps + 1, "the next press is a lap again")
+  }
+
+  @Test("no answer: confirmed at the countdown's end, the alarm going on; the phone's I'm fine ends it")
+  func noAnswerConfirms() throws {
+    var (h, position) = riding()
+    h.ride(seconds: 11, speed: 0, from: &position)
+    h.send(fall())
+    for _ in 0..<6 {
+      h.advance(by: 5)
+      h.send(.wakeup)
+    }
+    #expect(events(h, .incidentConfirmed).count == 1)
+    #expect(h.engine.status(at: h.now).incident?.phase == .confirmed)
+    #expect(h.engine.indicator == .incident)
+    h.send(.riderIsFine(.control))
+    #expect(events(h, .incidentCancelled).first?.cause == "control")
+    #expect(!h.engine.incident.isOn)
+  }
+
+  @Test("a fall at a stop, or with no [imu] incident settings, is no incident")
+  func noIncidentUnlessRiding() {
+    var (h, position) = riding()
+    h.ride(seconds: 20, speed: 0, from: &position)  // stopped
+    h.send(fall())
+    #expect(events(h, .incidentSuspected).isEmpty)
+    #expect(!h.engine.incident.isOn)
+
+    var settings = EngineSettings(activity: .cycling, countdown: 0, autoPause: .some(nil))
+    settings.incident = nil
+    var off = EngineHarness(settings: settings)
+    _ = off.press(.start)
+    off.finishCountdown()
+    off.ride(seconds: 30, speed: 6, from: &position)
+    off.send(fall(impactAgo: 0))
+    #expect(events(off, .incidentSuspected).isEmpty)
+  }
+
+  @Test("each point carries the road's feel; on foot the steps give the cadence, as strides a minute")
+  func pointsCarryTheMotion() throws {
+    var (h, position) = riding(activity: .running)
+    h.send(.reading(.motion(MotionSecond(vibration: 1.25, peak: 14, stepCadence: 172))))
+    h.ride(seconds: 1, speed: 3, from: &position)
+    let point = try #require(h.points.last)
+    #expect(point.vibration == 1.25)
+    #expect(point.peakAcceleration == 14)
+    #expect(point.cadence == 86)
+    // A sensor's cadence wins; riding a bike, steps are no cadence.
+    h.send(.reading(.cadence(rpm: 90)))
+    h.send(.reading(.motion(MotionSecond(vibration: 1, peak: 12, stepCadence: 172))))
+    h.ride(seconds: 1, speed: 3, from: &position)
+    #expect(h.points.last?.cadence == 90)
+    var (bike, at) = riding()
+    bike.send(.reading(.motion(MotionSecond(vibration: 1, peak: 12, stepCadence: 172))))
+    bike.ride(seconds: 1, speed: 6, from: &at)
+    #expect(bike.points.last?.cadence == nil)
+    #expect(bike.points.last?.vibration == 1)
+    // Gone stale (the sensor lost): no value.
+    bike.ride(seconds: 3, speed: 6, from: &at)
+    #expect(bike.points.last?.vibration == nil)
+  }
+}
