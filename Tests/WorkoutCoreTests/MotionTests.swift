@@ -259,6 +259,30 @@ struct RoadFeelTests {
   }
 }
 
+struct LowPassTests {
+  /// A sample earlier than the last (an IIO timestamp repeated, a record out of order) weighs
+  /// nothing and leaves the last time where it was: the next sample's weight is the time since
+  /// the latest, not since the stray one.
+  @Test func aSampleFromBeforeTheLastWeighsNothingAndTimeDoesNotGoBack() {
+    let step = 1 - exp(-1.0)
+    var filter = LowPass(seconds: 1)
+    #expect(filter.add(0, at: 10) == 0)
+    #expect(abs(filter.add(10, at: 11) - 10 * step) < 1e-12)
+    #expect(abs(filter.add(100, at: 10.5) - 10 * step) < 1e-12, "weighed as if no time passed")
+    #expect(abs(filter.add(100, at: 11) - 10 * step) < 1e-12, "a repeated time: no weight either")
+    let expected = 10 * step + (10 - 10 * step) * step
+    #expect(abs(filter.add(10, at: 12) - expected) < 1e-12, "a second since 11, not 1.5 since 10.5")
+
+    var vector = VectorLowPass(seconds: 1)
+    vector.add(Vector3(0, 0, 0), at: 10)
+    vector.add(Vector3(10, 0, -10), at: 11)
+    vector.add(Vector3(100, 100, 100), at: 10.5)
+    vector.add(Vector3(10, 0, -10), at: 12)
+    let value = vector.value ?? .zero
+    #expect(abs(value.x - expected) < 1e-12 && value.y == 0 && abs(value.z + expected) < 1e-12, "\(value)")
+  }
+}
+
 /// The detector on recorded crashes (Tests/Fixtures/motion, see its MANIFEST.md): an e-scooter's
 /// crash tests, with riding, kerb and step jolts, and the scooter righted seconds after each.
 struct RecordedCrashTests {

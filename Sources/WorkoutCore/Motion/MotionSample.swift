@@ -49,7 +49,9 @@ public struct MotionSample: Sendable, Hashable {
 }
 
 /// An exponential low-pass filter with time constant `seconds`, for samples at an uneven
-/// pace: each sample's weight follows the time since the last one.
+/// pace: each sample's weight follows the time since the last one. A sample at or before the
+/// last one's time (an IIO timestamp repeated, a record out of order) weighs as if no time
+/// passed, and the last time stays where it was.
 public struct LowPass: Sendable, Hashable {
   public var seconds: Double
   public private(set) var value: Double?
@@ -63,7 +65,8 @@ public struct LowPass: Sendable, Hashable {
   public mutating func add(_ sample: Double, at time: Double) -> Double {
     guard let value, let lastTime, time > lastTime else {
       if self.value == nil { self.value = sample }
-      lastTime = time
+      // Never backwards: the next sample's weight is the time since the latest one.
+      lastTime = max(lastTime ?? time, time)
       return self.value ?? sample
     }
     let weight = 1 - exp(-(time - lastTime) / seconds)
