@@ -27,13 +27,14 @@ public struct IIOBufferSetup: Sendable {
   public func run(device kernelName: String) throws(IIODeviceError) -> [String] {
     let directory = devices + "/" + kernelName
     var done: [String] = []
-    let sysfs: SysfsDirectory
+    let device: IIOSysfsDevice
     do {
-      sysfs = try SysfsDirectory(directory)
+      device = try IIOSysfsDevice(directory)
     } catch {
       throw IIODeviceError("no IIO device \(kernelName) (\(directory): \(error.reason))")
     }
-    guard case .value(let name) = sysfs.attribute("name") else { throw IIODeviceError("\(kernelName) has no name") }
+    guard let name = device.name else { throw IIODeviceError("\(kernelName) has no name") }
+    let sysfs = device.attributes
     func write(_ attribute: String, _ value: String) throws(IIODeviceError) {
       do {
         try Self.put(value, at: directory + "/" + attribute)
@@ -54,21 +55,20 @@ public struct IIOBufferSetup: Sendable {
     let trigger = try self.trigger(for: kernelName, name: name, sysfs: sysfs)
     if sysfs.attribute("trigger/current_trigger") != .value(trigger) { try write("trigger/current_trigger", trigger) }
     done.append("trigger \(trigger)")
-    let elements: [String]
+    let channels: [String]
     do {
-      elements = try directoryEntries(directory + "/scan_elements")
+      channels = try device.scanChannels()
     } catch {
       throw IIODeviceError("\(name) has no buffer (\(error.reason))")
     }
     var enabled: [String] = []
-    for element in elements.sorted() where element.hasPrefix("in_") && element.hasSuffix("_en") {
-      let channel = String(element.dropFirst(3).dropLast(3))
+    for channel in channels {
       let wanted = channel.hasPrefix("accel_") || channel.hasPrefix("anglvel_") || channel == "timestamp"
-      try write("scan_elements/\(element)", wanted ? "1" : "0")
+      try write("scan_elements/in_\(channel)_en", wanted ? "1" : "0")
       if wanted { enabled.append(channel) }
     }
     guard ["accel_x", "accel_y", "accel_z"].allSatisfy(enabled.contains) else {
-      throw IIODeviceError("\(name) has no accelerometer x, y and z in its buffer (\(elements.sorted()))")
+      throw IIODeviceError("\(name) has no accelerometer x, y and z in its buffer (channels: \(channels))")
     }
     done.append("channels \(enabled.joined(separator: " "))")
     if case .value = sysfs.attribute("current_timestamp_clock") { try write("current_timestamp_clock", "monotonic") }
@@ -93,20 +93,15 @@ public struct IIOBufferSetup: Sendable {
         "\(name) has no trigger of its own, and an hrtimer trigger cannot be made at \(made): \(reason) (is iio-trig-hrtimer loaded and configfs mounted?)"
       )
     }
-    let entries = (try? directoryEntries(devices)) ?? []
-    for entry in entries where entry.hasPrefix("trigger") {
-      guard let directory = try? SysfsDirectory(devices + "/" + entry), directory.attribute("name") == .value(ours)
-      else {
-        continue
-      }
-      do {
-        try Self.put("\(rate)", at: devices + "/" + entry + "/sampling_frequency")
-      } catch {
-        throw IIODeviceError("the trigger \(ours): setting \(rate) Hz: \(error.reason)")
-      }
-      return ours
+    guard let appeared = IIOSysfsDevice.first(named: ours, in: devices, prefix: "trigger") else {
+      throw IIODeviceError("the hrtimer trigger \(ours) was made but is not among the IIO devices")
     }
-    throw IIODeviceError("the hrtimer trigger \(ours) was made but is not among the IIO devices")
+    do {
+      try Self.put("\(rate)", at: appeared.directory + "/sampling_frequency")
+    } catch {
+      throw IIODeviceError("the trigger \(ours): setting \(rate) Hz: \(error.reason)")
+    }
+    return ours
   }
 
   /// Writes a sysfs attribute: the value and a newline, in one write (sysfs takes a store

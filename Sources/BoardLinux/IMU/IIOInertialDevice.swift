@@ -25,26 +25,32 @@ struct IIOInertialDevice: Sendable {
 
   /// Reads the device at `directory`; its node is `/dev` (or `nodes`) and its directory's name.
   init(directory: String, nodes: String = "/dev") throws(IIODeviceError) {
-    self.directory = directory
-    let sysfs: SysfsDirectory
+    let device: IIOSysfsDevice
     do {
-      sysfs = try SysfsDirectory(directory)
+      device = try IIOSysfsDevice(directory)
     } catch {
       throw IIODeviceError("cannot open \(directory): \(error.reason)")
     }
-    guard case .value(let name) = sysfs.attribute("name") else { throw IIODeviceError("\(directory) has no name") }
+    try self.init(device, nodes: nodes)
+  }
+
+  /// Reads `device`, its directory opened; its node is `/dev` (or `nodes`) and its directory's name.
+  init(_ device: IIOSysfsDevice, nodes: String = "/dev") throws(IIODeviceError) {
+    let directory = device.directory
+    self.directory = directory
+    let sysfs = device.attributes
+    guard let name = device.name else { throw IIODeviceError("\(directory) has no name") }
     self.name = name
     node = nodes + "/" + (directory.split(separator: "/").last.map(String.init) ?? "")
     let elements: [String]
     do {
-      elements = try directoryEntries(directory + "/scan_elements")
+      elements = try device.scanChannels()
     } catch {
       throw IIODeviceError("\(name) has no buffer (\(directory)/scan_elements: \(error.reason))")
     }
     var channels: [IIOScanChannel] = []
-    for element in elements where element.hasPrefix("in_") && element.hasSuffix("_en") {
-      let channel = String(element.dropFirst(3).dropLast(3))
-      guard case .value("1") = sysfs.attribute("scan_elements/\(element)") else { continue }
+    for channel in elements {
+      guard case .value("1") = sysfs.attribute("scan_elements/in_\(channel)_en") else { continue }
       guard case .value(let indexText) = sysfs.attribute("scan_elements/in_\(channel)_index"),
         let index = Int(indexText), case .value(let typeText) = sysfs.attribute("scan_elements/in_\(channel)_type")
       else { throw IIODeviceError("\(name): channel \(channel) has no index or type") }
@@ -81,16 +87,24 @@ struct IIOInertialDevice: Sendable {
   {
     let entries: [String]
     do {
-      entries = try directoryEntries(devices).filter { $0.hasPrefix("iio:device") }.sorted()
+      entries = try IIOSysfsDevice.kernelNames(in: devices, prefix: "iio:device")
     } catch {
       throw IIODeviceError("no IIO devices (\(devices): \(error.reason))")
     }
     var problems: [String] = []
     for entry in entries {
       let directory = devices + "/" + entry
-      if let named, (try? SysfsDirectory(directory))?.attribute("name") != .value(named) { continue }
+      let device: IIOSysfsDevice
       do {
-        return try IIOInertialDevice(directory: directory, nodes: nodes)
+        device = try IIOSysfsDevice(directory)
+      } catch {
+        // One asked for by name is only one that can be opened and has that name.
+        if named == nil { problems.append("cannot open \(directory): \(error.reason)") }
+        continue
+      }
+      if let named, device.name != named { continue }
+      do {
+        return try IIOInertialDevice(device, nodes: nodes)
       } catch {
         problems.append(error.description)
       }
