@@ -142,6 +142,98 @@ final class IIOInertialDeviceTests {
     #expect(finished.notes.first?.contains("went away") == true, "\(finished.notes)")
   }
 
+  /// A device whose record has nothing at offset 0 of an axis: a u8 (say a temperature)
+  /// first, the accelerometer as the ADXL345 family gives it (big-endian, 12 bits shifted by
+  /// 4, the low bits not data), the gyroscope in le:s32, the timestamp: 32 bytes.
+  func mixedDevice() throws -> IIOInertialDevice {
+    let directory = devices + "/iio:device0"
+    try write(directory + "/name", "mixed")
+    for (axis, scale) in zip(["x", "y", "z"], ["0.0383", "0.0384", "0.0385"]) {
+      try write(directory + "/in_accel_\(axis)_scale", scale)
+    }
+    try write(directory + "/in_anglvel_scale", "\(Self.rotationScale)")
+    let channels = [
+      ("temp", "le:u8/8>>0"), ("accel_x", "be:s12/16>>4"), ("accel_y", "be:s12/16>>4"), ("accel_z", "be:s12/16>>4"),
+      ("anglvel_x", "le:s32/32>>0"), ("anglvel_y", "le:s32/32>>0"), ("anglvel_z", "le:s32/32>>0"),
+      ("timestamp", "le:s64/64>>0"),
+    ]
+    for (index, (channel, type)) in channels.enumerated() {
+      let elements = directory + "/scan_elements/in_\(channel)"
+      try write(elements + "_en", "1")
+      try write(elements + "_index", "\(index)")
+      try write(elements + "_type", type)
+    }
+    guard mkfifo(nodes + "/iio:device0", 0o600) == 0 else { throw SystemError.last("mkfifo") }
+    return try IIOInertialDevice.find(named: "mixed", devices: devices, nodes: nodes)
+  }
+
+  static func mixedRecord(accel: [Int16], gyro: [Int32], nanoseconds: Int64) -> [UInt8] {
+    var bytes: [UInt8] = [0xAB, 0]
+    for value in accel {
+      // 12 bits of data over 4 that are not: ones, which the shift drops.
+      withUnsafeBytes(of: (UInt16(bitPattern: value << 4) | 0xF).bigEndian) { bytes += $0 }
+    }
+    for value in gyro { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+    bytes += [0, 0, 0, 0]
+    withUnsafeBytes(of: nanoseconds.littleEndian) { bytes += $0 }
+    return bytes
+  }
+
+  /// A record's sample as it was decoded before the channels were resolved once: each looked
+  /// up by its name in the layout.
+  static func byName(_ device: IIOInertialDevice, _ record: [UInt8], readAt: Double) -> MotionSample? {
+    func axes(_ kind: String, _ scale: [Double]) -> Vector3? {
+      var values: [Double] = []
+      for (axis, factor) in zip(IIOInertialDevice.axes, scale) {
+        guard let raw = device.layout.value("\(kind)_\(axis)", in: record) else { return nil }
+        values.append(Double(raw) * factor)
+      }
+      return Vector3(values[0], values[1], values[2])
+    }
+    guard let acceleration = axes("accel", device.accelerationScale) else { return nil }
+    let time = device.layout.value("timestamp", in: record).map { Double($0) / 1e9 } ?? readAt
+    return MotionSample(
+      time: time, acceleration: acceleration, rotation: device.rotationScale.flatMap { axes("anglvel", $0) })
+  }
+
+  /// Records several to a read, one split across reads, a byte at a time: each decoded where it
+  /// lies gives the sample it gave looked up by name, whatever the reads' sizes.
+  @Test func recordsAcrossAndWithinReadsDecodeAsByName() throws {
+    let found = try mixedDevice()
+    #expect(found.layout.recordSize == 32)
+    #expect(found.layout.channels.map(\.offset) == [0, 2, 4, 6, 8, 12, 16, 24])
+    var records: [[UInt8]] = []
+    for step in 0..<7 {
+      let accel: [Int16] = [-2048 + Int16(step), 2047 - Int16(step), Int16(step) * 100 - 300]
+      let gyro: [Int32] = [-70_000 * Int32(step), 1, Int32.max - Int32(step)]
+      records.append(Self.mixedRecord(accel: accel, gyro: gyro, nanoseconds: 1_000_000_007 * Int64(step + 1)))
+    }
+    let expected = try records.map { try #require(Self.byName(found, $0, readAt: 0)) }
+    #expect(expected[0].acceleration.x == -2048 * 0.0383 && expected[0].acceleration.z == -300 * 0.0385)
+    #expect(expected[2].rotation?.x == -140_000 * Self.rotationScale && expected[6].time == 7.000000049)
+    #expect(try records.map { try #require(found.sample($0, readAt: 0)) } == expected, "a record alone")
+    let stream = Array(records.joined())
+    for chunk in [1, 5, 31, 32, 33, 64, 70, 100, stream.count] {
+      var reads = IIORecords(device: found)
+      var samples: [MotionSample] = []
+      var clockReads = 0
+      func clock() -> Double {
+        clockReads += 1
+        return 0
+      }
+      var start = 0
+      while start < stream.count {
+        let end = min(start + chunk, stream.count)
+        stream[start..<end].withUnsafeBytes { samples += reads.samples(from: $0, readAt: clock()) }
+        start = end
+      }
+      #expect(samples == expected, "reads of \(chunk) bytes")
+      // The clock is read once for each read that ends a record (the read its last byte is in).
+      let ending = Set((1...records.count).map { ($0 * 32 + chunk - 1) / chunk })
+      #expect(clockReads == ending.count, "reads of \(chunk) bytes")
+    }
+  }
+
   @Test func aStopEndsTheReaderAsleepInPoll() throws {
     try device(0, name: "bmi160", enabled: Self.everything)
     let found = try IIOInertialDevice.find(named: "bmi160", devices: devices, nodes: nodes)

@@ -56,6 +56,15 @@ struct IIOScanLayoutTests {
     #expect(layout.value("timestamp", in: record) == 1_000_000_000)
     #expect(layout.value("magn_x", in: record) == nil)
     #expect(layout.value("accel_z", in: Array(record.prefix(20))) == nil, "a short record")
+    // Looked up once, and read in place where the record lies among others.
+    let timestamp = try #require(layout.placed("timestamp"))
+    #expect(timestamp.offset == 16 && layout.placed("magn_x") == nil)
+    let records = [UInt8](repeating: 0xEE, count: 24) + record
+    records.withUnsafeBytes { bytes in
+      #expect(timestamp.channel.format.value(in: bytes, at: 24 + timestamp.offset) == 1_000_000_000)
+      #expect(s16.value(in: bytes, at: 24 + 10) == 16384)
+      #expect(s16.value(in: bytes, at: 24 + 0) == -2)
+    }
   }
 
   /// An element longer than the one before it is aligned to its own length, and the record to

@@ -22,9 +22,8 @@ struct IIOBufferReader {
       throw IIODeviceError("cannot open \(device.node): \(error.reason)")
     }
     defer { try? node.close() }
-    let size = device.layout.recordSize
-    var pending: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: size * Self.batch)
+    var records = IIORecords(device: device)
+    var buffer = [UInt8](repeating: 0, count: device.layout.recordSize * Self.batch)
     while true {
       var descriptors = [pollfd(fd: node.rawValue, events: Int16(POLLIN), revents: 0)]
       do {
@@ -45,17 +44,49 @@ struct IIOBufferReader {
         throw IIODeviceError("reading \(device.node): \(error.reason)")
       }
       guard count > 0 else { throw IIODeviceError("\(device.name) went away (\(device.node) ended)") }
-      pending += buffer[0..<count]
-      let whole = pending.count / size * size
-      guard whole > 0 else { continue }
-      let readAt = SystemClocks.monotonic()
-      var samples: [MotionSample] = []
-      samples.reserveCapacity(whole / size)
-      for start in stride(from: 0, to: whole, by: size) {
-        if let sample = device.sample(Array(pending[start..<start + size]), readAt: readAt) { samples.append(sample) }
+      let samples = buffer.withUnsafeBytes { bytes in
+        records.samples(from: UnsafeRawBufferPointer(rebasing: bytes[0..<count]), readAt: SystemClocks.monotonic())
       }
-      pending.removeFirst(whole)
-      deliver(samples)
+      if !samples.isEmpty { deliver(samples) }
     }
+  }
+}
+
+/// A device's records as its reads bring them: a read may end within a record (a pipe's may;
+/// the kernel's gives whole ones), whose start waits for the next read. The records are decoded
+/// where they lie in the read, none copied but the one a read split.
+struct IIORecords {
+  let device: IIOInertialDevice
+  /// A record's start, from the read before: never a whole record.
+  private var pending: [UInt8] = []
+
+  init(device: IIOInertialDevice) {
+    self.device = device
+    pending.reserveCapacity(device.layout.recordSize)
+  }
+
+  /// The samples of the records a read's `bytes` completes and holds, in order, stamped
+  /// `readAt` (taken only when there is one) when they have no timestamp; what is left of
+  /// `bytes` is kept for the next read.
+  mutating func samples(from bytes: UnsafeRawBufferPointer, readAt: @autoclosure () -> Double) -> [MotionSample] {
+    let size = device.layout.recordSize
+    let completing = pending.isEmpty ? 0 : min(size - pending.count, bytes.count)
+    pending += bytes[0..<completing]
+    let whole = (bytes.count - completing) / size * size
+    let count = (pending.count == size ? 1 : 0) + whole / size
+    var samples: [MotionSample] = []
+    if count > 0 {
+      let readAt = readAt()
+      samples.reserveCapacity(count)
+      if pending.count == size {
+        if let sample = device.sample(pending, readAt: readAt) { samples.append(sample) }
+        pending.removeAll(keepingCapacity: true)
+      }
+      for start in stride(from: completing, to: completing + whole, by: size) {
+        if let sample = device.sample(in: bytes, at: start, readAt: readAt) { samples.append(sample) }
+      }
+    }
+    pending += bytes[(completing + whole)...]
+    return samples
   }
 }

@@ -20,8 +20,30 @@ struct IIOInertialDevice: Sendable {
   /// m/s² per LSB of each accelerometer axis, and rad/s per LSB of each gyroscope axis.
   let accelerationScale: [Double]
   let rotationScale: [Double]?
+  /// Where the record holds each accelerometer axis, each gyroscope axis (when all three are
+  /// there) and the timestamp: resolved from `layout` once, for the records, 100 a second, to
+  /// be read without looking a channel up by its name.
+  private let accelerationSlots: [Slot]
+  private let rotationSlots: [Slot]?
+  private let timestampSlot: Slot?
 
   static let axes = ["x", "y", "z"]
+
+  /// A channel's offset in the record and its format.
+  private struct Slot: Sendable {
+    let offset: Int
+    let format: IIOScanFormat
+
+    init(_ placed: IIOScanLayout.Placed) {
+      offset = placed.offset
+      format = placed.channel.format
+    }
+
+    /// Its raw value in the record that begins at `start` of `bytes`.
+    func value(in bytes: UnsafeRawBufferPointer, record start: Int) -> Int64 {
+      format.value(in: bytes, at: start + offset)
+    }
+  }
 
   /// Reads the device at `directory`; its node is `/dev` (or `nodes`) and its directory's name.
   init(directory: String, nodes: String = "/dev") throws(IIODeviceError) {
@@ -60,12 +82,19 @@ struct IIOInertialDevice: Sendable {
         throw IIODeviceError("\(name): \(error)")
       }
     }
-    layout = IIOScanLayout(channels)
-    let enabled = Set(channels.map(\.name))
-    guard Self.axes.allSatisfy({ enabled.contains("accel_\($0)") }) else {
-      throw IIODeviceError(
-        "\(name): its buffer does not carry the accelerometer's x, y and z (set up: \(enabled.sorted()))")
+    let layout = IIOScanLayout(channels)
+    self.layout = layout
+    func slots(_ kind: String) -> [Slot]? {
+      let placed = Self.axes.compactMap { layout.placed("\(kind)_\($0)") }
+      return placed.count == Self.axes.count ? placed.map(Slot.init) : nil
     }
+    guard let accelerationSlots = slots("accel") else {
+      throw IIODeviceError(
+        "\(name): its buffer does not carry the accelerometer's x, y and z (set up: \(channels.map(\.name).sorted()))")
+    }
+    self.accelerationSlots = accelerationSlots
+    rotationSlots = slots("anglvel")
+    timestampSlot = layout.placed("timestamp").map(Slot.init)
     func scales(_ kind: String) throws(IIODeviceError) -> [Double] {
       try Self.axes.map { axis throws(IIODeviceError) in
         for attribute in ["in_\(kind)_\(axis)_scale", "in_\(kind)_scale"] {
@@ -75,7 +104,7 @@ struct IIOInertialDevice: Sendable {
       }
     }
     accelerationScale = try scales("accel")
-    rotationScale = Self.axes.allSatisfy { enabled.contains("anglvel_\($0)") } ? try scales("anglvel") : nil
+    rotationScale = rotationSlots == nil ? nil : try scales("anglvel")
   }
 
   /// The inertial devices under `devices` (/sys/bus/iio/devices): `named` (the driver's name,
@@ -115,19 +144,27 @@ struct IIOInertialDevice: Sendable {
   }
 
   /// The sample a record holds: scaled, stamped with its `timestamp` channel (nanoseconds of
-  /// the device's `current_timestamp_clock`, set to monotonic) or else `readAt`.
+  /// the device's `current_timestamp_clock`, set to monotonic) or else `readAt`; nil when the
+  /// record is short.
   func sample(_ record: [UInt8], readAt: Double) -> MotionSample? {
-    func axes(_ kind: String, _ scale: [Double]) -> Vector3? {
-      var values: [Double] = []
-      for (axis, factor) in zip(Self.axes, scale) {
-        guard let raw = layout.value("\(kind)_\(axis)", in: record) else { return nil }
-        values.append(Double(raw) * factor)
-      }
-      return Vector3(values[0], values[1], values[2])
+    record.withUnsafeBytes { sample(in: $0, at: 0, readAt: readAt) }
+  }
+
+  /// The sample of the record that begins at `start` of `bytes` (a read's records one after
+  /// another), read in place; nil when `bytes` holds less than a record from `start`.
+  func sample(in bytes: UnsafeRawBufferPointer, at start: Int, readAt: Double) -> MotionSample? {
+    guard start >= 0, bytes.count - start >= layout.recordSize else { return nil }
+    func axes(_ slots: [Slot], _ scale: [Double]) -> Vector3 {
+      Vector3(
+        Double(slots[0].value(in: bytes, record: start)) * scale[0],
+        Double(slots[1].value(in: bytes, record: start)) * scale[1],
+        Double(slots[2].value(in: bytes, record: start)) * scale[2])
     }
-    guard let acceleration = axes("accel", accelerationScale) else { return nil }
-    let time = layout.value("timestamp", in: record).map { Double($0) / 1e9 } ?? readAt
-    return MotionSample(time: time, acceleration: acceleration, rotation: rotationScale.flatMap { axes("anglvel", $0) })
+    let acceleration = axes(accelerationSlots, accelerationScale)
+    let time = timestampSlot.map { Double($0.value(in: bytes, record: start)) / 1e9 } ?? readAt
+    var rotation: Vector3?
+    if let rotationSlots, let rotationScale { rotation = axes(rotationSlots, rotationScale) }
+    return MotionSample(time: time, acceleration: acceleration, rotation: rotation)
   }
 }
 

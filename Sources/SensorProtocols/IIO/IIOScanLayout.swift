@@ -59,11 +59,17 @@ public struct IIOScanFormat: Sendable, Hashable {
   /// The value stored at `offset` (its `index`th repeat): shifted, masked to `bits`, and sign
   /// extended when signed.
   public func value(in record: [UInt8], at offset: Int, index: Int = 0) -> Int64 {
+    record.withUnsafeBytes { value(in: $0, at: offset, index: index) }
+  }
+
+  /// The value stored at `offset` of `bytes` (a record there, or records one after another:
+  /// the offset is the record's start plus its channel's), read in place.
+  public func value(in bytes: UnsafeRawBufferPointer, at offset: Int, index: Int = 0) -> Int64 {
     let start = offset + index * storageBytes
     var raw: UInt64 = 0
     for byte in 0..<storageBytes {
       let position = bigEndian ? byte : storageBytes - 1 - byte
-      raw = raw << 8 | UInt64(record[start + position])
+      raw = raw << 8 | UInt64(bytes[start + position])
     }
     raw >>= UInt64(shift)
     let mask: UInt64 = bits == 64 ? .max : (1 << UInt64(bits)) - 1
@@ -131,11 +137,15 @@ public struct IIOScanLayout: Sendable, Hashable {
     recordSize = (offset + largest - 1) / largest * largest
   }
 
+  /// Channel `name` and where it stands, nil when it is not enabled: looked up once, for its
+  /// values to be read record after record without the name.
+  public func placed(_ name: String) -> Placed? {
+    channels.first { $0.channel.name == name }
+  }
+
   /// The raw value of channel `name` in `record` (its first repeat), nil when it is not enabled.
   public func value(_ name: String, in record: [UInt8]) -> Int64? {
-    guard record.count >= recordSize, let placed = channels.first(where: { $0.channel.name == name }) else {
-      return nil
-    }
+    guard record.count >= recordSize, let placed = placed(name) else { return nil }
     return placed.channel.format.value(in: record, at: placed.offset)
   }
 }
