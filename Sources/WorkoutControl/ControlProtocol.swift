@@ -50,13 +50,16 @@ public enum ControlCommand: String, Codable, Sendable, CaseIterable {
   /// The address the rider's browser ended on after approving (`pasted`), whose code the
   /// service trades for Strava's tokens: `workoutctl upload login strava`, second step.
   case stravaLogin
+  /// The rider is fine: the incident alarm (a fall while riding) stops, as any button stops
+  /// it: `workoutctl fine`, the phone page's "I'm fine".
+  case fine
 
   /// The session request a control command stands for (nil for `status` and the sensor ones).
   public var request: SessionRequest? {
     switch self {
     case .status, .scanSensors, .addSensor, .removeSensor, .listSensors, .reportCopy, .setZones, .setTargetZone,
       .nextActivity, .pair, .listPairings, .revokePairing, .listUploads, .queueUpload,
-      .stravaLoginAddress, .stravaLogin:
+      .stravaLoginAddress, .stravaLogin, .fine:
       nil
     case .start: .start
     case .pause: .pause

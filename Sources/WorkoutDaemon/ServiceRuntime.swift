@@ -346,6 +346,8 @@ final class ServiceRuntime {
       } catch {
         return ControlReply(ok: false, state: core.engine.state, message: "target refused: \(error)")
       }
+    } else if request.command == .fine {
+      input = .riderIsFine(.control)
     } else if let sessionRequest = request.command.request {
       input = .request(sessionRequest, .control)
     } else {

@@ -64,3 +64,11 @@ struct Stop: ButtonCommand {
   static let command = ControlCommand.stop
   @OptionGroup var options: ButtonOptions
 }
+
+struct Fine: ButtonCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Say the rider is fine: the incident alarm (a fall while riding) stops.",
+    discussion: "Any button on the board does the same. Refused when no alarm is on.")
+  static let command = ControlCommand.fine
+  @OptionGroup var options: ButtonOptions
+}

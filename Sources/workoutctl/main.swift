@@ -11,7 +11,7 @@ struct Workoutctl: ParsableCommand {
     subcommands: [
       Status.self, Sessions.self, Show.self, Start.self, Pause.self, Resume.self, Lap.self, Stop.self, Sensors.self,
       Zones.self, Activity.self, Export.self, CopyExports.self, StickCheck.self, ReportCopy.self, UsbDrive.self,
-      Pair.self, Uploads.self, Upload.self,
+      Pair.self, Uploads.self, Upload.self, Fine.self,
     ])
 }
 

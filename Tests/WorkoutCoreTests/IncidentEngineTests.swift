@@ -76,7 +76,7 @@ struct IncidentEngineTests {
     #expect(events(h, .incidentConfirmed).count == 1)
     #expect(h.engine.status(at: h.now).incident?.phase == .confirmed)
     #expect(h.engine.indicator == .incident)
-    h.send(.riderIsFine(.control))
+    #expect(h.send(.riderIsFine(.control)).outcome == .accepted(.running))
     #expect(events(h, .incidentCancelled).first?.cause == "control")
     #expect(!h.engine.incident.isOn)
   }
@@ -88,6 +88,7 @@ struct IncidentEngineTests {
     h.send(fall())
     #expect(events(h, .incidentSuspected).isEmpty)
     #expect(!h.engine.incident.isOn)
+    #expect(h.send(.riderIsFine(.control)).outcome == .refused(.noIncidentAlarm, state: .running))
 
     var settings = EngineSettings(activity: .cycling, countdown: 0, autoPause: .some(nil))
     settings.incident = nil

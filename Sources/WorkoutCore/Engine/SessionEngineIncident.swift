@@ -33,9 +33,11 @@ extension SessionEngine {
   /// The rider answered (a button, the page, `workoutctl fine`).
   mutating func riderIsFine(from source: RequestSource, at now: Moment, into step: inout EngineStep) {
     guard let event = incident.cancel(at: now.monotonic) else {
+      step.outcome = .refused(.noIncidentAlarm, state: state)
       step.commands.append(.log(.info, "\(source.rawValue): no incident alarm to answer"))
       return
     }
+    step.outcome = .accepted(state)
     noteIncident(event, cause: source.rawValue, at: now, into: &step)
   }
 

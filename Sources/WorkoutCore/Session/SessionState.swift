@@ -97,6 +97,8 @@ public enum Refusal: String, Sendable, Hashable, Codable, Error, CustomStringCon
   /// The next activity is the one the workout is in, or there is none planned.
   case sameActivity
   case noNextActivity
+  /// "I'm fine" with no incident alarm on.
+  case noIncidentAlarm
 
   public var description: String {
     switch self {
@@ -114,6 +116,7 @@ public enum Refusal: String, Sendable, Hashable, Codable, Error, CustomStringCon
     case .targetBeyondZones: "the target goes beyond the workout's zones"
     case .sameActivity: "the workout is already in that activity"
     case .noNextActivity: "no next activity: name one, or list them in [session] activities"
+    case .noIncidentAlarm: "no incident alarm is on"
     }
   }
 }

@@ -229,7 +229,7 @@ extension WebRoutes {
   func control(_ request: HTTPRequest) -> HTTPResponse {
     struct Body: Decodable { var command: String }
     let allowed: [String: ControlCommand] = [
-      "start": .start, "pause": .pause, "resume": .resume, "lap": .lap, "stop": .stop,
+      "start": .start, "pause": .pause, "resume": .resume, "lap": .lap, "stop": .stop, "fine": .fine,
     ]
     guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)),
       let command = allowed[body.command]
