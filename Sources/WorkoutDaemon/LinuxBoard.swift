@@ -70,6 +70,11 @@ struct LinuxBoardDevices {
       settings.interval = configuration.barometer.interval
       devices.append(BMP280Source(settings: settings))
     }
+    if configuration.imu.enabled {
+      var settings = IMUSettings(device: configuration.imu.device)
+      settings.incident = configuration.imu.incidentSettings
+      devices.append(IMUSource(settings: settings))
+    }
     // The battery's gauge and the Pi's supply flags ([battery] supply = "none": neither, the
     // board is on a bench supply).
     if let supply = configuration.battery.supply {

@@ -66,6 +66,12 @@ struct Workoutd: ParsableCommand {
       valueName: "device"))
   var setupImu: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "Exit 0 if the configuration reads the IIO sensor (its kernel name), else 1 with why: workoutd-imu@.service's condition.",
+      valueName: "device"))
+  var imuWanted: String?
+
   mutating func run() throws {
     if let setupImu {
       do {
@@ -85,6 +91,13 @@ struct Workoutd: ParsableCommand {
     } catch {
       FileHandle.standardError.write(Data("workoutd: bad configuration:\n\(error)\n".utf8))
       throw ExitCode(ServiceExit.badConfiguration)
+    }
+    if let imuWanted {
+      if let reason = configuration.imu.leftOff(driver: IIOBufferSetup().driverName(of: imuWanted)) {
+        print("\(imuWanted): \(reason) in \(path): its buffer is left off")
+        throw ExitCode(1)
+      }
+      return
     }
     if checkConfig {
       let problems = StartupCheck.problems(configuration)

@@ -456,6 +456,40 @@ struct ConfigurationTests {
     }
   }
 
+  /// `[imu]`: off unless enabled; its incident settings reach the engine only when on; the
+  /// root unit's condition leaves a sensor the service does not read off.
+  @Test func theIMUIsOffUnlessEnabledAndItsIncidentSettingsReachTheEngine() throws {
+    let none = try DaemonConfiguration.parse("", file: "t", environment: noSystemd)
+    #expect(!none.imu.enabled && none.engineSettings.incident == nil)
+    #expect(none.imu.leftOff(driver: "bmi160") == "[imu] is not enabled")
+    let text = """
+      [imu]
+      enabled = true
+      device = "bmi160"
+      impact_g = 4
+      tilt_degrees = 60
+      still_seconds = 8
+      countdown_seconds = 45
+      """
+    let on = try DaemonConfiguration.parse(text, file: "t", environment: noSystemd)
+    let incident = try #require(on.engineSettings.incident)
+    #expect(abs(incident.impact - 4 * MotionSample.gravity) < 1e-9)
+    #expect(incident.tilt == 60 && incident.stillFor == 8 && incident.countdown == 45)
+    #expect(on.imu.leftOff(driver: "bmi160") == nil)
+    #expect(on.imu.leftOff(driver: "lsm6dso") == "[imu] device is \"bmi160\", not \"lsm6dso\"")
+    let auto = try DaemonConfiguration.parse(
+      "[imu]\nenabled = true\ndevice = \"auto\"\nincident = false\n", file: "t", environment: noSystemd)
+    #expect(auto.imu.device == nil && auto.imu.leftOff(driver: nil) == nil)
+    #expect(auto.engineSettings.incident == nil, "no alarm: incident = false")
+    for (bad, words) in [
+      ("[imu]\nimpact_g = 1\n", "[imu] impact_g must be between 2 and 16 (got 1)"),
+      ("[imu]\ndevice = \"/dev/iio:device0\"\n", "[imu] device must be an IIO driver's name"),
+      ("[imu]\nrate = 100\n", "[imu]"),
+    ] {
+      expectRefused(bad, saying: words)
+    }
+  }
+
   @Test func deviceValuesAreChecked() throws {
     #expect(throws: ConfigurationError.self) {
       try DaemonConfiguration.parse("[barometer]\naddress = 0x40\n", file: "t", environment: noSystemd)

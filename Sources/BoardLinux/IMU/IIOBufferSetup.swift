@@ -23,6 +23,11 @@ public struct IIOBufferSetup: Sendable {
 
   public init() {}
 
+  /// The driver's name of IIO device `kernelName` (`iio:device0`), nil when it has none.
+  public func driverName(of kernelName: String) -> String? {
+    (try? IIOSysfsDevice(devices + "/" + kernelName))?.name
+  }
+
   /// What was done, a line a step, for the unit's journal.
   public func run(device kernelName: String) throws(IIODeviceError) -> [String] {
     let directory = devices + "/" + kernelName

@@ -36,6 +36,7 @@ extension DaemonConfiguration {
     configuration.led.read(section("led"))
     configuration.buzzer.read(section("buzzer"))
     configuration.barometer.read(section("barometer"))
+    configuration.imu.read(section("imu"))
     configuration.battery.read(section("battery"))
     configuration.sensors.read(section("sensors"))
     let ant = section("ant")

@@ -220,6 +220,27 @@ extension DaemonConfiguration.Barometer {
   }
 }
 
+extension DaemonConfiguration.IMU {
+  /// `[imu]`
+  mutating func read(_ imu: TOMLSection) {
+    if let enabled = imu.bool("enabled") { self.enabled = enabled }
+    if let device = imu.string("device") {
+      if device == "auto" {
+        self.device = nil
+      } else if device.isEmpty || device.contains("/") {
+        imu.problem("device", "must be an IIO driver's name (bmi160, lsm6dso, ...) or \"auto\" (got \"\(device)\")")
+      } else {
+        self.device = device
+      }
+    }
+    if let incident = imu.bool("incident") { self.incident = incident }
+    if let g = imu.number("impact_g", 2...16) { incidentSettings.impact = g * MotionSample.gravity }
+    if let degrees = imu.number("tilt_degrees", 20...90) { incidentSettings.tilt = degrees }
+    if let seconds = imu.number("still_seconds", 3...60) { incidentSettings.stillFor = seconds }
+    if let seconds = imu.number("countdown_seconds", 10...600) { incidentSettings.countdown = seconds }
+  }
+}
+
 extension DaemonConfiguration.Battery {
   /// `[battery]`
   mutating func read(_ battery: TOMLSection) {

@@ -107,6 +107,27 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var seaLevelPressure: Double?
   }
 
+  /// [imu]: an accelerometer (with a gyroscope) through the kernel's IIO subsystem: the road's
+  /// feel, steps, and the incident alarm.
+  public var imu = IMU()
+
+  public struct IMU: Sendable, Equatable {
+    public var enabled = false
+    /// The IIO device's driver name; nil ("auto"): the first with an accelerometer.
+    public var device: String?
+    /// Whether a fall while riding sounds the alarm.
+    public var incident = true
+    public var incidentSettings = IncidentSettings()
+
+    /// Why the service will not read the IIO device of driver `driver`, so that root leaves
+    /// its buffer off (`workoutd-imu@.service`'s condition); nil when it will.
+    public func leftOff(driver: String?) -> String? {
+      guard enabled else { return "[imu] is not enabled" }
+      guard let device, device != driver else { return nil }
+      return "[imu] device is \"\(device)\", not \(driver.map { "\"\($0)\"" } ?? "this nameless device")"
+    }
+  }
+
   /// [battery]: the board's fuel gauge, and when a low battery warns and ends the ride.
   public var battery = Battery()
 
@@ -269,6 +290,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     settings.activityPlan = activityPlan
     settings.targetZones = targetZones
     settings.battery = battery.settings
+    if imu.enabled && imu.incident { settings.incident = imu.incidentSettings }
     return settings
   }
 }
