@@ -123,4 +123,37 @@ struct IncidentEngineTests {
     bike.ride(seconds: 3, speed: 6, from: &at)
     #expect(bike.points.last?.vibration == nil)
   }
+
+  @Test("auto-start: a started session waits, prepared, until the board has moved 3 s in a row")
+  func autoStartWaitsForMotion() throws {
+    var settings = EngineSettings(activity: .cycling, countdown: 3, autoPause: .some(nil))
+    settings.autoStart = AutoStartSettings()
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    #expect(h.engine.state == .prepared)
+    #expect(h.engine.session?.countdownDeadline == nil)
+    h.advance(by: 60)
+    h.send(.wakeup)
+    #expect(h.engine.state == .prepared, "no countdown")
+    let rolling = MotionSecond(vibration: 2, peak: 13)
+    let standing = MotionSecond(vibration: 0.3, peak: 10)
+    for second in [rolling, rolling, standing, rolling, rolling] {
+      h.advance(by: 1)
+      h.send(.reading(.motion(second)))
+    }
+    #expect(h.engine.state == .prepared, "two seconds, a stop, two more")
+    h.advance(by: 1)
+    h.send(.reading(.motion(rolling)))
+    #expect(h.engine.state == .running)
+    let start = try #require(h.transitions.last)
+    #expect(start.cause == "system" && start.detail == "autoStart")
+    // Steps start a run as well.
+    var run = EngineHarness(settings: settings)
+    _ = run.press(.start)
+    for _ in 0..<3 {
+      run.advance(by: 1)
+      run.send(.reading(.motion(MotionSecond(vibration: 0.5, peak: 15, stepCadence: 170))))
+    }
+    #expect(run.engine.state == .running)
+  }
 }

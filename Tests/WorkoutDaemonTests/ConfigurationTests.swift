@@ -470,11 +470,14 @@ struct ConfigurationTests {
       tilt_degrees = 60
       still_seconds = 8
       countdown_seconds = 45
+      auto_start = true
       """
     let on = try DaemonConfiguration.parse(text, file: "t", environment: noSystemd)
     let incident = try #require(on.engineSettings.incident)
     #expect(abs(incident.impact - 4 * MotionSample.gravity) < 1e-9)
     #expect(incident.tilt == 60 && incident.stillFor == 8 && incident.countdown == 45)
+    #expect(on.engineSettings.autoStart == AutoStartSettings())
+    #expect(none.engineSettings.autoStart == nil)
     #expect(on.imu.leftOff(driver: "bmi160") == nil)
     #expect(on.imu.leftOff(driver: "lsm6dso") == "[imu] device is \"bmi160\", not \"lsm6dso\"")
     let auto = try DaemonConfiguration.parse(

@@ -38,6 +38,9 @@ public struct EngineSettings: Sendable, Hashable, Codable {
   /// When a fall while riding sounds the incident alarm (`[imu]`); nil: never (no inertial
   /// sensor, or `incident = false`).
   public var incident: IncidentSettings? = nil
+  /// A started session waits, prepared, for the board to move instead of counting down
+  /// (`[imu] auto_start`); nil: the countdown.
+  public var autoStart: AutoStartSettings? = nil
 
   public init(
     activity: ActivityType = .cycling, countdown: Double = 3,

@@ -43,6 +43,8 @@ public struct SessionEngine: Sendable {
   /// The inertial sensor's last second and when it came: beside the session, not in its
   /// checkpoint, as it is stale a moment after a restart.
   public internal(set) var motion: (second: MotionSecond, at: Double)?
+  /// Seconds in a row the board has moved while a session waits to auto-start.
+  var movingSeconds = 0
   /// Devices that are absent, lost, failing or unstable (or a GPS whose fixes are refused):
   /// with a store that refuses writes, what makes the LED show a fault.
   public var faultyDevices: Set<DeviceKind> { watch.faultyDevices }
@@ -160,8 +162,8 @@ public struct SessionEngine: Sendable {
       ))
     switch session.state {
     case .prepared:
-      let deadline = now.monotonic + settings.countdown
-      session.countdownDeadline = deadline  // the runtime wakes for it: `nextDeadline`
+      // The runtime wakes for the deadline (`nextDeadline`); auto-start waits for motion.
+      session.countdownDeadline = settings.autoStart == nil ? now.monotonic + settings.countdown : nil
       commands.append(.warmUpSensors)
     case .running, .paused:
       commands.append(.warmUpSensors)
@@ -225,6 +227,7 @@ public struct SessionEngine: Sendable {
       changed = observeBattery(reading, at: now, into: &step)
     case .reading(.motion(let second)):
       motion = (second, now.monotonic)
+      changed = noteMotionForAutoStart(second, at: now, into: &step)
     case .fall(let fall):
       noteIncident(incident.fall(fall, at: now.monotonic), at: now, into: &step)
     case .riderIsFine(let source):
@@ -459,8 +462,8 @@ public struct SessionEngine: Sendable {
   ) {
     switch (transition.from, transition.to) {
     case (_, .prepared):
-      let deadline = now.monotonic + settings.countdown
-      session.countdownDeadline = deadline
+      // With auto-start the session waits for the board to move, with no deadline.
+      session.countdownDeadline = settings.autoStart == nil ? now.monotonic + settings.countdown : nil
       step.commands.append(.warmUpSensors)
     case (.prepared, .running):
       session.countdownDeadline = nil

@@ -94,3 +94,35 @@ public struct IncidentStatus: Sendable, Hashable, Codable {
   public var impact: Double
   public var tilt: Double
 }
+
+/// When a prepared session begins by itself (`[imu] auto_start`): the board has moved, by the
+/// inertial sensor, for `seconds` seconds in a row: the road's vibration (a bike rolling; one
+/// standing, even with its rider on, is below it) or steps (a run).
+public struct AutoStartSettings: Sendable, Hashable, Codable {
+  /// m/s², RMS.
+  public var vibration: Double
+  public var seconds: Int
+
+  public init(vibration: Double = 1, seconds: Int = 3) {
+    self.vibration = vibration
+    self.seconds = seconds
+  }
+
+  public func moving(_ second: MotionSecond) -> Bool {
+    second.vibration >= vibration || second.stepCadence != nil
+  }
+}
+
+extension SessionEngine {
+  /// A second of motion while a session waits to auto-start; true if it started.
+  mutating func noteMotionForAutoStart(_ second: MotionSecond, at now: Moment, into step: inout EngineStep) -> Bool {
+    guard let autoStart = settings.autoStart, state == .prepared, session?.countdownDeadline == nil else {
+      movingSeconds = 0
+      return false
+    }
+    movingSeconds = autoStart.moving(second) ? movingSeconds + 1 : 0
+    guard movingSeconds >= autoStart.seconds else { return false }
+    movingSeconds = 0
+    return apply(.startedMoving, at: now, into: &step)
+  }
+}

@@ -3,6 +3,8 @@ public enum SessionSignal: Sendable, Hashable {
   case request(SessionRequest, RequestSource)
   /// The countdown after `prepare` ran out.
   case countdownFinished
+  /// A prepared session waiting for motion (`[imu] auto_start`): the board began moving.
+  case startedMoving
   /// Speed stayed below the auto-pause threshold long enough.
   case stationary
   /// Speed stayed above the auto-resume threshold long enough.
@@ -92,6 +94,8 @@ public struct SessionMachine: Sendable, Hashable, Codable {
     // The system's signals.
     case (.prepared, .countdownFinished):
       return move(to: .running, at: moment, cause: .system(.countdownFinished))
+    case (.prepared, .startedMoving):
+      return move(to: .running, at: moment, cause: .system(.autoStart))
     case (.running, .stationary):
       return move(to: .paused, at: moment, cause: .system(.autoPause))
     case (.paused, .movingAgain) where pausedBySystem:
@@ -101,7 +105,7 @@ public struct SessionMachine: Sendable, Hashable, Codable {
     case (.stopped, .finalized):
       return move(to: .ended, at: moment, cause: .system(.finalized))
 
-    case (_, .countdownFinished), (_, .stationary), (_, .movingAgain), (_, .lowBattery),
+    case (_, .countdownFinished), (_, .startedMoving), (_, .stationary), (_, .movingAgain), (_, .lowBattery),
       (_, .finalized):
       return .ignored
     }

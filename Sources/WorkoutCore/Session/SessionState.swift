@@ -39,6 +39,8 @@ public enum RequestSource: String, Sendable, Hashable, Codable {
 /// Why the system, not the rider, moved a session.
 public enum SystemReason: String, Sendable, Hashable, Codable {
   case countdownFinished
+  /// A prepared session began when the board began moving (`[imu] auto_start`).
+  case autoStart
   case autoPause
   case autoResume
   case lowBattery

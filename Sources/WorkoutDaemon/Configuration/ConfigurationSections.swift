@@ -234,6 +234,7 @@ extension DaemonConfiguration.IMU {
       }
     }
     if let incident = imu.bool("incident") { self.incident = incident }
+    if let autoStart = imu.bool("auto_start") { self.autoStart = autoStart }
     if let g = imu.number("impact_g", 2...16) { incidentSettings.impact = g * MotionSample.gravity }
     if let degrees = imu.number("tilt_degrees", 20...90) { incidentSettings.tilt = degrees }
     if let seconds = imu.number("still_seconds", 3...60) { incidentSettings.stillFor = seconds }

@@ -118,6 +118,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Whether a fall while riding sounds the alarm.
     public var incident = true
     public var incidentSettings = IncidentSettings()
+    /// A started session waits for the board to move instead of counting down.
+    public var autoStart = false
 
     /// Why the service will not read the IIO device of driver `driver`, so that root leaves
     /// its buffer off (`workoutd-imu@.service`'s condition); nil when it will.
@@ -291,6 +293,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     settings.targetZones = targetZones
     settings.battery = battery.settings
     if imu.enabled && imu.incident { settings.incident = imu.incidentSettings }
+    if imu.enabled && imu.autoStart { settings.autoStart = AutoStartSettings() }
     return settings
   }
 }
