@@ -38,7 +38,7 @@ public struct SessionEngine: Sendable {
   /// system stops the ride (`SessionEngineBattery.swift`).
   public internal(set) var battery: BatteryWatch
   /// The incident alarm: a fall while riding, its countdown and the rider's answer
-  /// (`SessionEngineIncident.swift`).
+  /// (`SessionEngineMotion.swift`).
   public internal(set) var incident: IncidentAlarm
   /// The inertial sensor's last second and when it came: beside the session, not in its
   /// checkpoint, as it is stale a moment after a restart.

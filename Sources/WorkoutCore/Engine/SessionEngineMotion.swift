@@ -1,3 +1,6 @@
+/// The inertial sensor in the engine: its seconds in the points, auto-start, and the incident
+/// alarm.
+///
 /// Incident detection, as Garmin's is: the inertial sensor's thread reports falls
 /// (`FallDetector`); a fall while riding sounds the alarm (the buzzer every few seconds, the
 /// LED's `incident` pattern, the phone page's full-screen alert with its countdown) until the
