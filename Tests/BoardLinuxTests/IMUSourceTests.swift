@@ -11,13 +11,19 @@ struct IMUSourceTests {
   /// ±16 g: 2048 LSB a g (BMI160 datasheet, ACC_RANGE 0x0C; in_accel_scale 0.004788).
   static let lsbPerG = 2048.0
 
-  @Test func noSensorIsAbsentSayingWhoSetsItUp() throws {
-    let tree = try IIOInertialDeviceTests()
+  /// The service's device for the BMI160 of `tree`, started into a collecting sink.
+  func started(on tree: IIOInertialDeviceTests) -> (IMUSource, Collector) {
     var settings = IMUSettings(device: "bmi160")
     (settings.devices, settings.nodes) = (tree.devices, tree.nodes)
     let source = IMUSource(settings: settings)
     let sink = Collector()
     source.start(sink: sink)
+    return (source, sink)
+  }
+
+  @Test func noSensorIsAbsentSayingWhoSetsItUp() throws {
+    let tree = try IIOInertialDeviceTests()
+    let (source, sink) = started(on: tree)
     defer { source.stop() }
     #expect(sink.wait { !$0.statuses.isEmpty })
     let status = try #require(sink.statuses.first)
@@ -29,11 +35,7 @@ struct IMUSourceTests {
     let tree = try IIOInertialDeviceTests()
     try tree.device(0, name: "bmi160", enabled: IIOInertialDeviceTests.everything)
     try tree.write(tree.devices + "/iio:device0/in_accel_scale", "\(MotionSample.gravity / Self.lsbPerG)")
-    var settings = IMUSettings(device: "bmi160")
-    (settings.devices, settings.nodes) = (tree.devices, tree.nodes)
-    let source = IMUSource(settings: settings)
-    let sink = Collector()
-    source.start(sink: sink)
+    let (source, sink) = started(on: tree)
     defer { source.stop() }
     #expect(sink.wait { $0.statuses.contains { $0.condition == .available } })
     #expect(sink.statuses.first?.detail.contains("accelerometer and gyroscope") == true)
