@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 dest=$root/usr/lib/workoutd-hil
 
 rm -rf "$dest"; mkdir -p "$dest"
-cp -r "$here/lib.sh" "$here/run.sh" "$here/wkd.py" "$here/uinput_keys.py" "$here/ble_strap.py" "$here/ble_link.py" "$here/ant_stick.py" "$here/tests" "$here/powercut" "$dest/"
+cp -r "$here/lib.sh" "$here/run.sh" "$here/wkd.py" "$here/uinput_keys.py" "$here/ble_strap.py" "$here/ble_link.py" "$here/ant_stick.py" "$here/imu_motion.py" "$here/tests" "$here/powercut" "$dest/"
 # The fake platforms the upload test sends rides to (Tests/Platforms), and what they serve:
 # a test CA and a certificate it signed for the address the upload test gives a dummy
 # interface, made here (the guest has no openssl command) as Tests/Support/TestCertificates
