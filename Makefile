@@ -315,7 +315,10 @@ bench: release test-deps
 	$$bin/strap-bench 30 && echo && \
 	echo "ANT+ sensors (a heart-rate strap and a power meter at their message rates, about 4 Hz each," && \
 	echo "on one ANTStickSource behind a socketpair with a scripted stick; Benchmarks/ANT/main.swift), 30 s:" && \
-	$$bin/ant-bench 30 && \
+	$$bin/ant-bench 30 && echo && \
+	echo "The inertial sensor (a BMI160 at 100 Hz, 25 records a wake-up, on IMUSource behind a fake" && \
+	echo "IIO tree with a FIFO for its node; Benchmarks/IMU/main.swift), 30 s:" && \
+	$$bin/imu-bench 30 && \
 	echo && echo "make bench: $$(( $$(date +%s) - start )) s"
 
 # Makes $(ORDER_FILE) anew now, however new it is, and links the release build with it.

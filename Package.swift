@@ -102,6 +102,11 @@ let package = Package(
       name: "ant-bench",
       dependencies: ["BoardLinux", "SensorProtocols", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport"],
       path: "Benchmarks/ANT"),
+    // make bench: what the inertial sensor at 100 Hz costs, per record and per second.
+    .executableTarget(
+      name: "imu-bench",
+      dependencies: ["BoardLinux", "WorkoutCore", "LinuxSupport", "WorkoutTestSupport", "CLinuxShims"],
+      path: "Benchmarks/IMU"),
     // make bench: the downloads' 12-hour ride, stored for the release build to serve.
     .executableTarget(
       name: "ride-bench", dependencies: ["WorkoutCore", "WorkoutStore", "WorkoutTestSupport"],

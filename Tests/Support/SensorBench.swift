@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 import WorkoutCore
 
-/// The sink of the sensor benchmarks (`strap-bench`, `ant-bench`): counts what it was handed,
-/// by kind.
+/// The sink of the sensor benchmarks (`strap-bench`, `ant-bench`, `imu-bench`): counts what it
+/// was handed, by kind.
 public final class SensorBenchSink: InputSink {
   public let counts = Mutex<[String: Int]>([:])
 
@@ -18,6 +18,8 @@ public final class SensorBenchSink: InputSink {
       key = "rr_batches"
     case .reading(.power): key = "power"
     case .reading(.cadence): key = "cadence"
+    case .reading(.motion): key = "motion"
+    case .fall: key = "fall"
     case .device(let status): key = "status_\(status.condition.rawValue)"
     default: key = "other"
     }
@@ -43,11 +45,13 @@ public final class SensorBenchSink: InputSink {
   }
 }
 
-/// CPU seconds and context switches of this process's threads named one of `names` (a device's
+/// CPU seconds and context switches (all, and the voluntary ones alone: the thread's own
+/// sleeps, each a wake-up after) of this process's threads named one of `names` (a device's
 /// thread is named after its DeviceKind): their /proc/self/task/TID/schedstat and status.
-public func threadUsage(named names: Set<String>) -> (cpu: Double, switches: Int) {
+public func threadUsage(named names: Set<String>) -> (cpu: Double, switches: Int, voluntary: Int) {
   var cpu = 0.0
   var switches = 0
+  var voluntary = 0
   let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
   for tid in tasks {
     let base = "/proc/self/task/\(tid)"
@@ -63,9 +67,11 @@ public func threadUsage(named names: Set<String>) -> (cpu: Double, switches: Int
     }
     if let status = try? String(contentsOfFile: base + "/status", encoding: .utf8) {
       for line in status.split(separator: "\n") where line.contains("ctxt_switches") {
-        switches += Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+        let count = Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+        switches += count
+        if line.hasPrefix("voluntary_") { voluntary += count }
       }
     }
   }
-  return (cpu, switches)
+  return (cpu, switches, voluntary)
 }
