@@ -188,6 +188,10 @@ public struct PointRecord: Codable, Sendable, Hashable, FetchableRecord, Persist
   public var humidity: Double?
   /// m/s, from a wheel sensor (migration v6).
   public var wheelSpeed: Double?
+  /// The road's feel from the inertial sensor (migration v13): RMS m/s² about the second's
+  /// mean, and the peak, m/s² with gravity in it (`TrackPoint`).
+  public var vibration: Double?
+  public var peakAcceleration: Double?
 
 }
 
@@ -330,7 +334,7 @@ extension PointRecord {
       altBaro: point.barometricAltitude, speed: point.speed, hr: point.heartRate, cadence: point.cadence,
       power: point.power, temperature: point.temperature, fixDim: point.fixDimension,
       hError: point.horizontalError, pressure: point.pressure, humidity: point.humidity,
-      wheelSpeed: point.wheelSpeed)
+      wheelSpeed: point.wheelSpeed, vibration: point.vibration, peakAcceleration: point.peakAcceleration)
   }
 }
 
@@ -352,6 +356,8 @@ extension PointRecord {
     point.temperature = temperature
     point.humidity = humidity
     point.wheelSpeed = wheelSpeed
+    point.vibration = vibration
+    point.peakAcceleration = peakAcceleration
     point.fixDimension = fixDim
     point.horizontalError = hError
     return point
@@ -398,17 +404,20 @@ extension PointRecord {
     pressure = row.measurement("pressure")
     humidity = row.measurement("humidity")
     wheelSpeed = row.measurement("wheel_speed")
+    vibration = row.measurement("vibration")
+    peakAcceleration = row.measurement("peak_acceleration")
   }
 
   /// One prepared statement for every recorded second (GRDB's `insert` would build its
   /// arguments through a dictionary each time).
   static let insertSQL = """
     INSERT OR REPLACE INTO point (session_id, seq, wall, monotonic, elapsed, timer, distance, lat, lon, alt_gps,
-      alt_baro, speed, hr, cadence, power, temperature, fix_dim, h_error, pressure, humidity, wheel_speed)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      alt_baro, speed, hr, cadence, power, temperature, fix_dim, h_error, pressure, humidity, wheel_speed,
+      vibration, peak_acceleration)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     """
 
-  /// Binds the point to `insertSQL`'s 21 parameters with SQLite's own calls, for the
+  /// Binds the point to `insertSQL`'s 23 parameters with SQLite's own calls, for the
   /// service's one insert a recorded second: GRDB's `StatementArguments` (an array of
   /// `DatabaseValueConvertible` existentials, checked, then bound) cost more than the
   /// insert's own B-tree work. The statement must be reset (not mid-step).
@@ -444,12 +453,14 @@ extension PointRecord {
     real(pressure)
     real(humidity)
     real(wheelSpeed)
+    real(vibration)
+    real(peakAcceleration)
   }
 
   var insertArguments: StatementArguments {
     [
       sessionID, seq, wall, monotonic, elapsed, timer, distance, lat, lon, altGPS, altBaro, speed, hr, cadence,
-      power, temperature, fixDim, hError, pressure, humidity, wheelSpeed,
+      power, temperature, fixDim, hError, pressure, humidity, wheelSpeed, vibration, peakAcceleration,
     ]
   }
 }

@@ -244,6 +244,16 @@ enum Schema {
         try db.execute(sql: "ALTER TABLE upload_job ADD COLUMN retry_from_platform INTEGER NOT NULL DEFAULT 0")
       }
     }
+    migrator.registerMigration("v13: the road's feel of points") { db in
+      // The inertial sensor's second (`TrackPoint`): the vibration, RMS m/s² of the
+      // acceleration's magnitude about its 1 s mean, and the peak acceleration, m/s² with
+      // gravity in it. Points of earlier releases have neither.
+      try db.execute(
+        sql: """
+          ALTER TABLE point ADD COLUMN vibration REAL;
+          ALTER TABLE point ADD COLUMN peak_acceleration REAL;
+          """)
+    }
     return migrator
   }
 }

@@ -20,6 +20,7 @@ struct FrozenMigrationsTests {
     ("v10: battery samples of sessions", "64e871fd251832dd"),
     ("v11: the upload queue", "87b3c428b87ee5b8"),
     ("v12: a target's first session, a platform's retry time", "5ec9e5921367bece"),
+    ("v13: the road's feel of points", "78406082699cd70c"),
   ]
 
   /// The schema after `identifier`, as SQLite keeps it: every table, index and trigger's SQL.

@@ -348,11 +348,12 @@ struct MigrationTests {
       sessionID: 1, seq: 100, wall: 1_700_000_000.25, monotonic: 12.5, elapsed: 99.75, timer: 98.5,
       distance: 1234.5, lat: 46.05, lon: 14.5, altGPS: 301.5, altBaro: 299.25, speed: 7.75, hr: 151,
       cadence: 88.5, power: 245, temperature: 21.5, fixDim: 3, hError: 4.25, pressure: 97_654.5,
-      humidity: 45.5, wheelSpeed: 7.5)
+      humidity: 45.5, wheelSpeed: 7.5, vibration: 3.125, peakAcceleration: 24.5)
     let empty = PointRecord(
       sessionID: 1, seq: 101, wall: 1_700_000_001, monotonic: 13.5, elapsed: 100.75, timer: 99.5, distance: 1240,
       lat: nil, lon: nil, altGPS: nil, altBaro: nil, speed: nil, hr: nil, cadence: nil, power: nil,
-      temperature: nil, fixDim: nil, hError: nil, pressure: nil, humidity: nil, wheelSpeed: nil)
+      temperature: nil, fixDim: nil, hError: nil, pressure: nil, humidity: nil, wheelSpeed: nil, vibration: nil,
+      peakAcceleration: nil)
     try store.write(
       [.recordPoint(sessionID: 1, full.trackPoint), .recordPoint(sessionID: 1, empty.trackPoint)], clock: testClock)
     var copies = [full, empty]
@@ -477,6 +478,9 @@ struct MigrationTests {
         try db.execute(sql: "DROP TABLE upload_target")
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v11:%'")
         try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v12:%'")
+        try db.execute(sql: "ALTER TABLE point DROP COLUMN vibration")
+        try db.execute(sql: "ALTER TABLE point DROP COLUMN peak_acceleration")
+        try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v13:%'")
       }
       let applied = try queue.read { db in try Schema.migrator.appliedIdentifiers(db) }
       #expect(applied.count == 2)
@@ -500,6 +504,7 @@ struct MigrationTests {
       try db.columns(in: "upload_target").map(\.name)
     }
     #expect(targetColumns.contains("first_session"), "v12 applied on start")
+    #expect(columns.contains("vibration") && columns.contains("peak_acceleration"), "v13 applied on start")
   }
 
   /// v8 keeps the phones paired with the web server: a token's hash, revocable, never removed.
