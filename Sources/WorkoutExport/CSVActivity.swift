@@ -15,12 +15,16 @@ import WorkoutStore
 ///   sensor, both when both exist.
 /// - `baro_altitude_m`, `pressure_pa`, `temperature_c`, `humidity_pct` from the barometer.
 /// - `heart_rate_bpm`, `rr_intervals_ms` (every beat-to-beat interval that arrived in that
-///   second, ';'-separated, oldest first), `cadence_rpm`, `power_w`.
+///   second, ';'-separated, oldest first), `cadence_rpm`, `power_w`. On foot `cadence_rpm` is
+///   strides a minute (a foot pod's, or the inertial sensor's steps).
+/// - `vibration_m_s2`, the road's roughness: RMS of the acceleration's magnitude about its
+///   1 s mean; `peak_acceleration_m_s2`, the second's largest, gravity in it (inertial sensor).
 public struct CSVActivityWriter: ActivityEncoder {
   public static let columns = [
     "time_utc", "elapsed_s", "timer_s", "distance_m", "latitude_deg", "longitude_deg", "gps_altitude_m", "fix",
     "horizontal_error_m", "speed_m_s", "wheel_speed_m_s", "baro_altitude_m", "pressure_pa", "temperature_c",
-    "humidity_pct", "heart_rate_bpm", "rr_intervals_ms", "cadence_rpm", "power_w",
+    "humidity_pct", "heart_rate_bpm", "rr_intervals_ms", "cadence_rpm", "power_w", "vibration_m_s2",
+    "peak_acceleration_m_s2",
   ]
 
   private var rows = 0
@@ -51,6 +55,7 @@ public struct CSVActivityWriter: ActivityEncoder {
       fix, fixed(point.hError, 1), fixed(point.speed, 3), fixed(point.wheelSpeed, 3), fixed(point.altBaro, 2),
       fixed(point.pressure, 1), fixed(point.temperature, 2), fixed(point.humidity, 1), point.hr.map(String.init) ?? "",
       intervals.joined(separator: ";"), fixed(point.cadence, 1), point.power.map(String.init) ?? "",
+      fixed(point.vibration, 3), fixed(point.peakAcceleration, 3),
     ]
     rows += 1
     return Array((fields.joined(separator: ",") + "\r\n").utf8)

@@ -25,11 +25,12 @@ struct CSVTests {
     #expect(text.hasSuffix("\r\n"))
     let lines = text.components(separatedBy: "\r\n").dropLast()
     #expect(lines.first == CSVActivityWriter.columns.joined(separator: ","))
-    let units = ["_s", "_m", "_deg", "_m_s", "_pa", "_c", "_pct", "_bpm", "_ms", "_rpm", "_w"]
+    let units = ["_s", "_m", "_deg", "_m_s", "_pa", "_c", "_pct", "_bpm", "_ms", "_rpm", "_w", "_m_s2"]
     let unitless = CSVActivityWriter.columns.filter { name in !units.contains { name.hasSuffix($0) } }
     #expect(unitless == ["time_utc", "fix"], "a unit in every name but the time's and the fix's")
     let points = try store.points(sessionID: 1)
     #expect(lines.count == points.count + 1 && written.points == points.count)
+    #expect(points.contains { $0.vibration != nil && $0.peakAcceleration != nil })
     let column = Dictionary(uniqueKeysWithValues: CSVActivityWriter.columns.enumerated().map { ($1, $0) })
     var intervals: [Double] = []
     for (line, point) in zip(lines.dropFirst(), points) {
@@ -43,6 +44,10 @@ struct CSVTests {
       #expect(fields[column["fix"]!] == "3d")
       // No barometer in this ride: its columns are empty, never 0.
       #expect(fields[column["pressure_pa"]!].isEmpty && fields[column["baro_altitude_m"]!].isEmpty)
+      // The road's feel, to 3 decimals (the last two columns).
+      #expect(fields[column["vibration_m_s2"]!] == point.vibration.map { String(format: "%.3f", $0) })
+      #expect(fields[column["peak_acceleration_m_s2"]!] == point.peakAcceleration.map { String(format: "%.3f", $0) })
+      #expect(CSVActivityWriter.columns.suffix(2) == ["vibration_m_s2", "peak_acceleration_m_s2"])
       intervals += fields[column["rr_intervals_ms"]!].split(separator: ";").compactMap { Double($0) }
     }
     let stored = try store.rrIntervals(sessionID: 1).map(\.milliseconds)
@@ -71,8 +76,8 @@ struct CSVTests {
       import csv, sys
       with open(sys.argv[1], newline="") as f:
           rows = list(csv.DictReader(f, strict=True))
-      assert all(None not in row and len(row) == 19 for row in rows), "ragged rows"
-      print(len(rows), sum(int(r["heart_rate_bpm"]) for r in rows))
+      assert all(None not in row and len(row) == 21 for row in rows), "ragged rows"
+      print(len(rows), sum(int(r["heart_rate_bpm"]) for r in rows), sum(r["vibration_m_s2"] != "" for r in rows))
       """,
       written.path,
     ]
@@ -83,6 +88,8 @@ struct CSVTests {
     process.waitUntilExit()
     #expect(process.terminationStatus == 0)
     let points = try store.points(sessionID: 1)
-    #expect(output == "\(points.count) \(points.compactMap(\.hr).reduce(0, +))\n")
+    let felt = points.filter { $0.vibration != nil }.count
+    #expect(felt > 0)
+    #expect(output == "\(points.count) \(points.compactMap(\.hr).reduce(0, +)) \(felt)\n")
   }
 }

@@ -104,6 +104,9 @@ struct FITActivityTests {
         // A fraction to round (85.4 … 91.4 rpm).
         h.send(.reading(.cadence(rpm: Double(85 + second % 7) + 0.4)))
         h.send(.reading(.temperature(celsius: 18.25)))
+        // The road's feel, with fractions to round (0.5004 … 1.2504 m/s², 9.8 … 13.8 m/s²).
+        h.send(
+          .reading(.motion(MotionSecond(vibration: 0.5004 + Double(second % 4) / 4, peak: 9.8 + Double(second % 5)))))
         h.send(.tick)
       }
     }
