@@ -14,7 +14,9 @@ import WorkoutStore
 /// (stop_all) and resume (start) among them in time order, then the `lap`s, the `session`
 /// and the `activity`. The laps and sessions carry the training figures `workoutctl show` has
 /// (NP, IF, TSS, work, calories: `ExportedSession.figures`), each followed by its
-/// `time_in_zone`, and the session the rider's RPE and mood.
+/// `time_in_zone`, and the session the rider's RPE and mood. The inertial sensor's road feel
+/// has no field in the profile: it rides in `record`s as developer fields ("vibration" and
+/// "peak_acceleration", float32 m/s²), described before the first record that has it.
 public struct FITActivityWriter: ActivityEncoder {
   /// Where the device info says the file comes from: "development" (255) with our product 1.
   static let manufacturer: Int64 = 255
@@ -26,6 +28,11 @@ public struct FITActivityWriter: ActivityEncoder {
   }()
   /// RR intervals per `hrv` message, as the devices write them.
   static let intervalsPerHRV = 5
+  /// developer_data_id's application_id: workoutd's, a random UUID kept for every file, which
+  /// is how a reader tells our developer fields from another application's.
+  static let applicationID: [Int64] = [
+    0xC1, 0xEB, 0x0E, 0x54, 0x83, 0xF2, 0x46, 0x8C, 0xA5, 0xB4, 0x65, 0x46, 0xC3, 0x01, 0x60, 0x42,
+  ]
 
   private let exported: ExportedSession
   private var session: SessionRecord { exported.session }
@@ -38,6 +45,8 @@ public struct FITActivityWriter: ActivityEncoder {
   private var dataSize = 0
   private var dataCRC = FITCRC()
   private var records = 0
+  /// Whether the road feel's developer fields are described: records carry them from then on.
+  private var roadFeelDescribed = false
   /// Each lap's power and the session's, for an average without the zeros when the rider
   /// chose it (the stored ones count them). A point belongs to the first lap ending at or
   /// after it.
@@ -129,8 +138,12 @@ public struct FITActivityWriter: ActivityEncoder {
     var out = events(until: point.wall)
     let altitude = point.altBaro ?? (point.fixDim == 3 ? point.altGPS : nil)
     let speed = point.speed ?? point.wheelSpeed
+    if !roadFeelDescribed, point.vibration != nil || point.peakAcceleration != nil {
+      out += describeRoadFeel()
+    }
+    let roadFeel: [FITValue] = roadFeelDescribed ? [.real(point.vibration), .real(point.peakAcceleration)] : []
     out += emit(
-      FITProfile.record,
+      roadFeelDescribed ? FITProfile.recordWithRoadFeel : FITProfile.record,
       [
         Self.time(point.wall),
         .integer(FITMessageWriter.semicircles(point.lat)), .integer(FITMessageWriter.semicircles(point.lon)),
@@ -139,7 +152,7 @@ public struct FITActivityWriter: ActivityEncoder {
         .scaled(altitude, scale: 5, offset: 500), .scaled(altitude, scale: 5, offset: 500),
         .integer(point.hr.map(Int64.init)), .scaled(point.cadence), .integer(point.power.map(Int64.init)),
         .scaled(point.temperature),
-      ])
+      ] + roadFeel)
     records += 1
     if exported.powerAveraging == .withoutZeros {
       while pointLap < laps.count - 1, point.wall > laps[pointLap].endWall { pointLap += 1 }
@@ -152,6 +165,26 @@ public struct FITActivityWriter: ActivityEncoder {
       let some = intervals.prefix(Self.intervalsPerHRV)
       intervals = intervals.dropFirst(some.count)
       out += emit(FITProfile.hrv, [.integers(some.map { Int64((Double($0) * 1000 / 1024).rounded()) })])
+    }
+    return out
+  }
+
+  /// developer_data_id and the road feel's two field_descriptions (FIT 2.0 "Developer Data").
+  private mutating func describeRoadFeel() -> [UInt8] {
+    roadFeelDescribed = true
+    // developer_data_index 0; manufacturer development (255); fit_base_type float32 0x88.
+    var out = emit(
+      FITProfile.developerDataID,
+      [.integers(Self.applicationID), .integer(Self.manufacturer), .integer(0), .integer(Self.softwareVersion)])
+    for (number, name) in [
+      (FITProfile.vibrationField, "vibration"), (FITProfile.peakAccelerationField, "peak_acceleration"),
+    ] {
+      out += emit(
+        FITProfile.fieldDescription,
+        [
+          .integer(0), .integer(Int64(number)), .integer(Int64(FITBaseType.float32.rawValue)), .text(name),
+          .text("m/s2"),
+        ])
     }
     return out
   }

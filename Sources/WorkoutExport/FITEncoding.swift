@@ -45,27 +45,29 @@ public enum FITBaseType: UInt8, Sendable, Hashable {
   case sint32 = 0x85
   case uint32 = 0x86
   case string = 0x07
+  case float32 = 0x88
   case uint8z = 0x0A
+  case byte = 0x0D
   case uint16z = 0x8B
   case uint32z = 0x8C
 
   public var size: Int {
     switch self {
-    case .enumeration, .sint8, .uint8, .uint8z, .string: 1
+    case .enumeration, .sint8, .uint8, .uint8z, .string, .byte: 1
     case .sint16, .uint16, .uint16z: 2
-    case .sint32, .uint32, .uint32z: 4
+    case .sint32, .uint32, .uint32z, .float32: 4
     }
   }
 
   /// The value that means "no value" (little endian, as this encoder writes).
   public var invalid: UInt64 {
     switch self {
-    case .enumeration, .uint8: 0xFF
+    case .enumeration, .uint8, .byte: 0xFF
     case .sint8: 0x7F
     case .sint16: 0x7FFF
     case .uint16: 0xFFFF
     case .sint32: 0x7FFF_FFFF
-    case .uint32: 0xFFFF_FFFF
+    case .uint32, .float32: 0xFFFF_FFFF
     case .uint8z, .uint16z, .uint32z, .string: 0
     }
   }
@@ -85,14 +87,37 @@ public struct FITFieldDefinition: Sendable, Hashable {
   }
 }
 
+/// A developer field in a message layout (FIT 2.0 "Developer Data"): its number among the
+/// `field_description`s of developer `developerDataIndex`, and its size. The base type is the
+/// description's; the layout keeps it to encode the values.
+public struct FITDeveloperFieldDefinition: Sendable, Hashable {
+  public var number: UInt8
+  public var type: FITBaseType
+  public var size: Int
+  public var developerDataIndex: UInt8
+
+  public init(_ number: UInt8, _ type: FITBaseType, developerDataIndex: UInt8 = 0) {
+    self.number = number
+    self.type = type
+    self.size = type.size
+    self.developerDataIndex = developerDataIndex
+  }
+}
+
 /// A message layout: the global message number and its fields, in the order data messages
-/// carry them.
+/// carry them; developer fields, if any, after them.
 public struct FITMessageDefinition: Sendable, Hashable {
   public var global: UInt16
   public var fields: [FITFieldDefinition]
+  public var developerFields: [FITDeveloperFieldDefinition] = []
+
+  /// The fields a data message carries, developer fields last.
+  var dataFields: [FITFieldDefinition] {
+    fields + developerFields.map { FITFieldDefinition($0.number, $0.type, size: $0.size) }
+  }
 
   /// Bytes of one data message of this layout, its record header included.
-  public var dataSize: Int { 1 + fields.reduce(0) { $0 + $1.size } }
+  public var dataSize: Int { 1 + dataFields.reduce(0) { $0 + $1.size } }
 }
 
 /// A field's value in a data message: an integer in the field's base type after scale and
@@ -102,6 +127,8 @@ public enum FITValue: Sendable, Hashable {
   /// An array field: as many elements as the field's size holds, the missing ones invalid.
   case integers([Int64?])
   case text(String)
+  /// A float32 field's value; nil, not finite or beyond float32 is invalid.
+  case real(Double?)
 
   /// A physical value scaled and offset as the profile says (value × scale − offset·scale:
   /// FIT stores (value + offset) × scale), rounded to the nearest; nil, not finite, or beyond
@@ -126,10 +153,17 @@ public struct FITMessageWriter: Sendable {
 
   /// The definition message for `definition` under local number `localNumber` (0–15).
   public static func definitionMessage(_ definition: FITMessageDefinition, local localNumber: UInt8) -> [UInt8] {
-    // Normal header: bit 6 set (definition), local message type in bits 0–3.
-    var out: [UInt8] = [0x40 | (localNumber & 0x0F), 0, 0]  // reserved, architecture 0: little endian
+    // Normal header: bit 6 set (definition), bit 5 when developer fields follow, local
+    // message type in bits 0–3.
+    let developer: UInt8 = definition.developerFields.isEmpty ? 0 : 0x20
+    var out: [UInt8] = [0x40 | developer | (localNumber & 0x0F), 0, 0]  // reserved, architecture 0: little endian
     out += [UInt8(definition.global & 0xFF), UInt8(definition.global >> 8), UInt8(definition.fields.count)]
     for field in definition.fields { out += [field.number, UInt8(field.size), field.type.rawValue] }
+    if !definition.developerFields.isEmpty {
+      // Developer field definitions: number, size, developer_data_index.
+      out.append(UInt8(definition.developerFields.count))
+      for field in definition.developerFields { out += [field.number, UInt8(field.size), field.developerDataIndex] }
+    }
     return out
   }
 
@@ -139,10 +173,11 @@ public struct FITMessageWriter: Sendable {
   public static func dataMessage(
     _ definition: FITMessageDefinition, local localNumber: UInt8, _ values: [FITValue]
   ) -> [UInt8] {
-    precondition(values.count == definition.fields.count, "one value per field")
+    let fields = definition.developerFields.isEmpty ? definition.fields : definition.dataFields
+    precondition(values.count == fields.count, "one value per field")
     var out: [UInt8] = [localNumber & 0x0F]
     out.reserveCapacity(definition.dataSize)
-    for (field, value) in zip(definition.fields, values) {
+    for (field, value) in zip(fields, values) {
       switch value {
       case .text(let text):
         // Null-terminated UTF-8, cut to the field's length (on a character boundary).
@@ -151,6 +186,10 @@ public struct FITMessageWriter: Sendable {
         out += bytes + [UInt8](repeating: 0, count: field.size - bytes.count)
       case .integer(let number):
         append(number, field.type, size: field.size, to: &out)
+      case .real(let number):
+        let single = number.flatMap { $0.isFinite && $0.magnitude <= Double(Float.greatestFiniteMagnitude) ? $0 : nil }
+        let raw = single.map { UInt64(Float($0).bitPattern) } ?? FITBaseType.float32.invalid
+        for index in 0..<4 { out.append(UInt8(truncatingIfNeeded: raw >> (8 * UInt64(index)))) }
       case .integers(let numbers):
         let size = field.type.size
         for element in 0..<field.size / size {
@@ -170,6 +209,7 @@ public struct FITMessageWriter: Sendable {
     let (low, high): (Int64, Int64) =
       switch type {
       case .enumeration, .uint8: (0, 0xFE)
+      case .byte: (0, 0xFF)  // invalid only when every byte of the field is 0xFF
       case .uint8z: (1, 0xFF)
       case .sint8: (-0x7F, 0x7E)
       case .sint16: (-0x7FFF, 0x7FFE)
@@ -178,7 +218,7 @@ public struct FITMessageWriter: Sendable {
       case .sint32: (-0x7FFF_FFFF, 0x7FFF_FFFE)
       case .uint32: (0, 0xFFFF_FFFE)
       case .uint32z: (1, 0xFFFF_FFFF)
-      case .string: (0, 0)
+      case .string, .float32: (0, 0)
       }
     return value >= low && value <= high
   }

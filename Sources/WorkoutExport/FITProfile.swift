@@ -156,6 +156,33 @@ public enum FITProfile {
     }
     return FITMessageDefinition(global: 216, fields: fields)
   }
+  /// developer_data_id (207): the application whose developer fields follow (FIT 2.0 "Developer
+  /// Data"), before its `field_description`s.
+  public static let developerDataID = FITMessageDefinition(
+    global: 207,
+    fields: [
+      .init(1, .byte, size: 16),  // application_id: a UUID, the same in every file
+      .init(2, .uint16),  // manufacturer_id
+      .init(3, .uint8),  // developer_data_index
+      .init(4, .uint32),  // application_version
+    ])
+  /// field_description (206): one developer field, named, its base type and units.
+  public static let fieldDescription = FITMessageDefinition(
+    global: 206,
+    fields: [
+      .init(0, .uint8),  // developer_data_index
+      .init(1, .uint8),  // field_definition_number
+      .init(2, .uint8),  // fit_base_type_id
+      .init(3, .string, size: 24),  // field_name
+      .init(8, .string, size: 8),  // units
+    ])
+  /// `record` with the road's feel as developer fields: the profile has no record field for
+  /// them. Their numbers in the `field_description`s this encoder writes.
+  public static let vibrationField: UInt8 = 0
+  public static let peakAccelerationField: UInt8 = 1
+  public static let recordWithRoadFeel = FITMessageDefinition(
+    global: record.global, fields: record.fields,
+    developerFields: [.init(vibrationField, .float32), .init(peakAccelerationField, .float32)])
   public static let hrv = FITMessageDefinition(
     global: 78,
     fields: [

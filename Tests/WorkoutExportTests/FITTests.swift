@@ -66,6 +66,20 @@ struct FITEncodingTests {
     let second = writer.message(event, [.integer(0)])
     #expect(first.count == 9 + 2 && second.count == 2)
   }
+
+  @Test("developer fields: bit 5 of the definition's header, their count and definitions; float32 values")
+  func developerFields() {
+    let layout = FITMessageDefinition(
+      global: 20, fields: [.init(3, .uint8)], developerFields: [.init(0, .float32), .init(1, .float32)])
+    let definition = FITMessageWriter.definitionMessage(layout, local: 2)
+    #expect(definition == [0x62, 0, 0, 20, 0, 1, 3, 1, 0x02, 2, 0, 4, 0, 1, 4, 0])
+    let data = FITMessageWriter.dataMessage(layout, local: 2, [.integer(150), .real(1.5), .real(nil)])
+    #expect(data == [2, 150, 0x00, 0x00, 0xC0, 0x3F, 0xFF, 0xFF, 0xFF, 0xFF])
+    #expect(data.count == layout.dataSize)
+    #expect(
+      FITMessageWriter.dataMessage(layout, local: 2, [.integer(nil), .real(.infinity), .real(1e300)]).suffix(8)
+        == [UInt8](repeating: 0xFF, count: 8), "not finite, or beyond float32: invalid")
+  }
 }
 
 /// A directory per test, removed afterwards.
@@ -197,6 +211,22 @@ struct FITActivityTests {
     #expect(first["heart_rate"] as? Int == 130)
     #expect(first["power"] as? Int == 200)
     #expect(first["position_lat"] as? Int != nil)
+    // The road's feel: our developer fields, described once, float32 m/s² in every record.
+    #expect(decoded["developer_ids"] as? [[Int]] == [[0, Int(FITActivityWriter.softwareVersion)]])
+    let described = try #require(decoded["field_descriptions"] as? [[Any]])
+    #expect(
+      described.map { "\($0[0]) \($0[1]) \($0[2]) \($0[3])" } == [
+        "0 vibration m/s2 136", "1 peak_acceleration m/s2 136",
+      ])
+    let points = try store.points(sessionID: 1)
+    for key in ["developer", "fitdecode_developer"] {
+      let records = try #require(decoded[key] as? [[String: Double]])
+      #expect(records.count == points.count)
+      for (record, point) in zip(records, points) {
+        #expect(record["vibration"].map { abs($0 - point.vibration!) < 1e-6 } == true, "\(key): \(record)")
+        #expect(record["peak_acceleration"].map { abs($0 - point.peakAcceleration!) < 1e-5 } == true)
+      }
+    }
   }
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Reads a FIT file with Garmin's own decoder (garmin-fit-sdk) and with fitdecode (CRCs checked),
 and prints what the export tests compare, as JSON: decoder errors, integrity, the session's and
-the laps' totals and training figures, the time_in_zone messages, the record count and the timer
-events."""
+the laps' totals and training figures, the time_in_zone messages, the record count, the timer
+events and the records' developer fields (the road's feel) by their field_description names."""
 import json
 import sys
 
@@ -19,10 +19,17 @@ raw, _ = Decoder(Stream.from_file(path)).read(convert_datetimes_to_dates=False, 
 session = messages.get("session_mesgs", [{}])[0]
 records = messages.get("record_mesgs", [])
 fitdecode_records = 0
+fitdecode_developer = []
 with fitdecode.FitReader(path, check_crc=fitdecode.CrcCheck.RAISE) as reader:
     for frame in reader:
         if isinstance(frame, fitdecode.FitDataMessage) and frame.name == "record":
             fitdecode_records += 1
+            fitdecode_developer.append({f.name: f.value for f in frame.fields
+                                        if f.field_def is not None and f.field_def.is_dev and f.value is not None})
+# Developer fields: Garmin's decoder keys a record's by the field_description's place.
+descriptions = messages.get("field_description_mesgs", [])
+names = {d.get("key"): d.get("field_name") for d in descriptions}
+developer = [{names.get(k): v for k, v in r.get("developer_fields", {}).items()} for r in records]
 
 
 def plain(message, keys):
@@ -61,5 +68,11 @@ print(json.dumps({
                 if e.get("event") == 32 and e.get("event_type") == 3],
     "activity_sessions": messages.get("activity_mesgs", [{}])[0].get("num_sessions"),
     "activity": plain(raw.get("activity_mesgs", [{}])[0], ["timestamp", "local_timestamp"]),
+    "developer_ids": [[m.get("developer_data_index"), m.get("application_version")]
+                      for m in messages.get("developer_data_id_mesgs", [])],
+    "field_descriptions": [[d.get("field_definition_number"), d.get("field_name"), d.get("units"),
+                            d.get("fit_base_type_id")] for d in descriptions],
+    "developer": developer,
+    "fitdecode_developer": fitdecode_developer,
     "hrv": [t for m in messages.get("hrv_mesgs", []) for t in m.get("time", []) if t is not None],
 }))
