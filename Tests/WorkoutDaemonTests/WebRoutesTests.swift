@@ -228,9 +228,30 @@ struct WebRoutesTests {
     }
     let ride = try #require(try board.routes.ride(1))
     #expect(ride.laps.count == 2 && !ride.events.isEmpty)
+    #expect(ride.samples.vibration.count == ride.samples.timer.count)
+    #expect(ride.samples.vibration.allSatisfy { $0 == nil }, "no inertial sensor, no roughness")
     #expect(ride.battery == nil, "no gauge, no battery")
     #expect(try streamed(ride) == Array(try ControlJSON.encode(ride).utf8))
     #expect(try board.routes.ride(2) == nil)
+  }
+
+  @Test("the ride page's JSON has the road's roughness of each sample, none where the sensor said nothing")
+  func rideJSONWithTheRoadsRoughness() throws {
+    let board = try boardWithARide { h, position in
+      for second in 0..<20 {
+        h.send(.reading(.motion(MotionSecond(vibration: 1 + Double(second) / 8, peak: 12))))
+        h.ride(seconds: 1, speed: 8, from: &position)
+      }
+      h.ride(seconds: 20, speed: 8, from: &position)
+    }
+    let ride = try #require(try board.routes.ride(1))
+    let points = try board.store.points(sessionID: 1)
+    #expect(ride.samples.vibration == points.map(\.vibration))
+    let felt: [Double?] = (0..<20).map { second -> Double? in 1 + Double(second) / 8 }
+    #expect(Array(ride.samples.vibration.prefix(20)) == felt)
+    #expect(ride.samples.vibration.last.map { $0 == nil } == true, "none once the sensor is silent")
+    let text = String(decoding: try streamed(ride), as: UTF8.self)
+    #expect(text.contains("\"vibration\":[1,1.125,"), "\(text.prefix(200))")
   }
 
   @Test("the ride page's JSON has the battery through the ride where the board has a gauge")

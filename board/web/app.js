@@ -310,17 +310,29 @@ function lineChart(title, xs, ys, options) {
     fill: "none", stroke: "#000", "stroke-width": 2 }));
   for (const [y, anchor] of [[y0, "end"], [y1, "end"]]) {
     const label = svg("text", { x: pad - 3, y: sy(y) + 4, "text-anchor": anchor, "font-size": 11 });
-    label.textContent = Math.round(y);
+    label.textContent = options.digits ? y.toFixed(options.digits) : Math.round(y);
     chart.append(label);
   }
   box.append(chart);
   return box;
 }
 
+/// The road's roughness as a colour: green smooth to red rough, `t` from 0 to 1.
+const roughColour = (t) => "hsl(" + Math.round(120 * (1 - Math.min(1, Math.max(0, t)))) + ",90%,38%)";
+
+/// The roughness that is the track's reddest: the ride's 95th percentile (a pothole's second
+/// would leave the rest of the ride green); null without an inertial sensor.
+function roughTop(vibration) {
+  const felt = (vibration || []).filter((v) => v !== null && v !== undefined).sort((a, b) => a - b);
+  return felt.length ? felt[Math.min(felt.length - 1, Math.floor(felt.length * 0.95))] || 1 : null;
+}
+
 function trackChart(samples) {
   const box = el("div", { class: "chart-box" });
-  box.append(el("h3", {}, "Track"));
-  const pts = samples.latitude.map((lat, i) => [lat, samples.longitude[i]]).filter((p) => p[0] !== null && p[1] !== null);
+  const vibration = samples.vibration || [];
+  const top = roughTop(vibration);
+  box.append(el("h3", {}, top === null ? "Track" : "Track, by the road's roughness (green smooth, red " + fmt(top, 1) + " m/s² and over)"));
+  const pts = samples.latitude.map((lat, i) => [lat, samples.longitude[i], vibration[i]]).filter((p) => p[0] !== null && p[1] !== null);
   const size = 300;
   const chart = svg("svg", { viewBox: `0 0 ${size} ${size}`, class: "chart", role: "img", "aria-label": "Track" });
   if (pts.length >= 2) {
@@ -334,6 +346,15 @@ function trackChart(samples) {
     const sx = (x) => 10 + (x - x0 + ox) / span * (size - 20), sy = (y) => size - 10 - (y - y0 + oy) / span * (size - 20);
     chart.append(svg("polyline", { points: pts.map((p, i) => sx(xs[i]).toFixed(1) + "," + sy(ys[i]).toFixed(1)).join(" "),
       fill: "none", stroke: "#000", "stroke-width": 2 }));
+    // Over the black line, each stretch the sensor felt in its roughness's colour.
+    if (top !== null) {
+      for (let i = 1; i < pts.length; i++) {
+        const v = pts[i][2];
+        if (v === null || v === undefined) continue;
+        chart.append(svg("line", { x1: sx(xs[i - 1]).toFixed(1), y1: sy(ys[i - 1]).toFixed(1), x2: sx(xs[i]).toFixed(1),
+          y2: sy(ys[i]).toFixed(1), stroke: roughColour(v / top), "stroke-width": 4, "stroke-linecap": "round", class: "rough" }));
+      }
+    }
     chart.append(svg("circle", { cx: sx(xs[0]), cy: sy(ys[0]), r: 5, fill: "#0a0" }));
     chart.append(svg("circle", { cx: sx(xs[xs.length - 1]), cy: sy(ys[ys.length - 1]), r: 5, fill: "#c00" }));
   } else {
@@ -423,6 +444,8 @@ window.loadRide = async function (id) {
     lineChart("Heart rate bpm, by minute", minutes, samples.heartRate, { bands: hrZone ? zoneBands(hrZone) : null }),
     lineChart("Power W, by minute", minutes, samples.power, { bands: powerZone ? zoneBands(powerZone) : null }),
   ];
+  // The road's roughness (RMS m/s² of the acceleration about its 1 s mean): only with an IMU.
+  if (roughTop(samples.vibration) !== null) charts.push(lineChart("Road roughness m/s², by km", km, samples.vibration, { digits: 1 }));
   if (ride.battery) charts.push(lineChart("Battery %, by minute", ride.battery.minutes, ride.battery.level));
   const zones = el("div");
   zones.append(el("h2", {}, "Time in zone"));

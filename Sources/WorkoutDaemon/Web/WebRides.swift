@@ -69,6 +69,9 @@ extension WebRoutes {
       var heartRate: [Int?] = []
       var power: [Int?] = []
       var cadence: [Double?] = []
+      /// The road's roughness, RMS m/s² (`TrackPoint.vibration`): the page's chart and the
+      /// track's colours.
+      var vibration: [Double?] = []
     }
 
     /// The JSON `ControlJSON.encode` makes of it, byte for byte (keys sorted), each event
@@ -130,6 +133,7 @@ extension WebRoutes {
         samples.heartRate.append(point.hr)
         samples.power.append(point.power)
         samples.cadence.append(point.cadence)
+        samples.vibration.append(point.vibration)
       }
       from = last.seq + 1
     }
