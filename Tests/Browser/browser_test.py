@@ -7,7 +7,9 @@ time, its web server on loopback over HTTPS with the certificate the board made 
 browser trusts exactly that certificate (its public key's hash, as a rider trusts it by the
 fingerprint `workoutctl pair` prints), and plain http:// is sent to https://. The browser pairs from the URL `workoutctl pair` prints,
 watches the figures change, pauses and resumes from the page (and `workoutctl status` sees it),
-sees the page follow when the simulated pause button is pressed (a press row of the ride), stops
+sees the page follow when the simulated pause button is pressed (a press row of the ride), shows
+the incident alarm's full-screen alert for a status that carries one (the simulated board has no
+inertial sensor: the page's own render is handed the incident) and posts "fine" from it, stops
 with the page's confirm, and opens the ride page. Screenshots of the live view and the ride page
 are kept in $ARTIFACTS (default .build/artifacts/browser) for CI.
 
@@ -250,6 +252,43 @@ def main():
             assert browser.text("#link") == "live", browser.text("#link")
             browser.screenshot(os.path.join(artifacts, "live-running.png"))
 
+        def the_incident_alert():
+            # Every status the live feed brings gets an incident while window.__incident says so;
+            # its countdown from a deadline here, as the engine's would run.
+            browser.script("""
+                window.__posted = [];
+                const fetch0 = window.fetch;
+                window.fetch = (path, options) => {
+                  if (options && options.body) window.__posted.push([path, options.body]);
+                  return fetch0(path, options);
+                };
+                window.__until = Date.now() + 30000;
+                window.__incident = () => ({ phase: "suspected", impact: 4.24, tilt: 82,
+                                             remaining: Math.max(0, (window.__until - Date.now()) / 1000) });
+                const render0 = render;
+                window.render = (status) => render0(window.__incident
+                  ? Object.assign({}, status, { incident: window.__incident() }) : status);
+                render(lastStatus);""")
+            wait_for("the alert", 5, lambda: browser.displayed("#incident"))
+            assert browser.text("#incident-title") == "Fall detected", browser.text("#incident-title")
+            assert "impact 4.2 g" in browser.text("#incident-impact"), browser.text("#incident-impact")
+            first = int(browser.text("#incident-countdown").split()[0])
+            assert 25 <= first <= 30, first
+            wait_for("the countdown to run", 5,
+                     lambda: int(browser.text("#incident-countdown").split()[0]) < first)
+            browser.screenshot(os.path.join(artifacts, "incident.png"))
+            browser.click("#incident-fine")
+            # No alarm is on in the service itself: it takes the command and says so.
+            wait_for("the service's answer to fine", 10, lambda: "incident" in browser.text("#incident-message"))
+            posted = browser.script("return window.__posted")
+            assert ["/api/control", '{"command":"fine"}'] in posted, posted
+            browser.script("""window.__incident = () => ({ phase: "confirmed", impact: 4.24, tilt: 82 });
+                              render(lastStatus);""")
+            wait_for("confirmed", 5, lambda: browser.text("#incident-title") == "Incident confirmed")
+            assert browser.text("#incident-countdown") == "", browser.text("#incident-countdown")
+            browser.script("window.__incident = null")
+            wait_for("the alert to go with the next status", 10, lambda: not browser.displayed("#incident"))
+
         def notes_from_the_phone():
             browser.click("#a-drink")
             wait_for("the drink noted", 10, lambda: "drink 250 ml" in browser.text("#note-message"))
@@ -342,6 +381,7 @@ def main():
         step("refused without pairing", refused_without_pairing)
         step("pairs from the URL workoutctl pair prints", pairs_from_the_printed_url)
         step("the figures change", figures_change)
+        step("the incident alert: countdown, confirmed, I'm fine posts fine", the_incident_alert)
         step("a drink and a note from the phone", notes_from_the_phone)
         step("pause and resume from the page, seen by workoutctl", pause_and_resume_from_the_page)
         step("the page follows the simulated pause button", the_page_follows_the_button)

@@ -8,6 +8,7 @@ let live = null;          // the EventSource of /api/live
 let lastEventAt = 0;      // performance.now() of the last status received
 let lastStatus = null;
 let stopArmedUntil = 0;
+let incidentDeadline = null; // performance.now() at which the incident countdown runs out
 
 function show(name) {
   for (const s of sections) $(s).hidden = s !== name;
@@ -90,6 +91,7 @@ function render(status) {
   $("faults").hidden = faults.length === 0;
   $("faults").textContent = faults.join(" · ");
   renderBattery(status.battery);
+  renderIncident(status.incident);
   renderUploads(status.uploads);
   const outside = (status.targetZones || []).filter((t) => t.outside);
   $("target").hidden = outside.length === 0;
@@ -144,6 +146,42 @@ function renderBattery(battery) {
     banner.textContent = "Battery low" + (left ? ": " + left : "");
   }
 }
+
+/// The incident alarm (a fall while riding): a full-screen alert with the impact, the
+/// countdown (counted down here between updates) or "confirmed", and "I'm fine".
+function renderIncident(incident) {
+  const alert = $("incident");
+  if (!incident) {
+    if (!alert.hidden) $("incident-message").textContent = "";
+    alert.hidden = true;
+    incidentDeadline = null;
+    return;
+  }
+  const confirmed = incident.phase === "confirmed";
+  $("incident-title").textContent = confirmed ? "Incident confirmed" : "Fall detected";
+  $("incident-impact").textContent = "impact " + fmt(incident.impact, 1) + " g" +
+    (incident.tilt === undefined ? "" : " · turned " + fmt(incident.tilt, 0) + "°");
+  incidentDeadline = confirmed || incident.remaining === undefined ? null : performance.now() + incident.remaining * 1000;
+  alert.hidden = false;
+  incidentCountdown();
+}
+
+function incidentCountdown() {
+  if ($("incident").hidden) return;
+  $("incident-countdown").textContent = incidentDeadline === null ? ""
+    : Math.ceil(Math.max(0, (incidentDeadline - performance.now()) / 1000)) + " s";
+}
+setInterval(incidentCountdown, 250);
+
+$("incident-fine").addEventListener("click", async () => {
+  $("incident-message").textContent = "telling the board…";
+  const r = await api("/api/control", {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ command: "fine" }),
+  });
+  // The alert goes when the status no longer has the incident.
+  $("incident-message").textContent = r.status === 200 ? "the alarm stops"
+    : ((r.body && (r.body.message || r.body.error)) || ("refused (" + r.status + ")"));
+});
 
 function freshness() {
   const link = $("link");
