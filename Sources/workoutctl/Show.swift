@@ -125,7 +125,9 @@ struct Show: ParsableCommand {
       if let from = event.fromState, let to = event.toState { text += " \(from) → \(to)" }
       // A note's text is the rider's, typed on the phone.
       let detail = event.detail.map(TerminalText.escaped)
-      if let cause = event.cause {
+      if let incident = IncidentText.event(kind: event.kind, cause: event.cause, detail: detail, value: event.value) {
+        text += " \(incident)"
+      } else if let cause = event.cause {
         text += " (\(cause)\(detail.map { ": \($0)" } ?? ""))"
       } else if let detail {
         text += " \(detail)"

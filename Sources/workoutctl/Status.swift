@@ -31,6 +31,7 @@ struct Status: ParsableCommand {
           "battery \(BatteryWatch.percent(level))\(battery.alert == .normal ? "" : " " + battery.alert.rawValue.uppercased())"
         )
       }
+      if let incident = status.incident { fields.append(IncidentText.brief(incident)) }
       if status.storage.failing { fields.append("STORAGE FAILING") }
       if let unreadable = status.unreadable, !unreadable.isEmpty { fields.append("DAMAGED RECORD") }
       if let uploads = status.uploads, uploads.failed > 0 { fields.append("UPLOAD FAILED") }
@@ -38,6 +39,8 @@ struct Status: ParsableCommand {
       return
     }
     var lines: [String] = []
+    // The alarm first: whoever reads this may be the one to answer it.
+    if let incident = status.incident { lines.append(IncidentText.line(incident)) }
     if let id = status.sessionID {
       var head = "session \(id) \(status.state.rawValue)"
       if status.pausedBySystem { head += " (auto-paused)" }

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+import WorkoutControl
+import WorkoutTestSupport
+
+@testable import WorkoutCore
+
+/// The incident alarm in `workoutctl status` (its line while on, `--brief`'s field, `--json`'s
+/// `incident`) and its events in `workoutctl show`, from the engine's own status and events.
+struct IncidentTextTests {
+  /// Riding, then a fall 11 s after its impact (6 g, turned 88°): the alarm's countdown runs.
+  func fallen() -> EngineHarness {
+    var settings = EngineSettings(activity: .cycling, countdown: 0, autoPause: .some(nil))
+    settings.incident = IncidentSettings()
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+    h.ride(seconds: 30, speed: 6, from: &position)
+    h.ride(seconds: 11, speed: 0, from: &position)
+    h.send(.fall(Fall(impactAt: 500, peak: 6 * MotionSample.gravity, tilt: 88, at: 511)))
+    return h
+  }
+
+  func events(_ h: EngineHarness) -> [SessionEvent] {
+    h.commands.compactMap {
+      if case .recordEvent(_, let event) = $0, event.kind.rawValue.hasPrefix("incident") { return event }
+      return nil
+    }
+  }
+
+  func shown(_ event: SessionEvent) -> String? {
+    IncidentText.event(kind: event.kind.rawValue, cause: event.cause, detail: event.detail, value: event.value)
+  }
+
+  @Test func statusSaysTheAlarmItsCountdownAndHowToStopIt() throws {
+    var h = fallen()
+    h.advance(by: 6.5)
+    h.send(.wakeup)
+    let incident = try #require(h.engine.status(at: h.now).incident)
+    #expect(
+      IncidentText.line(incident)
+        == "INCIDENT: a fall suspected, impact 6.0 g, the board turned 88°; confirmed in 24 s unless answered (workoutctl fine or any button stops it)"
+    )
+    #expect(IncidentText.brief(incident) == "INCIDENT 24 s")
+    let report = StatusReport(
+      engine: h.engine.status(at: h.now), board: "sim", boardTime: 0, devices: [:],
+      storage: .init(database: "db", pendingWrites: 0, failing: false, lastError: nil))
+    let json = try ControlJSON.encode(report)
+    #expect(
+      json.contains("\"incident\":{\"impact\":6,\"phase\":\"suspected\",\"remaining\":23.5,\"tilt\":88}"), "\(json)")
+    for _ in 0..<6 {
+      h.advance(by: 5)
+      h.send(.wakeup)
+    }
+    let confirmed = try #require(h.engine.status(at: h.now).incident)
+    #expect(
+      IncidentText.line(confirmed)
+        == "INCIDENT: a fall confirmed, impact 6.0 g, the board turned 88°; the alarm goes on (workoutctl fine or any button stops it)"
+    )
+    #expect(IncidentText.brief(confirmed) == "INCIDENT CONFIRMED")
+  }
+
+  @Test func showTellsWhatHappenedNotWhatToDoThen() throws {
+    var h = fallen()
+    for _ in 0..<7 {
+      h.advance(by: 5)
+      h.send(.wakeup)
+    }
+    _ = h.send(.riderIsFine(.control))
+    let lines = events(h).map(shown)
+    #expect(
+      lines == [
+        "a fall while riding: an impact of 6.0 g, the board turned 88° and still",
+        "no answer to the incident alarm: the incident is confirmed",
+        "the rider is fine: the incident alarm is off (workoutctl fine or the phone page)",
+      ])
+    #expect(IncidentText.event(kind: "lap", cause: nil, detail: "x", value: 1) == nil, "other kinds as they were")
+    #expect(
+      IncidentText.event(kind: "incidentSuspected", cause: nil, detail: nil, value: 4.25)
+        == "a fall while riding: an impact of 4.2 g", "a row without its detail")
+    #expect(
+      IncidentText.event(kind: "incidentCancelled", cause: "gpio", detail: nil, value: nil)
+        == "the rider is fine: the incident alarm is off (a button)")
+  }
+}
