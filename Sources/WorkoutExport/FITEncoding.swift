@@ -111,13 +111,17 @@ public struct FITMessageDefinition: Sendable, Hashable {
   public var fields: [FITFieldDefinition]
   public var developerFields: [FITDeveloperFieldDefinition] = []
 
-  /// The fields a data message carries, developer fields last.
-  var dataFields: [FITFieldDefinition] {
-    fields + developerFields.map { FITFieldDefinition($0.number, $0.type, size: $0.size) }
+  /// The field a data message carries at `index`: the developer fields follow the others.
+  func dataField(_ index: Int) -> FITFieldDefinition {
+    if index < fields.count { return fields[index] }
+    let field = developerFields[index - fields.count]
+    return FITFieldDefinition(field.number, field.type, size: field.size)
   }
 
   /// Bytes of one data message of this layout, its record header included.
-  public var dataSize: Int { 1 + dataFields.reduce(0) { $0 + $1.size } }
+  public var dataSize: Int {
+    1 + fields.reduce(0) { $0 + $1.size } + developerFields.reduce(0) { $0 + $1.size }
+  }
 }
 
 /// A field's value in a data message: an integer in the field's base type after scale and
@@ -173,11 +177,11 @@ public struct FITMessageWriter: Sendable {
   public static func dataMessage(
     _ definition: FITMessageDefinition, local localNumber: UInt8, _ values: [FITValue]
   ) -> [UInt8] {
-    let fields = definition.developerFields.isEmpty ? definition.fields : definition.dataFields
-    precondition(values.count == fields.count, "one value per field")
+    precondition(values.count == definition.fields.count + definition.developerFields.count, "one value per field")
     var out: [UInt8] = [localNumber & 0x0F]
     out.reserveCapacity(definition.dataSize)
-    for (field, value) in zip(fields, values) {
+    for (index, value) in values.enumerated() {
+      let field = definition.dataField(index)
       switch value {
       case .text(let text):
         // Null-terminated UTF-8, cut to the field's length (on a character boundary).
