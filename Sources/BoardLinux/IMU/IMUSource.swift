@@ -37,6 +37,8 @@ extension BoardDevice where Settings == IMUSettings {
 struct IMUSession: DeviceSession {
   let settings: IMUSettings
   let signal: StopSignal
+  /// Seconds: a record older than this when read is left out (a full buffer's backlog).
+  static let stalest = 2.0
 
   func run(_ reporter: inout DeviceReporter) throws(DeviceProblem) {
     let device: IIOInertialDevice
@@ -53,7 +55,10 @@ struct IMUSession: DeviceSession {
     var tracker = MotionTracker(settings: settings.incident)
     do {
       try IIOBufferReader(device: device).run(stop: signal) { samples in
-        for sample in samples {
+        // A buffer that filled while nobody read it holds its first records, not its last (the
+        // kernel's kfifo drops what does not fit): those of long ago are no part of now.
+        let oldest = SystemClocks.monotonic() - Self.stalest
+        for sample in samples where sample.time >= oldest {
           let output = tracker.add(sample)
           if let second = output.second { sink.post(.reading(.motion(second))) }
           if let fall = output.fall { sink.post(.fall(fall)) }

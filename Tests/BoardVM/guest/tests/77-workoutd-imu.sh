@@ -91,15 +91,17 @@ sleep 2
 i2cset -f -y "$bus" 0x68 0x12 0x00 0x04 0x00 0x00 0x00 0x08 i
 wait "$reader"
 # The first read also drains what the buffer held since the set-up (up to its 256 records):
-# the rate is counted from the reader's start, and a record is never older than the buffer.
+# the rate is counted from the reader's start.
 start=$(head -n 1 "$read_log" | cut -d' ' -f1)
 records=$(awk -v s="$start" '$2 >= s' "$read_log" | wc -l)
 note "$(wc -l < "$read_log") records read, $records stamped in the 4 s from $start; first: $(head -n 1 "$read_log"); last: $(tail -n 1 "$read_log")"
 (( records >= 300 && records <= 450 )) || problem "$records records in 4 s, not about 400: $(head -c 300 "$read_log")"
 awk '$5 != 2048 { bad++ } END { exit bad > 0 }' "$read_log" || problem "accel z was not 2048 (1 g) throughout"
 grep -q ' 1024 0 2048$' "$read_log" || problem "the tilted reading (x 1024) never came"
-awk '{ d = $1 - $2; if (d < -0.05 || d > 2.7) bad++ } END { exit bad > 0 }' "$read_log" ||
-  problem "a timestamp not on CLOCK_MONOTONIC (after the read, or older than the buffer)"
+# (The backlog is the buffer's first records since the set-up, of any age: a full kfifo keeps
+# what it has and drops what comes. The service leaves such records out.)
+awk '{ if ($1 - $2 < -0.05) bad++ } END { exit bad > 0 }' "$read_log" ||
+  problem "a timestamp after its read: not on CLOCK_MONOTONIC"
 awk -v s="$start" '$2 >= s && $1 - $2 > 1 { bad++ } END { exit bad > 0 }' "$read_log" ||
   problem "records read more than 1 s after they were taken (the watermark is 0.25 s)"
 
