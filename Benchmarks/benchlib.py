@@ -270,17 +270,19 @@ def thread_lines(counters, seconds):
             for name, (cpu, switches) in rows if cpu or switches]
 
 
-def callgrind_prefix(out):
+def callgrind_prefix(out, fair_sched=False):
     """The command line that runs what follows it under valgrind's callgrind, its counts to `out`
     (names uncompressed and not demangled, as the scripts that read them expect); dumped apart
-    with `callgrind_control`."""
+    with `callgrind_control`. Valgrind runs one thread at a time; `fair_sched` hands the turn
+    round in order (--fair-sched=yes), so that a server's client thread is not starved past
+    its request's deadline by a busy one."""
     return ["valgrind", "--tool=callgrind", "--demangle=no", "--compress-strings=no", "--compress-pos=no",
-            "--callgrind-out-file=" + out]
+            *(["--fair-sched=yes"] if fair_sched else []), "--callgrind-out-file=" + out]
 
 
-def callgrind(out, command, **popen):
+def callgrind(out, command, fair_sched=False, **popen):
     """`command` started under callgrind (callgrind_prefix)."""
-    return subprocess.Popen(callgrind_prefix(out) + command, **popen)
+    return subprocess.Popen(callgrind_prefix(out, fair_sched) + command, **popen)
 
 
 def end(proc, timeout):

@@ -191,7 +191,7 @@ def web_run(binary, bin_dir, work):
     notify = benchlib.NotifySocket(work)
     log = open(os.path.join(work, "workoutd.web.log"), "w")
     proc = benchlib.callgrind(out, [binary, "--board", "sim", "--config", config, "--state-dir", state,
-                                    "--runtime-dir", runtime],
+                                    "--runtime-dir", runtime], fair_sched=True,
                               stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=dict(os.environ, NOTIFY_SOCKET=notify.path))
     try:
         if notify.wait_ready(180, alive=lambda: proc.poll() is None) is None:
@@ -199,7 +199,7 @@ def web_run(binary, bin_dir, work):
         text = open(log.name).read()
         port = int(text.split("serving the phone page on 127.0.0.1:")[1].split()[0])
         wait_points(state, 3, 120)
-        token = web.pair(bin_dir, state, runtime, port, tls=True)
+        token = web.pair(bin_dir, state, runtime, port, tls=True, tries=5)
 
         def get(path):
             # Under callgrind the service runs some 50 times slower, on one core at a time: a

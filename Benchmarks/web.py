@@ -72,22 +72,40 @@ def start(binary, work, web, tls=False):
     raise SystemExit(f"workoutd did not start recording: {open(log.name).read()[-2000:]}")
 
 
-def pair(binary, state, runtime, port, tls=False):
-    out = subprocess.run([os.path.join(binary, "workoutctl"), "pair", "--json", "--state-dir", state,
-                          "--runtime-dir", runtime], capture_output=True, text=True, check=True).stdout
-    code = json.loads(out)["code"]
-    body = json.dumps({"code": code})
+def pair(binary, state, runtime, port, tls=False, tries=1):
+    """A phone paired: a code from `workoutctl pair`, then the page's /api/pair; returns the
+    token. Under callgrind a server thread may not run within its request deadline (the control
+    socket's is 2 s), so the whole pairing is tried up to `tries` times, each failure said."""
     scheme = "https" if tls else "http"
-    with connect(port, tls) as s:
-        s.sendall((f"POST /api/pair HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: {scheme}://127.0.0.1:{port}\r\n"
-                   f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-                   + body).encode())
+    failure = None
+    for attempt in range(1, tries + 1):
+        if attempt > 1:
+            print(f"  pairing (try {attempt - 1} of {tries}): {failure}; again", flush=True)
+            time.sleep(2)
+        run = subprocess.run([os.path.join(binary, "workoutctl"), "pair", "--json", "--state-dir", state,
+                              "--runtime-dir", runtime], capture_output=True, text=True)
+        if run.returncode != 0:
+            failure = f"workoutctl pair: {run.stderr.strip()[-500:]}"
+            continue
+        body = json.dumps({"code": json.loads(run.stdout)["code"]})
         reply = b""
-        while chunk := s.recv(4096):
-            reply += chunk
-    head = reply.decode(errors="replace")
-    token = head.split("workoutd_token=")[1].split(";")[0]
-    return token
+        try:
+            with connect(port, tls, timeout=60) as s:
+                s.sendall((f"POST /api/pair HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                           f"Origin: {scheme}://127.0.0.1:{port}\r\n"
+                           f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                           "Connection: close\r\n\r\n" + body).encode())
+                while chunk := s.recv(4096):
+                    reply += chunk
+        except (OSError, ssl.SSLError) as error:
+            failure = f"POST /api/pair: {error}"
+            continue
+        head = reply.decode(errors="replace")
+        if "workoutd_token=" not in head:
+            failure = f"POST /api/pair: {head[:200]!r}"
+            continue
+        return head.split("workoutd_token=")[1].split(";")[0]
+    raise SystemExit(f"pairing failed {tries} times; the last: {failure}")
 
 
 class Phone(threading.Thread):
