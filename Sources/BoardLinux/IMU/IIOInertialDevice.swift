@@ -45,17 +45,6 @@ struct IIOInertialDevice: Sendable {
     }
   }
 
-  /// Reads the device at `directory`; its node is `/dev` (or `nodes`) and its directory's name.
-  init(directory: String, nodes: String = "/dev") throws(IIODeviceError) {
-    let device: IIOSysfsDevice
-    do {
-      device = try IIOSysfsDevice(directory)
-    } catch {
-      throw IIODeviceError("cannot open \(directory): \(error.reason)")
-    }
-    try self.init(device, nodes: nodes)
-  }
-
   /// Reads `device`, its directory opened; its node is `/dev` (or `nodes`) and its directory's name.
   init(_ device: IIOSysfsDevice, nodes: String = "/dev") throws(IIODeviceError) {
     let directory = device.directory

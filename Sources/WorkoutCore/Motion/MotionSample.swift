@@ -56,6 +56,10 @@ public struct LowPass: Sendable, Hashable {
   public var seconds: Double
   public private(set) var value: Double?
   private var lastTime: Double?
+  /// The last step's length and weight: at a steady rate every step is the same, and exp() is
+  /// most of a sample's cost.
+  private var lastStep = 0.0
+  private var lastWeight = 0.0
 
   public init(seconds: Double) {
     self.seconds = seconds
@@ -69,7 +73,12 @@ public struct LowPass: Sendable, Hashable {
       lastTime = max(lastTime ?? time, time)
       return self.value ?? sample
     }
-    let weight = 1 - exp(-(time - lastTime) / seconds)
+    let step = time - lastTime
+    if step != lastStep {
+      lastStep = step
+      lastWeight = 1 - exp(-step / seconds)
+    }
+    let weight = lastWeight
     let next = value + (sample - value) * weight
     self.value = next
     self.lastTime = time
