@@ -28,6 +28,19 @@ public struct EngineHarness {
     return h
   }
 
+  /// A session of `activity` with the incident alarm on, started (no countdown, no auto-pause)
+  /// and ridden for 30 s at 6 m/s; and where it got to.
+  public static func riding(_ activity: ActivityType = .cycling) -> (EngineHarness, GeoPoint) {
+    var settings = EngineSettings(activity: activity, countdown: 0, autoPause: .some(nil))
+    settings.incident = IncidentSettings()
+    var h = EngineHarness(settings: settings)
+    _ = h.press(.start)
+    h.finishCountdown()
+    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
+    h.ride(seconds: 30, speed: 6, from: &position)
+    return (h, position)
+  }
+
   @discardableResult
   public mutating func send(_ input: EngineInput) -> EngineStep {
     let step = engine.handle(input, at: now)
@@ -90,12 +103,17 @@ public struct EngineHarness {
     send(.wakeup)
   }
 
-  public var transitions: [SessionEvent] {
+  public var transitions: [SessionEvent] { events(.transition) }
+
+  /// The events recorded of the kinds `matching` takes.
+  public func events(where matching: (SessionEvent.Kind) -> Bool) -> [SessionEvent] {
     commands.compactMap {
-      if case .recordEvent(_, let event) = $0, event.kind == .transition { return event }
+      if case .recordEvent(_, let event) = $0, matching(event.kind) { return event }
       return nil
     }
   }
+
+  public func events(_ kind: SessionEvent.Kind) -> [SessionEvent] { events { $0 == kind } }
 
   public var points: [TrackPoint] {
     commands.compactMap {

@@ -10,24 +10,13 @@ import WorkoutTestSupport
 struct IncidentTextTests {
   /// Riding, then a fall 11 s after its impact (6 g, turned 88°): the alarm's countdown runs.
   func fallen() -> EngineHarness {
-    var settings = EngineSettings(activity: .cycling, countdown: 0, autoPause: .some(nil))
-    settings.incident = IncidentSettings()
-    var h = EngineHarness(settings: settings)
-    _ = h.press(.start)
-    h.finishCountdown()
-    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
-    h.ride(seconds: 30, speed: 6, from: &position)
+    var (h, position) = EngineHarness.riding()
     h.ride(seconds: 11, speed: 0, from: &position)
     h.send(.fall(Fall(impactAt: 500, peak: 6 * MotionSample.gravity, tilt: 88, at: 511)))
     return h
   }
 
-  func events(_ h: EngineHarness) -> [SessionEvent] {
-    h.commands.compactMap {
-      if case .recordEvent(_, let event) = $0, event.kind.rawValue.hasPrefix("incident") { return event }
-      return nil
-    }
-  }
+  func events(_ h: EngineHarness) -> [SessionEvent] { h.events { $0.rawValue.hasPrefix("incident") } }
 
   func shown(_ event: SessionEvent) -> String? {
     IncidentText.event(kind: event.kind.rawValue, cause: event.cause, detail: event.detail, value: event.value)
