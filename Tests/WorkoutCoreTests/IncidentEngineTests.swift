@@ -11,23 +11,9 @@ struct IncidentEngineTests {
     .fall(Fall(impactAt: 500, peak: 6 * MotionSample.gravity, tilt: 88, at: 500 + ago))
   }
 
-  func events(_ h: EngineHarness, _ kind: SessionEvent.Kind) -> [SessionEvent] {
-    h.commands.compactMap {
-      if case .recordEvent(_, let event) = $0, event.kind == kind { return event }
-      return nil
-    }
-  }
+  func events(_ h: EngineHarness, _ kind: SessionEvent.Kind) -> [SessionEvent] { h.events(kind) }
 
-  func riding(activity: ActivityType = .cycling) -> (EngineHarness, GeoPoint) {
-    var settings = EngineSettings(activity: activity, countdown: 0, autoPause: .some(nil))
-    settings.incident = IncidentSettings()
-    var h = EngineHarness(settings: settings)
-    _ = h.press(.start)
-    h.finishCountdown()
-    var position = GeoPoint(latitude: 46.05, longitude: 14.5)
-    h.ride(seconds: 30, speed: 6, from: &position)
-    return (h, position)
-  }
+  func riding(activity: ActivityType = .cycling) -> (EngineHarness, GeoPoint) { EngineHarness.riding(activity) }
 
   @Test("a fall while riding: event, alarm, LED and status; a button answers it and does nothing else")
   func aFallWhileRidingSoundsTheAlarmAndAButtonAnswers() throws {
@@ -98,6 +84,20 @@ struct IncidentEngineTests {
     off.ride(seconds: 30, speed: 6, from: &position)
     off.send(fall(impactAgo: 0))
     #expect(events(off, .incidentSuspected).isEmpty)
+
+    // Indoors, on a trainer, the wheel's speed says it rides, but a fall is no incident; the
+    // same seconds outdoors arm the alarm.
+    for (activity, alarms) in [(ActivityType.indoorCycling, false), (.cycling, true)] {
+      var (h, _) = riding(activity: activity)
+      for _ in 0..<10 {
+        h.advance(by: 1)
+        h.send(.reading(.wheelSpeed(metersPerSecond: 8, distance: 8)))
+        h.send(.tick)
+      }
+      h.send(fall(impactAgo: 0))
+      #expect(events(h, .incidentSuspected).isEmpty == !alarms, "\(activity)")
+      #expect(h.engine.incident.isOn == alarms, "\(activity)")
+    }
   }
 
   @Test("each point carries the road's feel; on foot the steps give the cadence, as strides a minute")

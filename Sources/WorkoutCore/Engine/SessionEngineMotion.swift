@@ -26,9 +26,12 @@ extension SessionEngine {
   }
 
   /// A recorded second: the alarm hears whether the session rides. With no `[imu]` incident
-  /// settings it never does, so no fall is an incident.
+  /// settings it never does, so no fall is an incident; nor indoors, as Garmin's incident
+  /// detection is for outdoor activities only: a bike on a trainer does not fall with its rider,
+  /// and a board knocked off it is no crash.
   mutating func noteRiding(at now: Moment) {
-    guard settings.incident != nil else { return }
+    guard settings.incident != nil, !(session?.currentActivity ?? session?.activity ?? settings.activity).isIndoor
+    else { return }
     if let speed = session?.builder.currentSpeed(at: now), speed < Self.ridingSpeed { return }
     incident.riding(at: now.monotonic)
   }
