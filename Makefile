@@ -279,10 +279,10 @@ fuzz: test-deps
 
 # One formatter for all: swift-format from the toolchain, with the checked-in .swift-format.
 lint:
-	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks
 
 format:
-	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks
 
 # The per-second cost on a Pi's terms (BENCHMARKS.md): bytes written, fsyncs, CPU and RSS per
 # recorded second; workoutd against gpxlogger on one gpsd at 1 Hz (CPU, wake-ups, writes), on
