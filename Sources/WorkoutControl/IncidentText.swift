@@ -11,7 +11,7 @@ public enum IncidentText {
   /// unless answered (workoutctl fine or any button stops it)".
   public static func line(_ incident: IncidentStatus) -> String {
     var text = "INCIDENT: a fall \(incident.phase.rawValue), impact \(decimal(incident.impact)) g"
-    text += ", the board turned \(Int(incident.tilt.rounded()))°"
+    if let tilt = incident.tilt { text += ", the board turned \(Int(tilt.rounded()))°" }
     if incident.phase == .suspected, let remaining = incident.remaining {
       text += "; confirmed in \(Int(max(0, remaining).rounded(.up))) s unless answered"
     } else if incident.phase == .confirmed {

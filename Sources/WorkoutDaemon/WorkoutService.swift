@@ -349,7 +349,20 @@ public enum WorkoutService {
     let gap = RecoveryGap.between(latest.lastCommit, and: now)
     return SessionEngine.resuming(
       latest.session, settings: settings, nextSessionID: nextID, gap: gap, at: now.moment, lastPoint: latest.lastPoint,
-      unreadable: latest.unreadable)
+      unreadable: latest.unreadable, incident: openIncident(of: latest.session.id, in: store, log: log))
+  }
+
+  /// The incident alarm the session's events leave on, to sound again after the restart.
+  private static func openIncident(of sessionID: Int64, in store: WorkoutStore, log: Logger) -> OpenIncident? {
+    do {
+      return OpenIncident.left(
+        by: try store.events(sessionID: sessionID).lazy.compactMap { event in
+          SessionEvent.Kind(rawValue: event.kind).map { (kind: $0, value: event.value) }
+        })
+    } catch {
+      log(.error, "session \(sessionID): cannot read its events to see whether the incident alarm was on: \(error)")
+      return nil
+    }
   }
 
   private static func groupID(_ name: String?) throws(SystemError) -> gid_t? {

@@ -156,4 +156,35 @@ struct IncidentEngineTests {
     }
     #expect(run.engine.state == .running)
   }
+
+  @Test("after a restart the alarm sounds again while the session goes on, and the LED shows it")
+  func aResumedSessionCarriesItsAlarmOn() throws {
+    var (h, position) = riding()
+    h.ride(seconds: 11, speed: 0, from: &position)
+    h.send(fall())
+    let session = try #require(h.engine.session)
+    let open = OpenIncident(phase: .suspected, peak: 6 * MotionSample.gravity)
+    let later = h.now.advanced(by: 20)
+    let gap = RecoveryGap(seconds: 20, basis: .monotonic)
+    let (engine, commands) = SessionEngine.resuming(
+      session, settings: h.engine.settings, nextSessionID: 2, gap: gap, at: later, incident: open)
+    let status = try #require(engine.status(at: later).incident)
+    #expect(status.phase == .suspected && status.remaining == 30 && status.impact == 6 && status.tilt == nil)
+    #expect(commands.contains(.chirp(.incident)))
+    #expect(commands.contains(.indicate(.incident)))
+    #expect(engine.indicator == .incident)
+    #expect(engine.nextDeadline == later.monotonic + IncidentAlarm.soundEvery)
+
+    // Not with `[imu]` no longer asking for the alarm, nor for a session that was stopped.
+    var off = h.engine.settings
+    off.incident = nil
+    #expect(
+      !SessionEngine.resuming(session, settings: off, nextSessionID: 2, gap: gap, at: later, incident: open).0.incident
+        .isOn)
+    _ = h.press(.stop)
+    let stopped = try #require(h.engine.session)
+    let (afterStop, _) = SessionEngine.resuming(
+      stopped, settings: h.engine.settings, nextSessionID: 2, gap: gap, at: later, incident: open)
+    #expect(!afterStop.incident.isOn)
+  }
 }

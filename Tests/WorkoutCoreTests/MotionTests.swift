@@ -166,6 +166,42 @@ struct IncidentDetectorTests {
 struct IncidentAlarmTests {
   let fall = Fall(impactAt: 100, peak: 60, tilt: 90, at: 111)
 
+  /// What a restart finds in a session's events: the last suspected incident not answered.
+  @Test func theEventsLeaveTheAlarmOnUntilTheRiderAnswers() {
+    typealias Event = (kind: SessionEvent.Kind, value: Double?)
+    let g = MotionSample.gravity
+    let suspected: Event = (.incidentSuspected, 6)
+    let confirmed: Event = (.incidentConfirmed, nil)
+    let cancelled: Event = (.incidentCancelled, nil)
+    let lap: Event = (.lap, 1)
+    #expect(OpenIncident.left(by: [lap]) == nil)
+    #expect(OpenIncident.left(by: [suspected, lap]) == OpenIncident(phase: .suspected, peak: 6 * g))
+    #expect(OpenIncident.left(by: [suspected, confirmed]) == OpenIncident(phase: .confirmed, peak: 6 * g))
+    #expect(OpenIncident.left(by: [suspected, confirmed, cancelled]) == nil)
+    #expect(
+      OpenIncident.left(by: [suspected, cancelled, (.incidentSuspected, 4)])
+        == OpenIncident(phase: .suspected, peak: 4 * g))
+    #expect(OpenIncident.left(by: [confirmed]) == nil, "a confirmation with no suspicion before it")
+  }
+
+  /// A resumed alarm sounds at once and its countdown starts over; confirmed, it goes on.
+  @Test func aResumedAlarmCountsDownAgainOrGoesOn() {
+    var alarm = IncidentAlarm()
+    alarm.resume(OpenIncident(phase: .suspected, peak: 60), at: 500)
+    #expect(alarm.phase == .suspected && alarm.peak == 60 && alarm.tilt == nil)
+    #expect(alarm.remaining(at: 500) == 30)
+    #expect(alarm.deadline == 505)
+    #expect(alarm.advance(to: 530).event == .confirmed(at: 530))
+    var confirmed = IncidentAlarm()
+    confirmed.resume(OpenIncident(phase: .confirmed, peak: 60), at: 500)
+    #expect(confirmed.phase == .confirmed && confirmed.remaining(at: 500) == nil)
+    #expect(confirmed.deadline == 530)
+    #expect(confirmed.cancel(at: 531) == .cancelled(at: 531))
+    var quiet = IncidentAlarm()
+    quiet.resume(OpenIncident(phase: .quiet, peak: 60), at: 500)
+    #expect(!quiet.isOn)
+  }
+
   /// The fall's impact is placed on the engine's clock by its age: the sensor's clock may be
   /// another.
   @Test func aFallIsAnIncidentOnlyWhenTheSessionRodeJustBeforeItsImpact() {

@@ -22,6 +22,19 @@ struct IncidentTextTests {
     IncidentText.event(kind: event.kind.rawValue, cause: event.cause, detail: event.detail, value: event.value)
   }
 
+  /// An alarm carried across a restart knows its impact but not the tilt: the line leaves it out.
+  @Test func aResumedAlarmIsSaidWithoutItsTilt() throws {
+    let h = fallen()
+    let session = try #require(h.engine.session)
+    let (engine, _) = SessionEngine.resuming(
+      session, settings: h.engine.settings, nextSessionID: 2, gap: RecoveryGap(seconds: 9, basis: .monotonic),
+      at: h.now, incident: OpenIncident(phase: .confirmed, peak: 4 * MotionSample.gravity))
+    let incident = try #require(engine.status(at: h.now).incident)
+    #expect(
+      IncidentText.line(incident)
+        == "INCIDENT: a fall confirmed, impact 4.0 g; the alarm goes on (workoutctl fine or any button stops it)")
+  }
+
   @Test func statusSaysTheAlarmItsCountdownAndHowToStopIt() throws {
     var h = fallen()
     h.advance(by: 6.5)

@@ -50,4 +50,37 @@ struct ResumeUnfinishedTests {
     #expect(abandoned.first?.detail == "session 2, later, was also left unfinished and is the one resumed")
     #expect(try store.pointCount(sessionID: 1) == 5)
   }
+
+  /// The service stopped while the incident alarm was on (a crash, a watchdog restart): the
+  /// resumed engine finds it in the session's events and sounds it again; one the rider
+  /// answered stays off.
+  @Test func theIncidentAlarmIsOnAgainAfterARestart() throws {
+    let directory = NSTemporaryDirectory() + "workoutd-resume-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let (store, _) = try WorkoutStore.open(at: directory + "/workoutd.db", wallNow: 0)
+    var (h, position) = EngineHarness.riding()
+    h.ride(seconds: 11, speed: 0, from: &position)
+    h.send(.fall(Fall(impactAt: 500, peak: 6 * MotionSample.gravity, tilt: 88, at: 511)))
+    let stamp = ClockStamp(epoch: "still", moment: h.now, wallTrusted: true)
+    try store.write(h.commands, clock: stamp)
+    let clock = StillClock(moment: h.now.advanced(by: 15))
+    let log = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    let (engine, commands) = WorkoutService.resumeUnfinished(
+      store: store, settings: h.engine.settings, clock: clock, log: log)
+    #expect(engine.incident.phase == .suspected)
+    #expect(engine.status(at: clock.moment).incident?.impact == 6)
+    #expect(commands.contains(.chirp(.incident)))
+
+    // The rider answers: after the next restart, the alarm is off.
+    var resumed = engine
+    let step = resumed.handle(.riderIsFine(.control), at: clock.moment)
+    try store.write(
+      commands + step.commands, clock: ClockStamp(epoch: "still", moment: clock.moment, wallTrusted: true))
+    let (again, _) = WorkoutService.resumeUnfinished(
+      store: store, settings: h.engine.settings, clock: clock, log: log)
+    #expect(again.state == .running)
+    #expect(!again.incident.isOn)
+  }
 }

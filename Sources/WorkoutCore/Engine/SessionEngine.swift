@@ -105,7 +105,8 @@ public struct SessionEngine: Sendable {
   /// that was running, and finishes the finalisation of a stopped session.
   public static func resuming(
     _ persisted: ActiveSession, settings: EngineSettings, nextSessionID: Int64,
-    gap: RecoveryGap, at now: Moment, lastPoint: TrackPoint? = nil, unreadable: UnreadableRows = UnreadableRows()
+    gap: RecoveryGap, at now: Moment, lastPoint: TrackPoint? = nil, unreadable: UnreadableRows = UnreadableRows(),
+    incident: OpenIncident? = nil
   ) -> (SessionEngine, [EngineCommand]) {
     var engine = SessionEngine(settings: settings, nextSessionID: max(nextSessionID, persisted.id + 1))
     engine.lastPoint = lastPoint
@@ -175,9 +176,10 @@ public struct SessionEngine: Sendable {
     commands.append(.saveSnapshot(session))
     engine.session = session
     engine.pointsAtCheckpoint = session.builder.pointCount
-    // The damage shows on the LED from now (the fault pattern, and the alarm as it begins);
-    // otherwise the first input sets the LED, as at any start.
-    if engine.damageIndicatedUntil != nil { engine.updateIndicator(into: &commands) }
+    engine.resumeIncident(incident, at: now, into: &commands)
+    // The damage and the incident alarm show on the LED from now (the damage's fault pattern
+    // with the alarm as it begins); otherwise the first input sets the LED, as at any start.
+    if engine.damageIndicatedUntil != nil || engine.incident.isOn { engine.updateIndicator(into: &commands) }
     return (engine, commands)
   }
 

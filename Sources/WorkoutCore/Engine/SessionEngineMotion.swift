@@ -84,10 +84,25 @@ extension SessionEngine {
 
   /// The alarm for status while it is on.
   func incidentStatus(at now: Moment) -> IncidentStatus? {
-    guard incident.isOn, let fall = incident.fall else { return nil }
+    guard incident.isOn, let peak = incident.peak else { return nil }
     return IncidentStatus(
       phase: incident.phase, remaining: incident.remaining(at: now.monotonic),
-      impact: fall.peak / MotionSample.gravity, tilt: fall.tilt)
+      impact: peak / MotionSample.gravity, tilt: incident.tilt)
+  }
+
+  /// A resumed session's alarm, on when the service stopped: it sounds again at once. Only
+  /// while the session goes on and `[imu]` still asks for the alarm.
+  mutating func resumeIncident(_ open: OpenIncident?, at now: Moment, into commands: inout [EngineCommand]) {
+    guard let open, settings.incident != nil, state == .running || state == .paused else { return }
+    incident.resume(open, at: now.monotonic)
+    guard incident.isOn else { return }
+    commands.append(.chirp(.incident))
+    commands.append(
+      .log(
+        .warning,
+        open.phase == .confirmed
+          ? "the confirmed incident's alarm was on when the service stopped: it goes on until a button is pressed"
+          : "the incident alarm was on when the service stopped: it sounds again, and its countdown starts over"))
   }
 }
 
@@ -96,9 +111,10 @@ public struct IncidentStatus: Sendable, Hashable, Codable {
   public var phase: IncidentAlarm.Phase
   /// Seconds left of the countdown; nil once confirmed.
   public var remaining: Double?
-  /// The impact's peak, g, and the degrees the board turned.
+  /// The impact's peak, g, and the degrees the board turned (unknown for an alarm carried
+  /// across a restart).
   public var impact: Double
-  public var tilt: Double
+  public var tilt: Double?
 }
 
 /// When a prepared session begins by itself (`[imu] auto_start`): the board has moved, by the

@@ -28,8 +28,10 @@ public struct IncidentAlarm: Sendable, Hashable, Codable {
 
   public var settings: IncidentSettings
   public private(set) var phase = Phase.quiet
-  /// The fall the alarm is for (its times the detector's), and when it was suspected.
-  public private(set) var fall: Fall?
+  /// The impact's peak, m/s², and the degrees the board turned, of the fall the alarm is for
+  /// (the tilt unknown for an alarm carried across a restart, `resume`); when it was suspected.
+  public private(set) var peak: Double?
+  public private(set) var tilt: Double?
   public private(set) var suspectedAt: Double?
   /// When the session was last riding.
   public private(set) var lastRiding: Double?
@@ -59,7 +61,8 @@ public struct IncidentAlarm: Sendable, Hashable, Codable {
     let impactAt = now - max(0, fall.sinceImpact)
     guard let lastRiding, lastRiding >= impactAt - settings.ridingWithin else { return nil }
     phase = .suspected
-    self.fall = fall
+    peak = fall.peak
+    tilt = fall.tilt
     suspectedAt = now
     nextSound = now + Self.soundEvery
     return .suspected(impactAt: impactAt, peak: fall.peak, tilt: fall.tilt, at: now)
@@ -96,13 +99,56 @@ public struct IncidentAlarm: Sendable, Hashable, Codable {
     return (event, true)
   }
 
+  /// The alarm a session's events left on when the service stopped (a crash, a watchdog
+  /// restart, a power cut while the rider lay still) sounds again from `now`. A suspected
+  /// incident's countdown starts over: the board was silent while it restarted.
+  public mutating func resume(_ open: OpenIncident, at now: Double) {
+    guard open.phase != .quiet else { return }
+    phase = open.phase
+    peak = open.peak
+    tilt = nil
+    suspectedAt = open.phase == .suspected ? now : nil
+    nextSound = now + (phase == .confirmed ? Self.soundEveryConfirmed : Self.soundEvery)
+  }
+
   /// The rider is fine: a suspected or confirmed incident ends.
   public mutating func cancel(at now: Double) -> IncidentEvent? {
     guard phase != .quiet else { return nil }
     phase = .quiet
-    fall = nil
+    peak = nil
+    tilt = nil
     suspectedAt = nil
     nextSound = nil
     return .cancelled(at: now)
+  }
+}
+
+/// The incident alarm as a session's events leave it: the last `incidentSuspected` with no
+/// `incidentCancelled` after it, confirmed (`incidentConfirmed`) or not. What a restart carries
+/// on: the alarm lives in the engine, not in the session's checkpoint.
+public struct OpenIncident: Sendable, Hashable {
+  public var phase: IncidentAlarm.Phase
+  /// The impact's peak, m/s².
+  public var peak: Double
+
+  public init(phase: IncidentAlarm.Phase, peak: Double) {
+    self.phase = phase
+    self.peak = peak
+  }
+
+  /// Folds a session's events, oldest first (each its kind and value: the suspected one's is
+  /// its peak in g); nil when they leave no alarm on.
+  public static func left(by events: some Sequence<(kind: SessionEvent.Kind, value: Double?)>) -> OpenIncident? {
+    var open: OpenIncident?
+    for event in events {
+      switch event.kind {
+      case .incidentSuspected:
+        open = OpenIncident(phase: .suspected, peak: (event.value ?? 0) * MotionSample.gravity)
+      case .incidentConfirmed: open?.phase = .confirmed
+      case .incidentCancelled: open = nil
+      default: continue
+      }
+    }
+    return open
   }
 }
