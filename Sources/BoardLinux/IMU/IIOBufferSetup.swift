@@ -60,12 +60,7 @@ public struct IIOBufferSetup: Sendable {
     let trigger = try self.trigger(for: kernelName, name: name, sysfs: sysfs)
     if sysfs.attribute("trigger/current_trigger") != .value(trigger) { try write("trigger/current_trigger", trigger) }
     done.append("trigger \(trigger)")
-    let channels: [String]
-    do {
-      channels = try device.scanChannels()
-    } catch {
-      throw IIODeviceError("\(name) has no buffer (\(error.reason))")
-    }
+    let channels = try device.scanChannels()
     var enabled: [String] = []
     for channel in channels {
       let wanted = channel.hasPrefix("accel_") || channel.hasPrefix("anglvel_") || channel == "timestamp"

@@ -53,12 +53,7 @@ struct IIOInertialDevice: Sendable {
     guard let name = device.name else { throw IIODeviceError("\(directory) has no name") }
     self.name = name
     node = nodes + "/" + (directory.split(separator: "/").last.map(String.init) ?? "")
-    let elements: [String]
-    do {
-      elements = try device.scanChannels()
-    } catch {
-      throw IIODeviceError("\(name) has no buffer (\(directory)/scan_elements: \(error.reason))")
-    }
+    let elements = try device.scanChannels()
     var channels: [IIOScanChannel] = []
     for channel in elements {
       guard case .value("1") = sysfs.attribute("scan_elements/in_\(channel)_en") else { continue }

@@ -31,11 +31,16 @@ struct IIOSysfsDevice {
     return nil
   }
 
-  /// The channels its buffer can carry, each a `scan_elements/in_<channel>_en`, in order.
-  func scanChannels() throws(SystemError) -> [String] {
-    try directoryEntries(directory + "/scan_elements")
-      .filter { $0.hasPrefix("in_") && $0.hasSuffix("_en") }
-      .map { String($0.dropFirst(3).dropLast(3)) }
-      .sorted()
+  /// The channels its buffer can carry, each a `scan_elements/in_<channel>_en`, in order; a
+  /// device with no buffer (no `scan_elements`) is an error that names it.
+  func scanChannels() throws(IIODeviceError) -> [String] {
+    do {
+      return try directoryEntries(directory + "/scan_elements")
+        .filter { $0.hasPrefix("in_") && $0.hasSuffix("_en") }
+        .map { String($0.dropFirst(3).dropLast(3)) }
+        .sorted()
+    } catch {
+      throw IIODeviceError("\(name ?? directory) has no buffer (\(directory)/scan_elements: \(error.reason))")
+    }
   }
 }
