@@ -91,7 +91,12 @@ struct DownloadMemoryTests {
     return results.value
   }
 
-  @Test func sixteenDownloadsOfEachFormatOfATwelveHourRideAtOnceAddLittleMemory() throws {
+  @Test(
+    .disabled(
+      if: ProcessInfo.processInfo.environment["WORKOUTD_TEST_QEMU_USER"] != nil,
+      "qemu-user (make test-arm64) shows the emulator's resident memory, not the service's, and its 64 emulated downloads of a 12-hour ride outlast their 300 s"
+    ))
+  func sixteenDownloadsOfEachFormatOfATwelveHourRideAtOnceAddLittleMemory() throws {
     let web = try WebService(speed: "2") { dir in try dir.record(EngineHarness.twelveHourRide()) }
     try waitFor("the ride to run", timeout: 60) { try web.service.status().state == .running }
     let token = try web.pair()

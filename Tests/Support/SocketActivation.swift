@@ -19,9 +19,13 @@ public final class SocketActivation {
   /// Starts it (its own output in `log`) and waits, up to 10 s, until the socket is there.
   public init(path: String, program: [String], log: String) throws {
     self.path = path
+    // It gives its program only PATH, TERM and what --setenv names: under qemu-user (make
+    // test-arm64) an aarch64 program needs QEMU_LD_PREFIX to find its libraries.
+    let environment = ProcessInfo.processInfo.environment
+    let passed = ["QEMU_LD_PREFIX"].filter { environment[$0] != nil }.map { "--setenv=" + $0 }
     pid = try GPSFake.spawn(
-      ["/usr/bin/systemd-socket-activate", "--listen=" + path, "--accept", "--inetd"] + program,
-      environment: ProcessInfo.processInfo.environment, stdout: log, stderr: log + ".err")
+      ["/usr/bin/systemd-socket-activate", "--listen=" + path, "--accept", "--inetd"] + passed + program,
+      environment: environment, stdout: log, stderr: log + ".err")
     for _ in 0..<200 {
       if FileManager.default.fileExists(atPath: path) { return }
       usleep(50_000)

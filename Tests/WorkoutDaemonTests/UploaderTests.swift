@@ -167,6 +167,8 @@ final class UploadSink: InputSink {
     let waiting = try job { $0.attempts == 1 }
     #expect(waiting?.state == .queued)
     #expect(waiting?.reason?.contains("workoutd-upload.socket") == true, "\(waiting?.reason ?? "")")
+    // The job's row is written before the status is posted.
+    for _ in 0..<100 where sink.statuses.last == nil { usleep(50_000) }
     let fault = try #require(sink.statuses.last)
     #expect(fault.condition == .failing && fault.detail.contains("workoutd-upload.socket"), "\(fault)")
     // The socket started and the queue looked at again: the ride goes, and the fault clears.
