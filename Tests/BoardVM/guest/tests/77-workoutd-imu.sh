@@ -9,7 +9,8 @@
 # on the monotonic clock, and a new reading written to the chip is in the records that follow.
 # The service half: workoutd reads the sensor; a ride records the road's buzz played into the
 # chip; a fall played into it (a 6 g jolt, then lying on its side) sounds the incident alarm
-# (event, LED, status), and a press of lap answers it without marking a lap.
+# (event, LED, status), on again after a kill -9 of the service, and a press of lap answers it
+# without marking a lap.
 set -uo pipefail
 # shellcheck source=../lib.sh
 source /usr/lib/workoutd-hil/lib.sh
@@ -137,6 +138,19 @@ wait_for 20 suspected || problem "no incident alarm after the fall: $(wkd_status
 note "alarm: $(wkd_status | jq -c '.incident')"
 events() { timeout 10 workoutctl show "$session" --json 2> /dev/null | jq -c '[.events[] | select(.kind | test("incident")) | {kind, cause, detail}]'; }
 [[ $(events) == *incidentSuspected* ]] || problem "no incidentSuspected event: $(events)"
+# A crash while the alarm sounds (kill -9; systemd starts the service again): it sounds again.
+crashed=$(systemctl show -p MainPID --value workoutd.service)
+kill -9 "$crashed"
+alarm_back() {
+  local pid
+  pid=$(systemctl show -p MainPID --value workoutd.service)
+  [[ $pid != "$crashed" && $pid != 0 ]] && suspected
+}
+wait_for 30 alarm_back || problem "after kill -9 the alarm is not on again: $(wkd_status | jq -c '{state, incident, indicator}')"
+journalctl -u workoutd -b --no-pager -o cat | grep -q "the incident alarm was on when the service stopped" ||
+  problem "the restarted service did not say it carried the alarm on"
+[[ $(wkd_field .indicator) == incident ]] || problem "after the restart the LED shows $(wkd_field .indicator), not incident"
+note "after kill -9: $(wkd_status | jq -c '.incident')"
 button_press LAP
 answered() { [[ -z $(wkd_field .incident.phase) ]]; }
 wait_for 10 answered || problem "lap pressed, the alarm still on: $(wkd_status | jq -c '.incident')"
@@ -162,5 +176,5 @@ systemctl start workoutd.service
 if ((${#problems[@]})); then
   result "$name" FAIL "$( ((board_problems)) || echo "board half passed; ")$(IFS='; '; echo "${problems[*]}")"
 else
-  result "$name" PASS "bmi160 on i2c-stub set up by $unit; $records records in 4 s read by the workoutd user, on CLOCK_MONOTONIC; the tilt seen; the service recorded vibration $vibration m/s², a fall sounded the alarm, lap answered it"
+  result "$name" PASS "bmi160 on i2c-stub set up by $unit; $records records in 4 s read by the workoutd user, on CLOCK_MONOTONIC; the tilt seen; the service recorded vibration $vibration m/s², a fall sounded the alarm, on again after kill -9, lap answered it"
 fi
